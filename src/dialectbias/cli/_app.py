@@ -1,0 +1,54 @@
+"""The `dialectbias` command (typer). Errors are one clear message and a non-zero exit."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from dialectbias.errors import DialectBiasError
+
+app = typer.Typer(name="dialectbias", no_args_is_help=True, add_completion=False,
+                  help="Measure how language models treat speakers of regional dialects.")
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_ERROR = 1
+EXIT_FAILURES = 3  # the run finished but some requests failed after their retries
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ExperimentArg = Annotated[Path, typer.Argument(help="experiment YAML file", show_default=False)]
+
+
+def clear_errors(fn: F) -> F:
+    """Turn DialectBiasError (and Ctrl-C) into one message and an exit code, never a traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DialectBiasError as exc:
+            err_console.print("[bold red]error:[/]", escape(str(exc)), highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_ERROR) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted: completed requests are stored; run again to resume")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def main() -> None:
+    from dialectbias.cli import _commands  # noqa: F401 - registers the commands
+
+    app(prog_name="dialectbias")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

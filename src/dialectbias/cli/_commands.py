@@ -1,0 +1,114 @@
+"""run, status, export, report (the spine's commands)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dialectbias.cli._app import EXIT_FAILURES, ExperimentArg, app, clear_errors, console
+from dialectbias.run import RunSummary
+
+
+def print_summary(summary: RunSummary) -> None:
+    table = Table(title=f"run summary · {summary.experiment} · {summary.seconds:.1f} s")
+    for col in ("stage", "model", "requests", "already done", "calls", "cached", "retried", "failed",
+                "skipped", "parse failed", "repaired/re-asked", "tokens in", "tokens out"):
+        table.add_column(col, justify="left" if col in ("stage", "model") else "right")
+    for s in summary.stages:
+        table.add_row(s.stage, s.model_id, str(s.total), str(s.already_done), str(s.calls), str(s.cached),
+                      str(s.retries), f"[red]{s.failed}[/]" if s.failed else "0", str(s.skipped),
+                      f"[red]{s.parse_failed}[/]" if s.parse_failed else "0", f"{s.repaired}/{s.reasked}",
+                      f"{s.tokens_in:,}", f"{s.tokens_out:,}")
+    console.print(table)
+    for s in summary.stages:
+        for err in s.errors:
+            console.print(f"  [yellow]{s.stage} · {s.model_id}:[/] {err}", highlight=False, markup=False)
+    console.print(f"store: {summary.store}")
+
+
+@app.command()
+@clear_errors
+def run(experiment: ExperimentArg,
+        progress: Annotated[bool, typer.Option(help="show progress bars")] = True) -> None:
+    """Run or resume an experiment: generation, then judging. Only missing results are requested.
+
+    Example: dialectbias run bn-qa.yaml
+    """
+    from dialectbias.run import run_experiment
+
+    summary = run_experiment(experiment, progress=progress, console=console)
+    print_summary(summary)
+    if summary.failed:
+        console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
+        raise typer.Exit(EXIT_FAILURES)
+
+
+@app.command()
+@clear_errors
+def status(experiment: ExperimentArg) -> None:
+    """Show progress per stage and model, failures, parse failures and the review queue.
+
+    Example: dialectbias status bn-qa.yaml
+    """
+    from dialectbias.config import load_experiment
+    from dialectbias.store import Store
+
+    exp = load_experiment(experiment)
+    with Store.open(exp.store_path, create=False) as store:
+        table = Table(title=f"{exp.name} · {exp.store_path}")
+        for col in ("stage", "model", "requests", "done", "failed", "pending", "cache hits", "tokens in",
+                    "tokens out"):
+            table.add_column(col, justify="left" if col in ("stage", "model") else "right")
+        rows = store.query(
+            "SELECT r.stage, r.model_id, count(*), sum(s.status='ok'), sum(s.status='failed'), "
+            "sum(s.request_id IS NULL), sum(coalesce(s.cache_hit,0)), sum(coalesce(s.tokens_in,0)), "
+            "sum(coalesce(s.tokens_out,0)) FROM requests r LEFT JOIN results s USING (request_id) "
+            "GROUP BY r.stage, r.model_id ORDER BY r.stage DESC, r.model_id")
+        for r in rows:
+            table.add_row(*(str(v or 0) if i > 1 else str(v) for i, v in enumerate(r)))
+        console.print(table if rows else "no requests yet: run `dialectbias run` first")
+        j = store.query("SELECT count(*), sum(parse_status='failed'), sum(needs_review), sum(flagged) "
+                        "FROM judgments")[0]
+        if j[0]:
+            console.print(f"judgments: {j[0]} · unscored (parse failed): {j[1]} · needs review: {j[2]} "
+                          f"· flagged: {j[3]}")
+
+
+@app.command()
+@clear_errors
+def export(experiment: ExperimentArg,
+           out: Annotated[Path, typer.Option("--out", help="output directory")],
+           format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl") -> None:
+    """Dump generations, judgments and annotations with every field.
+
+    Example: dialectbias export bn-qa.yaml --format csv --out exports/
+    """
+    from dialectbias.config import load_experiment
+    from dialectbias.errors import ConfigError
+    from dialectbias.store import Store
+    from dialectbias.store._export import export_store
+
+    if format not in ("csv", "jsonl", "parquet"):
+        raise ConfigError(f"--format must be csv, jsonl or parquet, not {format!r}")
+    exp = load_experiment(experiment)
+    with Store.open(exp.store_path, create=False) as store:
+        counts = export_store(store, out, format)  # type: ignore[arg-type]
+    for name, n in counts.items():
+        console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}")
+
+
+@app.command()
+@clear_errors
+def report(experiment: ExperimentArg,
+           out: Annotated[Path, typer.Option("--out", help="output directory")] = Path("report")) -> None:
+    """Write the HTML report (index.html) and the task's CSV tables.
+
+    Example: dialectbias report bn-qa.yaml --out report/
+    """
+    from dialectbias.report.build import build_report
+
+    index = build_report(experiment, out)
+    console.print(f"report: {index}")

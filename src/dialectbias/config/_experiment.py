@@ -1,0 +1,175 @@
+"""The experiment file: which task, which data, which models and judges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from dialectbias.errors import ConfigError
+from dialectbias.providers._config import ModelConfig
+from dialectbias.providers._registry import config_class
+
+
+class ReviewSettings(BaseModel):
+    """When a judgment goes to the human review queue (SPEC §4 P3, Human fallback)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    confidence_threshold: int = Field(default=3, ge=0, le=5)
+    calibration_per_level: int = Field(default=100, ge=0)
+
+
+class Experiment(BaseModel):
+    """One experiment file. Paths are resolved relative to the file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    task: str
+    data: str | None = None
+    variants: list[str] | None = None
+    models: list[ModelConfig] = Field(min_length=1)
+    judges: list[ModelConfig] = Field(default_factory=list)
+    store: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict, description="task-specific settings")
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
+    seed: int = 0
+
+    _path: Path | None = PrivateAttr(default=None)
+
+    @field_validator("models", "judges", mode="before")
+    @classmethod
+    def _provider_specific(cls, value: Any) -> Any:
+        """Validate each model against its provider's own settings model."""
+        if not isinstance(value, list):
+            return value
+        out = []
+        for entry in value:
+            if isinstance(entry, dict) and isinstance(entry.get("provider"), str):
+                out.append(config_class(entry["provider"]).model_validate(entry))
+            else:
+                out.append(entry)
+        return out
+
+    @field_validator("models", "judges")
+    @classmethod
+    def _unique_ids(cls, value: list[ModelConfig]) -> list[ModelConfig]:
+        ids = [m.id for m in value]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"duplicate model id(s): {', '.join(dup)}")
+        return value
+
+    @property
+    def path(self) -> Path:
+        return self._path or Path(f"{self.name}.yaml").resolve()
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, relative: str) -> Path:
+        p = Path(relative).expanduser()
+        return p if p.is_absolute() else (self.base_dir / p)
+
+    @property
+    def store_path(self) -> Path:
+        return self.resolve(self.store) if self.store else self.base_dir / f"{self.name}.sqlite"
+
+    def model(self, model_id: str) -> ModelConfig:
+        for m in [*self.models, *self.judges]:
+            if m.id == model_id:
+                return m
+        raise ConfigError(f"{self.path}: no model or judge with id {model_id!r}")
+
+    @property
+    def primary_judge(self) -> ModelConfig | None:
+        primaries = [j for j in self.judges if j.role in (None, "primary")]
+        return primaries[0] if primaries else None
+
+
+def _format_validation_error(exc: ValidationError, node: Any, prefix: tuple[Any, ...] = ()) -> list[str]:
+    lines = []
+    for err in exc.errors():
+        loc = (*prefix, *err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (check the spelling)"
+        where = _line_of(node, loc)
+        lines.append(f"  - {'.'.join(str(p) for p in loc) or '(top level)'}"
+                     f"{f' (line {where})' if where else ''}: {msg}")
+    return lines
+
+
+def _validate_models(data: dict[str, Any], node: Any) -> list[str]:
+    """Validate each model/judge against its provider's settings; replace dicts by models in place."""
+    problems: list[str] = []
+    for section in ("models", "judges"):
+        entries = data.get(section)
+        if not isinstance(entries, list):
+            continue
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                continue
+            provider = entry.get("provider")
+            try:
+                cls = config_class(str(provider))
+            except ConfigError as exc:
+                problems.append(f"  - {section}.{i}.provider: {exc}")
+                continue
+            try:
+                entries[i] = cls.model_validate(entry)
+            except ValidationError as exc:
+                problems += _format_validation_error(exc, node, (section, i))
+    return problems
+
+
+def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line number of a key path in the YAML node tree."""
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == key), None)
+            if match is None:
+                key_node = next((k for k, _ in node.value if k.value == key), None)
+                return key_node.start_mark.line + 1 if key_node else line
+            line = next(k.start_mark.line + 1 for k, v in node.value if k.value == key)
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment file; raise ConfigError with the file and key at fault."""
+    path = Path(path).expanduser().resolve()
+    if not path.is_file():
+        raise ConfigError(f"{path}: experiment file not found")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys (name, task, data, models, …)")
+    problems = _validate_models(data, node)
+    try:
+        exp = Experiment.model_validate(data)
+    except ValidationError as exc:
+        problems += _format_validation_error(exc, node)
+    if problems:
+        raise ConfigError("\n".join([f"{path}: invalid experiment file", *problems]))
+    exp._path = path
+    from dialectbias.tasks import get_task  # the task validates its own options
+
+    get_task(exp.task).validate_experiment(exp)
+    return exp

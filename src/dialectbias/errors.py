@@ -1,0 +1,34 @@
+"""User-facing errors: every one names the file, row, key or model at fault."""
+
+from __future__ import annotations
+
+
+class DialectBiasError(Exception):
+    """An error the CLI prints as one clear message (no traceback) and exits non-zero."""
+
+
+class ConfigError(DialectBiasError):
+    """The experiment file is invalid."""
+
+
+class DataError(DialectBiasError):
+    """A dataset file or row is invalid."""
+
+
+class StoreError(DialectBiasError):
+    """The run store cannot be opened or is from an incompatible version."""
+
+
+class ProviderError(DialectBiasError):
+    """A model call failed.
+
+    `retryable` marks transient failures (429, 5xx, timeouts, connection resets);
+    `retry_after` is the server's Retry-After hint in seconds, when it sent one.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status

@@ -1,0 +1,37 @@
+"""Agreement metrics (CCC, CBS, kappa, alpha, correlations) and statistics (bootstrap CIs, tests)."""
+
+from dialectbias.metrics._agreement import (
+    cohen_kappa,
+    critical_bias_sensitivity,
+    krippendorff_alpha,
+    lin_ccc,
+    mean_abs_difference,
+    pearson,
+    spearman,
+)
+from dialectbias.metrics._stats import (
+    PairedTestResult,
+    bootstrap_ci,
+    cohens_d,
+    independent_ttest,
+    one_sample_ttest,
+    paired_bootstrap_ci,
+    paired_test,
+)
+
+__all__ = [
+    "PairedTestResult",
+    "bootstrap_ci",
+    "cohen_kappa",
+    "cohens_d",
+    "critical_bias_sensitivity",
+    "independent_ttest",
+    "krippendorff_alpha",
+    "lin_ccc",
+    "mean_abs_difference",
+    "one_sample_ttest",
+    "paired_bootstrap_ci",
+    "paired_test",
+    "pearson",
+    "spearman",
+]

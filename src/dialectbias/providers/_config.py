@@ -1,0 +1,31 @@
+"""Per-model settings in experiment files; each provider extends `ModelConfig`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.providers._base import StructuredOutput
+
+
+class ModelConfig(BaseModel):
+    """Settings shared by every provider (a model under test or a judge)."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    id: str = Field(min_length=1, description="name used in tables and the store")
+    provider: str
+    model: str = Field(min_length=1, description="model name (HTTP) or path (local)")
+    role: Literal["primary", "secondary"] | None = Field(
+        default=None, description="judges only: the primary judge's scores are final"
+    )
+    family: str | None = None
+    params_b: float | None = Field(default=None, description="size in billions of parameters")
+    params: dict[str, Any] = Field(default_factory=dict, description="decoding overrides")
+    structured_output: StructuredOutput = "json_schema"
+    max_concurrency: int = Field(default=16, ge=1, le=4096)
+    rpm: int | None = Field(default=None, ge=1, description="requests per minute limit")
+    tpm: int | None = Field(default=None, ge=1, description="tokens per minute limit")
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=50)

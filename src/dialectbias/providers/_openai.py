@@ -1,0 +1,142 @@
+"""OpenAI-compatible chat completions over HTTP (vLLM, Ollama, llama.cpp, SGLang, TGI, OpenAI, Gemini…)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any, Literal
+
+import aiohttp
+from pydantic import Field
+
+from dialectbias.errors import ConfigError, ProviderError
+from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
+from dialectbias.providers._config import ModelConfig
+
+_RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+
+
+class OpenAIModelConfig(ModelConfig):
+    """`base_url` ends in /v1 (or the server's equivalent); the key is read from `api_key_env`."""
+
+    provider: Literal["openai"] = "openai"
+    base_url: str = Field(pattern=r"^https?://")
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _retry_after(headers: Any) -> float | None:
+    value = headers.get("Retry-After") or headers.get("retry-after-ms")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds / 1000 if "retry-after-ms" in headers and "Retry-After" not in headers else seconds
+
+
+class OpenAIModel(ModelAPI):
+    """Async client with one connection pool per model; never logs or stores the API key."""
+
+    name = "openai"
+    config: OpenAIModelConfig
+
+    def __init__(self, config: OpenAIModelConfig) -> None:
+        super().__init__(config)
+        self._api_key: str | None = None
+        if config.api_key_env:
+            key = os.environ.get(config.api_key_env)
+            if not key:
+                raise ConfigError(f"model {config.id!r}: environment variable {config.api_key_env} "
+                                  "(named by api_key_env) is not set")
+            self._api_key = key
+        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            headers = {"Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            connector = aiohttp.TCPConnector(limit=self.config.max_concurrency, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers=headers, json_serialize=_dumps,
+                timeout=aiohttp.ClientTimeout(total=self.config.timeout_s))
+        return self._session
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent for a request (structured output per the model's `structured_output`)."""
+        body: dict[str, Any] = {"model": self.config.model, "messages": request.messages, **request.params}
+        schema, mode = request.json_schema, self.config.structured_output
+        if schema is not None and mode == "json_schema":
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": request.schema_name, "schema": schema, "strict": True}}
+        elif schema is not None and mode == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": schema}
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        where = f"model {self.config.id!r} at {self.config.base_url}"
+        try:
+            async with self._client().post(self._url, json=self.body(request)) as resp:
+                text = await resp.text()
+                if resp.status != 200:
+                    raise ProviderError(
+                        f"{where}: HTTP {resp.status}{self._redact(_error_detail(text, resp.status))}",
+                        retryable=resp.status in _RETRYABLE_STATUS, status=resp.status,
+                        retry_after=_retry_after(resp.headers))
+        except (TimeoutError, asyncio.TimeoutError):
+            raise ProviderError(f"{where}: no answer within {self.config.timeout_s:g} s",
+                                retryable=True) from None
+        except aiohttp.ClientConnectorError as exc:
+            raise ProviderError(f"{where}: cannot connect ({exc.os_error or exc})", retryable=True) from None
+        except aiohttp.ClientError as exc:
+            raise ProviderError(f"{where}: connection error ({type(exc).__name__}: {exc})",
+                                retryable=True) from None
+        try:
+            data = json.loads(text)
+            choice = data["choices"][0]
+            content = choice["message"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise ProviderError(f"{where}: response is not a chat completion: {text[:200]!r}",
+                                retryable=True) from None
+        if content is None:
+            content = ""
+        usage = data.get("usage") or {}
+        return ChatResponse(output=content, finish_reason=choice.get("finish_reason"),
+                            tokens_in=int(usage.get("prompt_tokens") or 0),
+                            tokens_out=int(usage.get("completion_tokens") or 0),
+                            latency_s=time.perf_counter() - started)
+
+    def _redact(self, text: str) -> str:
+        """Servers sometimes echo the key (or part of it) in errors: never pass it on."""
+        key = self._api_key
+        if not key:
+            return text
+        for size in range(len(key), 5, -1):  # the key and any fragment of 6+ characters
+            for start in range(0, len(key) - size + 1):
+                if key[start:start + size] in text:
+                    text = text.replace(key[start:start + size], "***")
+        return text
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _error_detail(text: str, status: int) -> str:
+    hint = {401: " (check the API key named by api_key_env)", 403: " (the key lacks access to this model)",
+            404: " (check base_url and the model name)"}.get(status, "")
+    try:
+        message = json.loads(text)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = text.strip()[:200]
+    return f"{hint}: {message}" if message else hint

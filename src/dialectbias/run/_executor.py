@@ -1,0 +1,186 @@
+"""The local executor: asyncio over provider clients, with cache, retries, limits and atomic writes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dialectbias.errors import ProviderError
+from dialectbias.judges._structured import parse_structured, reask_messages
+from dialectbias.providers import ChatRequest, ChatResponse, ModelAPI, ModelConfig
+from dialectbias.run._limits import RateLimiter, backoff_delay
+from dialectbias.run._specs import content_hash
+from dialectbias.run._stage import Outcome, Stage, Write
+from dialectbias.run._summary import StageStats
+from dialectbias.store import Store
+
+FLUSH_ROWS = 256
+FLUSH_SECONDS = 0.2
+PAGE = 2000
+
+ProgressHook = Callable[[str, int, int], None]  # (model_id, advance, errors)
+
+
+class _Writer:
+    """Buffers rows and commits them in small transactions; each request's rows stay together."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.buffer: list[Write] = []
+        self.last = time.monotonic()
+
+    def add(self, rows: list[Write]) -> None:
+        self.buffer.extend(rows)
+        if len(self.buffer) >= FLUSH_ROWS or time.monotonic() - self.last > FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.store.write(self.buffer)
+            self.buffer = []
+        self.last = time.monotonic()
+
+
+class _ModelRunner:
+    """Sends one model's pending requests of one stage."""
+
+    def __init__(self, stage: Stage, config: ModelConfig, client: ModelAPI, store: Store, writer: _Writer,
+                 stats: StageStats, progress: ProgressHook, seed: int) -> None:
+        self.stage, self.config, self.client = stage, config, client
+        self.store, self.writer, self.stats, self.progress = store, writer, stats, progress
+        self.limiter = RateLimiter(config.rpm, config.tpm)
+        self.rng = random.Random(seed)
+        self.after = ""
+        self.queue: list[sqlite3.Row] = []
+
+    def _next(self) -> sqlite3.Row | None:
+        if not self.queue:
+            self.queue = self.store.pending_requests(self.stage.name, self.config.id, after=self.after,
+                                                     limit=PAGE)[::-1]
+            if self.queue:
+                self.after = self.queue[0]["request_id"]
+        return self.queue.pop() if self.queue else None
+
+    async def run(self) -> None:
+        workers = [asyncio.create_task(self._worker()) for _ in range(self.config.max_concurrency)]
+        await asyncio.gather(*workers)
+
+    async def _worker(self) -> None:
+        while (row := self._next()) is not None:
+            rows = await self._process(row)
+            self.writer.add(rows)
+
+    async def _call(self, request: ChatRequest) -> tuple[ChatResponse, int]:
+        """Send with bounded retries; returns the response and the number of retries it took."""
+        estimate = sum(len(str(m.get("content", ""))) for m in request.messages) // 4
+        estimate += int(request.params.get("max_tokens") or 0)
+        attempt = 0
+        while True:
+            await self.limiter.acquire(estimate)
+            try:
+                response = await self.client.complete(request)
+                if not response.output.strip():
+                    raise ProviderError(f"model {self.config.id!r}: empty output", retryable=True)
+                return response, attempt
+            except ProviderError as exc:
+                if not exc.retryable or attempt >= self.config.max_retries:
+                    exc.attempts = attempt  # type: ignore[attr-defined]
+                    raise
+                attempt += 1
+                self.stats.retries += 1
+                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, self.rng))
+
+    async def _cached_call(self, row_key: str, request: ChatRequest, cached: sqlite3.Row | None
+                           ) -> tuple[ChatResponse, bool, int, list[Write]]:
+        if cached is not None:
+            self.stats.cached += 1
+            return (ChatResponse(output=cached["output"], finish_reason=cached["finish_reason"],
+                                 tokens_in=cached["tokens_in"], tokens_out=cached["tokens_out"]), True, 0, [])
+        response, retries = await self._call(request)
+        self.stats.calls += 1
+        self.stats.tokens_in += response.tokens_in
+        self.stats.tokens_out += response.tokens_out
+        cache_row = {"cache_key": row_key, "output": response.output, "finish_reason": response.finish_reason,
+                     "tokens_in": response.tokens_in, "tokens_out": response.tokens_out,
+                     "latency_s": response.latency_s, "created_at": time.time()}
+        return response, False, retries, [("cache", cache_row)]
+
+    async def _process(self, row: sqlite3.Row) -> list[Write]:
+        schema = json.loads(row["json_schema"]) if row["json_schema"] else None
+        messages = json.loads(row["messages"])
+        params = json.loads(row["params"])
+        request = ChatRequest(messages=messages, params=params, json_schema=schema)
+        cached = None
+        if row["cached_output"] is not None:
+            cached = {"output": row["cached_output"], "finish_reason": row["cached_finish"],
+                      "tokens_in": row["cached_in"], "tokens_out": row["cached_out"]}
+        try:
+            response, hit, retries, writes = await self._cached_call(row["cache_key"], request, cached)
+            outcome = Outcome(output=response.output)
+            if self.stage.rubric is not None:
+                outcome.parsed = parse_structured(response.output, self.stage.rubric)
+                if outcome.parsed.status == "failed":
+                    outcome.parsed, more = await self._reask(request, response.output, outcome.parsed.error)
+                    writes += more
+                self.stats.repaired += outcome.parsed.status == "repaired"
+                self.stats.parse_failed += outcome.parsed.status == "failed"
+        except ProviderError as exc:
+            self.stats.failed += 1
+            if len(self.stats.errors) < 5:
+                self.stats.errors.append(str(exc))
+            self.progress(self.config.id, 1, 1)
+            return [("results", _result(row["request_id"], "failed", None, error=str(exc),
+                                        retries=getattr(exc, "attempts", 0)))]
+        self.progress(self.config.id, 1, 0)
+        writes.append(("results", _result(row["request_id"], "ok", response, cache_hit=hit, retries=retries)))
+        if self.stage.finalize is not None:
+            writes += self.stage.finalize(self.store, row, outcome)
+        return writes
+
+    async def _reask(self, request: ChatRequest, bad: str, error: str | None) -> tuple[Any, list[Write]]:
+        """One re-ask with the parse error; itself cached, so a resumed run does not pay twice."""
+        self.stats.reasked += 1
+        retry = ChatRequest(messages=reask_messages(request.messages, bad, error or "invalid"),
+                            params=request.params, json_schema=request.json_schema)
+        key = content_hash({"provider": self.config.provider, "model": self.config.model,
+                            "params": retry.params, "messages": retry.messages, "schema": retry.json_schema})
+        try:
+            response, _, _, writes = await self._cached_call(key, retry, self.store.cached(key))
+        except ProviderError as exc:
+            return parse_structured("", self.stage.rubric).model_copy(  # type: ignore[arg-type]
+                update={"error": f"{error}; re-ask failed: {exc}"}), []
+        parsed = parse_structured(response.output, self.stage.rubric)  # type: ignore[arg-type]
+        if parsed.status != "failed":
+            parsed.status = "reasked"
+        else:
+            parsed.error = f"{error}; after re-ask: {parsed.error}"
+        return parsed, writes
+
+
+def _result(request_id: str, status: str, response: ChatResponse | None, *, cache_hit: bool = False,
+            retries: int = 0, error: str | None = None) -> dict[str, Any]:
+    return {"request_id": request_id, "status": status,
+            "output": response.output if response else None,
+            "finish_reason": response.finish_reason if response else None,
+            "tokens_in": response.tokens_in if response else 0,
+            "tokens_out": response.tokens_out if response else 0,
+            "latency_s": response.latency_s if response else 0.0,
+            "cache_hit": int(cache_hit), "retries": retries, "error": error, "completed_at": time.time()}
+
+
+async def execute_stage(stage: Stage, store: Store, clients: dict[str, ModelAPI],
+                        stats: dict[str, StageStats], progress: ProgressHook, seed: int = 0) -> None:
+    """Send every pending request of the stage, all models concurrently; results are committed as they come."""
+    writer = _Writer(store)
+    runners = [_ModelRunner(stage, m, clients[m.id], store, writer, stats[m.id], progress, seed)
+               for m in stage.models if store.count_pending(stage.name, m.id)]
+    try:
+        await asyncio.gather(*(r.run() for r in runners))
+    finally:
+        writer.flush()
+

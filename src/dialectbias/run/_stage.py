@@ -1,0 +1,45 @@
+"""A stage is one pass over the store: build requests for some models, send them, record results."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from dialectbias.judges._structured import StructuredParse
+from dialectbias.providers import ModelConfig
+from dialectbias.run._specs import RequestSpec
+from dialectbias.store import Store
+
+Write = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A request a stage could not build (e.g. its generation failed); counted in the summary."""
+
+    reason: str
+
+
+@dataclass
+class Outcome:
+    """What came back for one request, after structured parsing (and the one re-ask) if any."""
+
+    output: str
+    parsed: StructuredParse | None = None
+
+
+@dataclass
+class Stage:
+    """`build` yields the stage's requests for one model; `rubric`, when set, is the pydantic model
+    structured outputs are validated against; `finalize` turns an outcome into derived rows
+    (e.g. a judgment) written in the same transaction as the result."""
+
+    name: str
+    models: list[ModelConfig]
+    build: Callable[[Store, ModelConfig], Iterator[RequestSpec | Skipped]]
+    rubric: type[BaseModel] | None = None
+    finalize: Callable[[Store, sqlite3.Row, Outcome], list[Write]] | None = None

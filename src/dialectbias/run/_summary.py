@@ -1,0 +1,42 @@
+"""Counts of what a run did, per stage and model, for the summary table and exit code."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class StageStats(BaseModel):
+    stage: str
+    model_id: str
+    total: int = 0
+    already_done: int = 0
+    calls: int = 0
+    cached: int = 0
+    retries: int = 0
+    failed: int = 0
+    parse_failed: int = 0
+    repaired: int = 0
+    reasked: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    skipped: int = 0
+    errors: list[str] = []
+
+
+class RunSummary(BaseModel):
+    experiment: str
+    store: str
+    stages: list[StageStats] = []
+    seconds: float = 0.0
+
+    @property
+    def calls_made(self) -> int:
+        return sum(s.calls for s in self.stages)
+
+    @property
+    def failed(self) -> int:
+        return sum(s.failed for s in self.stages)
+
+    @property
+    def parse_failed(self) -> int:
+        return sum(s.parse_failed for s in self.stages)

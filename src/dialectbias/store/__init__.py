@@ -1,0 +1,6 @@
+"""The SQLite run store."""
+
+from dialectbias.store._schema import SCHEMA_VERSION
+from dialectbias.store._store import Store, dumps
+
+__all__ = ["SCHEMA_VERSION", "Store", "dumps"]

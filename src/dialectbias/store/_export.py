@@ -1,0 +1,84 @@
+"""Dump generations and judgments with every field, streaming (CSV, JSONL or Parquet)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Literal
+
+from dialectbias.store._store import Store
+
+ExportFormat = Literal["csv", "jsonl", "parquet"]
+
+GENERATIONS_SQL = """
+SELECT r.request_id, r.model_id AS model, r.item_id, r.variant, r.template AS prompt_template,
+       r.prompt_hash, r.messages AS rendered_prompt, r.params, s.status, s.output, s.finish_reason,
+       s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
+FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
+WHERE r.stage = ? ORDER BY r.model_id, r.item_id, r.variant, r.request_id
+"""
+
+JUDGMENTS_SQL = """
+SELECT j.*, r.refs AS generation_ids, r.template AS prompt_template, r.prompt_hash,
+       s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
+FROM judgments j JOIN requests r ON r.request_id = j.request_id
+LEFT JOIN results s ON s.request_id = j.request_id
+ORDER BY j.judge_id, j.model_id, j.item_id, j.variant
+"""
+
+ANNOTATIONS_SQL = "SELECT * FROM annotations ORDER BY annotation_id"
+
+
+def _write(rows: Iterator[dict], columns: list[str], path: Path, fmt: ExportFormat) -> int:
+    n = 0
+    if fmt == "jsonl":
+        with path.open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                n += 1
+    elif fmt == "csv":
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow(row)
+                n += 1
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        writer = None
+        while chunk := list(islice(rows, 5000)):
+            table = pa.Table.from_pylist(chunk)
+            if writer is None:  # columns that are all-null in the first chunk are text
+                schema = pa.schema([pa.field(f.name, pa.string() if pa.types.is_null(f.type) else f.type)
+                                    for f in table.schema])
+                writer = pq.ParquetWriter(path, schema)
+            writer.write_table(table.cast(writer.schema))
+            n += len(chunk)
+        if writer is None:
+            pq.write_table(pa.table({c: pa.array([], pa.string()) for c in columns}), path)
+        else:
+            writer.close()
+    return n
+
+
+def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, int]:
+    """Write generations, judgments and annotations tables; return the row count of each."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for name, sql, params in (("generations", GENERATIONS_SQL, ("generate",)),
+                              ("judgments", JUDGMENTS_SQL, ()), ("annotations", ANNOTATIONS_SQL, ())):
+        cur = store.conn.execute(sql, params)
+        columns = [d[0] for d in cur.description]
+
+        def rows(cur=cur, columns=columns) -> Iterator[dict]:
+            while batch := cur.fetchmany(2000):
+                for r in batch:
+                    yield dict(zip(columns, r, strict=True))
+
+        counts[name] = _write(rows(), columns, out_dir / f"{name}.{fmt}", fmt)
+    return counts

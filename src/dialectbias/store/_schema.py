@@ -1,0 +1,52 @@
+"""The run store schema and its migrations (one SQLite file per experiment)."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
+MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE experiments (
+        name TEXT PRIMARY KEY, task TEXT NOT NULL, config TEXT NOT NULL,
+        created_at REAL NOT NULL, updated_at REAL NOT NULL);
+    CREATE TABLE items (
+        item_id TEXT PRIMARY KEY, domain TEXT, question_type TEXT, variants TEXT NOT NULL,
+        gold TEXT, validated_by TEXT NOT NULL DEFAULT '{}', metadata TEXT NOT NULL DEFAULT '{}');
+    -- the request table: everything needed to send one call, keyed by its content hash
+    CREATE TABLE requests (
+        request_id TEXT PRIMARY KEY, stage TEXT NOT NULL, model_id TEXT NOT NULL,
+        item_id TEXT NOT NULL, variant TEXT NOT NULL, refs TEXT NOT NULL DEFAULT '[]',
+        template TEXT NOT NULL, prompt_hash TEXT NOT NULL, messages TEXT NOT NULL,
+        params TEXT NOT NULL, json_schema TEXT, cache_key TEXT NOT NULL,
+        meta TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL);
+    CREATE INDEX requests_stage_model ON requests (stage, model_id, request_id);
+    CREATE INDEX requests_item ON requests (item_id, variant);
+    -- one row per finished request (generation or judge call); failed rows are retried on the next run
+    CREATE TABLE results (
+        request_id TEXT PRIMARY KEY REFERENCES requests (request_id), status TEXT NOT NULL,
+        output TEXT, finish_reason TEXT, tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0,
+        cache_hit INTEGER NOT NULL DEFAULT 0, retries INTEGER NOT NULL DEFAULT 0,
+        error TEXT, completed_at REAL NOT NULL);
+    CREATE INDEX results_status ON results (status);
+    -- the request cache: content hash of (provider, model, params, messages, schema) -> output
+    CREATE TABLE cache (
+        cache_key TEXT PRIMARY KEY, output TEXT NOT NULL, finish_reason TEXT,
+        tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
+        latency_s REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);
+    CREATE TABLE judgments (
+        request_id TEXT PRIMARY KEY REFERENCES requests (request_id), judge_id TEXT NOT NULL,
+        model_id TEXT NOT NULL, item_id TEXT NOT NULL, variant TEXT NOT NULL, rubric TEXT NOT NULL,
+        raw_output TEXT, parsed TEXT, score REAL, confidence INTEGER,
+        script_ok_judge INTEGER, script_ok_code INTEGER, script_share REAL, refusal TEXT,
+        parse_status TEXT NOT NULL, needs_review INTEGER NOT NULL DEFAULT 0,
+        flagged INTEGER NOT NULL DEFAULT 0, reason TEXT);
+    CREATE INDEX judgments_model ON judgments (judge_id, model_id, variant);
+    CREATE TABLE annotations (
+        annotation_id INTEGER PRIMARY KEY AUTOINCREMENT, target_id TEXT NOT NULL,
+        annotator TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL, UNIQUE (target_id, annotator, kind, value, comment));
+    CREATE INDEX annotations_target ON annotations (target_id, kind);
+    """,
+}

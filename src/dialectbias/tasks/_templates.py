@@ -1,0 +1,41 @@
+"""Prompt templates: Jinja2 files with stable names; a user directory can override any of them."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from dialectbias.errors import ConfigError
+
+
+@lru_cache(maxsize=32)
+def _environment(user_dir: str | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
+    if user_dir:
+        loaders.append(jinja2.FileSystemLoader(user_dir))
+    loaders.append(jinja2.FileSystemLoader(str(resources.files("dialectbias") / "templates")))
+    return jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=False, autoescape=False)
+
+
+def template_exists(name: str, user_dir: Path | None = None) -> bool:
+    try:
+        _environment(str(user_dir) if user_dir else None).get_template(f"{name}.j2")
+    except jinja2.TemplateNotFound:
+        return False
+    return True
+
+
+def render(name: str, user_dir: Path | None = None, **context: Any) -> str:
+    """Render template `name` (e.g. "qa_bias/answer"); pure: same inputs, same text."""
+    try:
+        template = _environment(str(user_dir) if user_dir else None).get_template(f"{name}.j2")
+        return template.render(**context).strip()
+    except jinja2.TemplateNotFound:
+        raise ConfigError(f"prompt template {name!r} not found (looked in {user_dir or 'the package'})") from None
+    except jinja2.TemplateError as exc:
+        raise ConfigError(f"prompt template {name!r}: {exc}") from None

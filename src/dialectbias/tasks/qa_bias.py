@@ -1,0 +1,144 @@
+"""QA dialect bias (SPEC §4 P3; Bengali dialect-bias paper §3.2–3.4): answer in every variant, judge
+each dialect answer against the standard answer with the RLAIF rubric, report model × dialect."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.config import Experiment
+from dialectbias.judges import RlaifJudgment, rlaif_json_schema, rlaif_score
+from dialectbias.providers import ModelConfig
+from dialectbias.run._specs import RequestSpec
+from dialectbias.run._stage import Outcome, Skipped, Stage, Write
+from dialectbias.store import Store, dumps
+from dialectbias.tasks._base import Task
+from dialectbias.tasks._templates import render, template_exists
+from dialectbias.text import check_script, detect_refusal
+
+STANDARD = "standard"
+RUBRIC = "rlaif_v1"
+
+
+class QABiasOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    templates_dir: str | None = Field(default=None, description="directory overriding package templates")
+    script: str = "bengali"
+    script_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    max_tokens: int = Field(default=512, ge=1)
+    judge_max_tokens: int = Field(default=1024, ge=1)
+
+
+class QABiasTask(Task):
+    name = "qa_bias"
+    Options = QABiasOptions
+    required_variants = (STANDARD,)
+
+    def __init__(self, experiment: Experiment) -> None:
+        super().__init__(experiment)
+        self.templates = experiment.resolve(self.options.templates_dir) if self.options.templates_dir else None
+
+    # -- generation -------------------------------------------------------------------------
+    def _answer_template(self, variant: str) -> str:
+        name = f"qa_bias/answer_{variant}"
+        return name if template_exists(name, self.templates) else "qa_bias/answer"
+
+    def _generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
+        params = {"temperature": 0, "max_tokens": self.options.max_tokens, **model.params}
+        for item in store.iter_items():
+            for variant, question in item.variants.items():
+                if not isinstance(question, str) or not question.strip():
+                    yield Skipped(f"item {item.id!r} variant {variant!r}: empty text")
+                    continue
+                template = self._answer_template(variant)
+                text = render(template, self.templates, question=question, variant=variant)
+                yield RequestSpec(stage="generate", model=model, item_id=item.id, variant=variant,
+                                  template=template, messages=[{"role": "user", "content": text}],
+                                  params=params)
+
+    # -- judging ----------------------------------------------------------------------------
+    def _judge_requests(self, store: Store, judge: ModelConfig) -> Iterator[RequestSpec | Skipped]:
+        params = {"temperature": 0, "max_tokens": self.options.judge_max_tokens, **judge.params}
+        system_cache: dict[str, str] = {}
+        for model in self.exp.models:
+            answers = _generations(store, model.id)
+            for item in store.iter_items():
+                std = answers.get((item.id, STANDARD))
+                for variant, question in item.variants.items():
+                    if variant == STANDARD:
+                        continue
+                    dia = answers.get((item.id, variant))
+                    if std is None or dia is None:
+                        yield Skipped(f"{model.id}/{item.id}/{variant}: no successful generation to judge")
+                        continue
+                    if variant not in system_cache:
+                        system_cache[variant] = render("qa_bias/judge_system", self.templates, dialect=variant)
+                    user = render("qa_bias/judge_user", self.templates, dialect=variant,
+                                  standard_question=item.variants[STANDARD], dialect_question=question,
+                                  standard_response=std[1], dialect_response=dia[1])
+                    yield RequestSpec(
+                        stage="judge", model=judge, item_id=item.id, variant=variant,
+                        template="qa_bias/judge_user", params=params, json_schema=rlaif_json_schema(),
+                        schema_name="rlaif_judgment", refs=[std[0], dia[0]], meta={"model_id": model.id},
+                        messages=[{"role": "system", "content": system_cache[variant]},
+                                  {"role": "user", "content": user}])
+
+    def _finalize_judgment(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
+        meta, refs = json.loads(row["meta"]), json.loads(row["refs"])
+        dialect_answer = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],))[0][0] or ""
+        verdict = check_script(dialect_answer, self.options.script, threshold=self.options.script_threshold)
+        refusal_code = detect_refusal(dialect_answer)
+        parsed = outcome.parsed
+        record: dict[str, Any] = {
+            "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
+            "item_id": row["item_id"], "variant": row["variant"], "rubric": RUBRIC,
+            "raw_output": outcome.output, "script_ok_code": int(verdict.ok), "script_share": verdict.share,
+            "refusal": refusal_code, "parse_status": parsed.status if parsed else "failed",
+            "parsed": None, "score": None, "confidence": None, "script_ok_judge": None,
+            "needs_review": 1, "flagged": 0, "reason": parsed.error if parsed else "no rubric"}
+        if parsed is not None and parsed.value is not None:
+            judgment: RlaifJudgment = parsed.value
+            reasons = []
+            if not judgment.script_valid:
+                reasons.append("judge: dialect response not in Bengali script")
+            if not verdict.ok:
+                reasons.append(f"code: {verdict.reason}")
+            if judgment.refusal:
+                reasons.append("judge: refusal")
+            if refusal_code:
+                reasons.append(f"code: refusal ({refusal_code})")
+            flagged = judgment.script_valid != verdict.ok or judgment.refusal != bool(refusal_code)
+            score = 0.0 if reasons else rlaif_score(judgment.likert())
+            record.update(
+                parsed=dumps(judgment.model_dump()), score=score, confidence=judgment.confidence,
+                script_ok_judge=int(judgment.script_valid), flagged=int(flagged),
+                needs_review=int(flagged or judgment.confidence <= self.exp.review.confidence_threshold),
+                reason="; ".join(reasons) or None)
+        return [("judgments", record)]
+
+    def stages(self) -> list[Stage]:
+        stages = [Stage("generate", self.exp.models, self._generation_requests)]
+        if self.exp.judges:
+            stages.append(Stage("judge", self.exp.judges, self._judge_requests, rubric=RlaifJudgment,
+                                finalize=self._finalize_judgment))
+        return stages
+
+    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+        from dialectbias.tasks._qa_report import write_qa_report
+
+        return write_qa_report(self, store, out_dir)
+
+
+def _generations(store: Store, model_id: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """(item, variant) -> (request id, output) of the model's successful generations."""
+    rows = store.iter_query(
+        "SELECT r.item_id, r.variant, r.request_id, s.output FROM temp.current_requests cr "
+        "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
+        "WHERE r.stage='generate' AND r.model_id=? AND s.status='ok'", (model_id,))
+    return {(r[0], r[1]): (r[2], r[3]) for r in rows}

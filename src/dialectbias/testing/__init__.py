@@ -1,0 +1,34 @@
+"""Test helpers shipped with dialectbias: an OpenAI-compatible server with fault injection.
+
+>>> from dialectbias.testing import TestServer
+>>> with TestServer(faults={"rules": [{"kind": "429", "per_prompt_first_n": 1}]}) as srv:
+...     ...  # point a client at srv.base_url; srv.stats() counts what it received
+"""
+
+from __future__ import annotations
+
+from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
+from dialectbias.testing._schema_fill import fill_schema
+from dialectbias.testing._server import (
+    TestServer,
+    TestServerError,
+    echo_text,
+    fingerprint,
+    make_app,
+    serve,
+)
+
+__all__ = [
+    "FAULT_KINDS",
+    "FaultInjector",
+    "FaultKind",
+    "FaultRule",
+    "FaultSpec",
+    "TestServer",
+    "TestServerError",
+    "echo_text",
+    "fill_schema",
+    "fingerprint",
+    "make_app",
+    "serve",
+]

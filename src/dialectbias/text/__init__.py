@@ -1,0 +1,16 @@
+"""Text utilities: normalisation and tokenisation, script validity, refusal detection."""
+
+from dialectbias.text._normalize import normalize_text, tokenize
+from dialectbias.text._refusal import detect_refusal
+from dialectbias.text._script import SCRIPT_RANGES, ScriptVerdict, check_script, register_script, script_share
+
+__all__ = [
+    "SCRIPT_RANGES",
+    "ScriptVerdict",
+    "check_script",
+    "detect_refusal",
+    "normalize_text",
+    "register_script",
+    "script_share",
+    "tokenize",
+]

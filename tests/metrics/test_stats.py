@@ -1,0 +1,134 @@
+"""Bootstrap CIs, tests and effect sizes against hand-worked numbers (arithmetic in comments)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dialectbias.metrics import _stats as stats_module
+from dialectbias.metrics import (
+    bootstrap_ci,
+    cohens_d,
+    independent_ttest,
+    one_sample_ttest,
+    paired_bootstrap_ci,
+    paired_test,
+)
+
+
+def test_bootstrap_ci_is_reproducible_for_a_seed() -> None:
+    values = [1.0, 4.0, 2.0, 8.0, 5.0]
+    assert bootstrap_ci(values, seed=3) == bootstrap_ci(values, seed=3)
+
+
+def test_bootstrap_ci_of_constant_values_is_a_point() -> None:
+    assert bootstrap_ci([5, 5, 5]) == (5.0, 5.0)
+
+
+def test_bootstrap_ci_of_mean_matches_normal_theory_for_large_n() -> None:
+    # mean ± 1.96·sd/√n; with n = 400 the percentile bootstrap agrees to ~0.01
+    values = np.random.default_rng(0).normal(0.0, 1.0, 400)
+    half = 1.96 * values.std(ddof=1) / math.sqrt(400)
+    lo, hi = bootstrap_ci(values)
+    assert (lo, hi) == pytest.approx((values.mean() - half, values.mean() + half), abs=0.01)
+
+
+def test_bootstrap_ci_short_input_is_nan() -> None:
+    assert all(math.isnan(v) for v in bootstrap_ci([3.0]))
+
+
+def test_bootstrap_ci_statistic_without_axis_falls_back_to_loop() -> None:
+    values = [1.0, 7.0, 3.0, 2.0]
+    assert bootstrap_ci(values, statistic=lambda v: float(np.max(v)), n_resamples=500) == bootstrap_ci(
+        values, statistic=np.max, n_resamples=500)
+
+
+def test_bootstrap_ci_chunking_does_not_change_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    values = np.arange(10.0)
+    whole = bootstrap_ci(values, n_resamples=1000)
+    monkeypatch.setattr(stats_module, "_CHUNK_ELEMENTS", 70)  # blocks of 7 resamples
+    assert bootstrap_ci(values, n_resamples=1000) == whole
+
+
+def test_bootstrap_ci_rejects_bad_confidence() -> None:
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci([1, 2, 3], confidence=95)
+
+
+def test_paired_bootstrap_ci_of_constant_difference() -> None:
+    # x − y = [2, 2, 2, 2] → every resampled mean is 2
+    assert paired_bootstrap_ci([3, 4, 5, 6], [1, 2, 3, 4]) == (2.0, 2.0)
+
+
+def test_paired_bootstrap_ci_length_mismatch_raises() -> None:
+    with pytest.raises(ValueError, match="3 and 2"):
+        paired_bootstrap_ci([1, 2, 3], [1, 2])
+
+
+def test_paired_test_hand_example() -> None:
+    # d = [1,2,3,4]: mean 2.5, sd = √((2.25+.25+.25+2.25)/3) = √(5/3); t = 2.5/(√(5/3)/2) = 3.87298
+    # Wilcoxon: all differences positive → W⁻ = 0, exact two-sided p = 2/2⁴ = 0.125
+    r = paired_test([2, 4, 6, 8], [1, 2, 3, 4])
+    assert (r.n, r.mean_diff, r.t_statistic, r.wilcoxon_statistic, r.wilcoxon_pvalue) == pytest.approx(
+        (4, 2.5, 3.872983, 0.0, 0.125))
+
+
+def test_paired_test_all_zero_differences_gives_p_one() -> None:
+    r = paired_test([1, 2, 3], [1, 2, 3])
+    assert (r.t_statistic, r.t_pvalue, r.wilcoxon_statistic, r.wilcoxon_pvalue) == (0.0, 1.0, 0.0, 1.0)
+
+
+def test_paired_test_single_pair_is_nan_but_reports_mean_diff() -> None:
+    r = paired_test([5], [2])
+    assert (r.n, r.mean_diff) == (1, 3.0)
+    assert all(math.isnan(v) for v in (r.t_statistic, r.t_pvalue, r.wilcoxon_statistic, r.wilcoxon_pvalue))
+
+
+def test_paired_test_empty_mean_diff_is_nan() -> None:
+    assert math.isnan(paired_test([], []).mean_diff)
+
+
+def test_one_sample_ttest_hand_example() -> None:
+    # [1,2,3]: mean 2, sd 1 → t = 2/(1/√3) = 2√3 = 3.4641; df 2 has closed form p = 1 − t/√(t²+2)
+    # = 1 − 3.4641/√14 = 1 − 0.92582 = 0.07418
+    t, p = one_sample_ttest([1, 2, 3])
+    assert (t, p) == pytest.approx((3.464102, 0.074180), abs=1e-5)
+
+
+def test_one_sample_ttest_short_input_is_nan() -> None:
+    assert all(math.isnan(v) for v in one_sample_ttest([1.0]))
+
+
+def test_one_sample_ttest_all_at_popmean_gives_p_one() -> None:
+    assert one_sample_ttest([2, 2, 2], popmean=2.0) == (0.0, 1.0)
+
+
+def test_independent_ttest_is_welch() -> None:
+    # x: mean 3, var 2.5, n 5; y: mean 20, var 200, n 2
+    # Welch t = −17/√(2.5/5 + 200/2) = −17/√100.5 = −1.69576 (Student's pooled t would be −3.1352)
+    t, _ = independent_ttest([1, 2, 3, 4, 5], [10, 30])
+    assert t == pytest.approx(-1.695757, abs=1e-5)
+
+
+def test_independent_ttest_short_sample_is_nan() -> None:
+    assert all(math.isnan(v) for v in independent_ttest([1.0], [1.0, 2.0]))
+
+
+def test_cohens_d_one_sample() -> None:
+    # mean 2 / sd(ddof=1) 1
+    assert cohens_d([1, 2, 3]) == pytest.approx(2.0)
+
+
+def test_cohens_d_two_samples_pooled_sd() -> None:
+    # x=[1,3]: mean 2, var 2; y=[2,4,6]: mean 4, var 4; pooled = √((1·2 + 2·4)/3) = √(10/3) = 1.825742
+    # d = (2 − 4)/1.825742 = −1.095445
+    assert cohens_d([1, 3], [2, 4, 6]) == pytest.approx(-1.095445, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("x", "y"), [([1.0], None), ([2, 2, 2], None), ([1.0], [1.0, 2.0]), ([1, 1], [1, 1])]
+)
+def test_cohens_d_undefined_is_nan(x: list[float], y: list[float] | None) -> None:
+    assert math.isnan(cohens_d(x, y))

