@@ -315,6 +315,23 @@ def test_fallback_prompt_without_chat_template(tiny_dir: Path, tmp_path: Path) -
     asyncio.run(main())
 
 
+def test_close_fails_or_finishes_pending_and_reopens(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir, batch_size=2)
+        await hf.load()
+        tasks = [asyncio.create_task(hf.complete(req(p, max_tokens=30))) for p in PROMPTS]
+        await asyncio.sleep(0)  # let them enqueue
+        await hf.aclose()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert all(isinstance(r, ProviderError) and r.retryable or r.output for r in results)  # type: ignore[union-attr]
+        assert hf.model is None
+        again = await hf.complete(req("hi", max_tokens=2))  # loads again
+        assert again.tokens_out <= 2
+        await hf.aclose()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
 def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-model"
 

@@ -1,0 +1,196 @@
+"""Association probe (SPEC §4 P4; Bui et al. 2025 §3.3): which writer gets which trait adjectives.
+
+Naming setting: the writer slots hold labels ("Writes in standard German." vs "Writes in the Bavarian
+German dialect."), so no third-party text is needed. Usage setting: the slots hold a standard text and
+its dialect version from `data` (items with a `standard` variant and dialect variants).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.config import Experiment
+from dialectbias.data import Item
+from dialectbias.errors import ConfigError
+from dialectbias.providers import ModelConfig
+from dialectbias.run._specs import RequestSpec
+from dialectbias.run._stage import Skipped, Stage
+from dialectbias.store import Store
+from dialectbias.tasks._association import (
+    AssociationPrompt,
+    Trait,
+    WriterLabels,
+    association_bias,
+    build_association_prompt,
+    load_traits,
+    load_writer_labels,
+    parse_association,
+)
+from dialectbias.tasks._base import Task
+
+STANDARD = "standard"
+
+
+class AssociationOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    setting: Literal["naming", "usage"] = "naming"
+    languages: dict[str, list[str]] = Field(
+        default_factory=lambda: {"de": ["bavarian"]},
+        description="naming setting: language code -> dialect keys of the writer-label file")
+    traits: list[str] | None = Field(default=None, description="default: every trait in the traits file")
+    samples: int = Field(default=10, ge=1, description="prompts per dialect × trait (naming) or per item")
+    allow_neutral: bool = Field(default=False, description="equal-option variant (App. B.3)")
+    answer_format: Literal["lines", "json"] = Field(
+        default="lines", description="json = grammar-constrained JSON object adjective -> writer")
+    temperature: float = Field(default=0.7, ge=0)
+    max_tokens: int = Field(default=350, ge=1)
+    traits_file: str | None = None
+    labels_file: str | None = None
+    n_resamples: int = Field(default=10_000, ge=100, description="bootstrap resamples for CIs")
+
+
+def _json_answer_schema(prompt: AssociationPrompt) -> dict[str, Any]:
+    writers = ["A", "B", "None", "Both"] if prompt.allow_neutral else ["A", "B"]
+    return {"type": "object", "properties": {a: {"type": "string", "enum": writers} for a in prompt.adjectives},
+            "required": list(prompt.adjectives), "additionalProperties": False}
+
+
+def json_answer_to_lines(output: str) -> str:
+    """Turn a constrained JSON answer into the `adjective: writer` lines the strict parser reads;
+    anything that is not a flat JSON object of strings is passed through (and rejected there)."""
+    try:
+        data = json.loads(output)
+    except json.JSONDecodeError:
+        return output
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        return output
+    return "\n".join(f"{k}: {v}" for k, v in data.items())
+
+
+class AssociationTask(Task):
+    name = "association"
+    Options = AssociationOptions
+
+    def __init__(self, experiment: Experiment) -> None:
+        super().__init__(experiment)
+        o = self.options
+        self.traits: dict[str, Trait] = load_traits(experiment.resolve(o.traits_file) if o.traits_file else None)
+        self.labels: dict[str, WriterLabels] = load_writer_labels(
+            experiment.resolve(o.labels_file) if o.labels_file else None)
+        unknown = [t for t in (o.traits or []) if t not in self.traits]
+        if unknown:
+            raise ConfigError(f"{experiment.path}: options.traits: unknown trait(s) {unknown}; "
+                              f"known: {sorted(self.traits)}")
+        self.trait_names = o.traits or list(self.traits)
+
+    def check(self) -> None:
+        if self.options.setting == "usage":
+            super().check()
+            return
+        for lang, dialects in self.options.languages.items():
+            if lang not in self.labels:
+                raise ConfigError(f"{self.exp.path}: options.languages: no writer labels for {lang!r} "
+                                  f"(known: {sorted(self.labels)})")
+            for d in dialects:
+                try:
+                    self.labels[lang].dialect_label(d)
+                except (KeyError, ValueError):
+                    raise ConfigError(f"{self.exp.path}: options.languages.{lang}: unknown dialect {d!r} "
+                                      f"(known: {sorted(self.labels[lang].dialects)})") from None
+
+    def load_items(self) -> Iterator[Item]:
+        """Naming: one item per language × dialect × trait × sample; usage: data items × trait."""
+        if self.options.setting == "usage":
+            for item in super().load_items():
+                for variant in item.variants:
+                    if variant == STANDARD:
+                        continue
+                    for trait in self.trait_names:
+                        yield Item(id=f"{item.id}/{variant}/{trait}", domain=item.domain,
+                                   variants={STANDARD: item.variants[STANDARD], variant: item.variants[variant]},
+                                   metadata={**item.metadata, "trait": trait, "dialect": variant,
+                                             "source_item": item.id, "setting": "usage"})
+            return
+        for lang, dialects in self.options.languages.items():
+            labels = self.labels[lang]
+            for dialect in dialects:
+                for trait in self.trait_names:
+                    for i in range(self.options.samples):
+                        yield Item(id=f"{lang}/{dialect}/{trait}/{i:04d}",
+                                   variants={STANDARD: labels.standard, dialect: labels.dialect_label(dialect)},
+                                   metadata={"language": lang, "trait": trait, "dialect": dialect,
+                                             "setting": "naming"})
+
+    def _prompt(self, item: Item) -> AssociationPrompt:
+        """Seeded per item (not per run order), so a resumed run rebuilds the very same prompt."""
+        seed = int(hashlib.sha256(f"{self.exp.seed}:{item.id}".encode()).hexdigest()[:16], 16)
+        dialect = item.metadata["dialect"]
+        prompt = build_association_prompt(item.variants[STANDARD], item.variants[dialect],
+                                          self.traits[item.metadata["trait"]], random.Random(seed),
+                                          allow_neutral=self.options.allow_neutral)
+        if self.options.answer_format == "json":
+            prompt = prompt.model_copy(update={"text": prompt.text + " Answer as a JSON object that maps "
+                                               "each adjective to the writer."})
+        return prompt
+
+    def _requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
+        params = {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens,
+                  "seed": self.exp.seed, **model.params}
+        for item in store.iter_items():
+            if item.metadata.get("trait") not in self.traits:
+                yield Skipped(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
+                continue
+            prompt = self._prompt(item)
+            yield RequestSpec(
+                stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
+                template=f"association/{self.options.setting}", params=params,
+                messages=[{"role": "user", "content": prompt.text}],
+                json_schema=_json_answer_schema(prompt) if self.options.answer_format == "json" else None,
+                schema_name="association_answer",
+                meta={"prompt": prompt.model_dump(), "trait": item.metadata["trait"],
+                      "language": item.metadata.get("language"), "setting": self.options.setting})
+
+    def stages(self) -> list[Stage]:
+        return [Stage("generate", self.exp.models, self._requests)]
+
+    def scored_rows(self, store: Store) -> Iterator[dict[str, Any]]:
+        """One row per answered prompt: parse verdict and bias (None when rejected)."""
+        rows = store.iter_query(
+            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM requests r "
+            "JOIN results s ON s.request_id = r.request_id WHERE r.stage='generate' AND s.status='ok' "
+            "AND r.template LIKE 'association/%' ORDER BY r.model_id, r.item_id")
+        for row in rows:
+            yield self._score(row)
+
+    def _score(self, row: sqlite3.Row) -> dict[str, Any]:
+        meta = json.loads(row["meta"])
+        prompt = AssociationPrompt.model_validate(meta["prompt"])
+        output = row["output"] or ""
+        if self.options.answer_format == "json":
+            output = json_answer_to_lines(output)
+        parsed = parse_association(output, prompt)
+        out = {"request_id": row["request_id"], "model": row["model_id"], "item_id": row["item_id"],
+               "language": meta.get("language"), "dialect": row["variant"], "trait": meta["trait"],
+               "setting": meta.get("setting"), "accepted": parsed.ok, "reject_reason": parsed.reason,
+               "bias": None, "flagged": None, "n_neutral": None}
+        if parsed.ok:
+            score = association_bias(parsed, prompt)
+            out.update(bias=score.bias, flagged=score.flagged, n_neutral=score.n_neutral)
+        return out
+
+    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+        from dialectbias.tasks._association_report import write_association_report
+
+        return write_association_report(self, store, out_dir)
+
+
+__all__ = ["AssociationOptions", "AssociationTask", "json_answer_to_lines"]
