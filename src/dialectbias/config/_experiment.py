@@ -171,5 +171,9 @@ def load_experiment(path: str | Path) -> Experiment:
     exp._path = path
     from dialectbias.tasks import get_task  # the task validates its own options
 
-    get_task(exp.task).validate_experiment(exp)
+    try:
+        task_cls = get_task(exp.task)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: task: {exc}") from None
+    task_cls.validate_experiment(exp)
     return exp

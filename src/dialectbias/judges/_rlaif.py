@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,8 +49,10 @@ class RlaifJudgment(BaseModel):
         return [getattr(self, name) for name, _ in RLAIF_CATEGORIES]
 
 
+@lru_cache(maxsize=1)
 def rlaif_json_schema() -> dict[str, Any]:
-    """Strict JSON schema for `response_format` (all keys required, no extras, property order kept)."""
+    """Strict JSON schema for `response_format` (all keys required, no extras, property order kept).
+    Cached: treat the returned dict as read-only."""
     schema = RlaifJudgment.model_json_schema()
     schema.pop("title", None)
     for prop in schema["properties"].values():

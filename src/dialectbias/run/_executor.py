@@ -14,10 +14,10 @@ from dialectbias.errors import ProviderError
 from dialectbias.judges._structured import parse_structured, reask_messages
 from dialectbias.providers import ChatRequest, ChatResponse, ModelAPI, ModelConfig
 from dialectbias.run._limits import RateLimiter, backoff_delay
-from dialectbias.run._specs import content_hash
+from dialectbias.run._specs import call_hash
 from dialectbias.run._stage import Outcome, Stage, Write
 from dialectbias.run._summary import StageStats
-from dialectbias.store import Store
+from dialectbias.store import Store, dumps
 
 FLUSH_ROWS = 256
 FLUSH_SECONDS = 0.2
@@ -147,8 +147,8 @@ class _ModelRunner:
         self.stats.reasked += 1
         retry = ChatRequest(messages=reask_messages(request.messages, bad, error or "invalid"),
                             params=request.params, json_schema=request.json_schema)
-        key = content_hash({"provider": self.config.provider, "model": self.config.model,
-                            "params": retry.params, "messages": retry.messages, "schema": retry.json_schema})
+        key = call_hash(self.config.provider, self.config.model, dumps(retry.params), dumps(retry.messages),
+                        None if retry.json_schema is None else dumps(retry.json_schema))
         try:
             response, _, _, writes = await self._cached_call(key, retry, self.store.cached(key))
         except ProviderError as exc:

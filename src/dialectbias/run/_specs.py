@@ -12,8 +12,18 @@ from dialectbias.providers import ChatRequest, ModelConfig
 from dialectbias.store import dumps
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
 def content_hash(value: Any) -> str:
-    return hashlib.sha256(dumps(value).encode("utf-8")).hexdigest()[:32]
+    """Hash of the canonical JSON of a value."""
+    return _sha(dumps(value))
+
+
+def call_hash(provider: str, model: str, params: str, messages: str, schema: str | None) -> str:
+    """The cache key: hash of (provider, model, parameters, messages, schema), each canonical JSON."""
+    return _sha("\n".join((dumps(provider), dumps(model), params, messages, schema or "null")))
 
 
 class RequestSpec(BaseModel):
@@ -35,21 +45,23 @@ class RequestSpec(BaseModel):
 
     def cache_key(self) -> str:
         """Content hash of (provider, model, parameters, messages, schema): identical calls share it."""
-        return content_hash({"provider": self.model.provider, "model": self.model.model,
-                             "params": self.params, "messages": self.messages, "schema": self.json_schema})
+        return self.to_row()["cache_key"]
 
     def request_id(self) -> str:
         """Cache key plus where the call belongs (model id, item, variant, stage, refs)."""
-        return content_hash({"cache_key": self.cache_key(), "model_id": self.model.id, "stage": self.stage,
-                             "item": self.item_id, "variant": self.variant, "refs": self.refs})
+        return self.to_row()["request_id"]
 
     def to_row(self) -> dict[str, Any]:
-        return {"request_id": self.request_id(), "stage": self.stage, "model_id": self.model.id,
+        """The request-table row; each part is serialised once and the hashes are built from those."""
+        messages, params = dumps(self.messages), dumps(self.params)
+        schema = None if self.json_schema is None else dumps(self.json_schema)
+        cache_key = call_hash(self.model.provider, self.model.model, params, messages, schema)
+        where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
+        return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,
                 "item_id": self.item_id, "variant": self.variant, "refs": dumps(self.refs),
-                "template": self.template, "prompt_hash": content_hash(self.messages),
-                "messages": dumps(self.messages), "params": dumps(self.params),
-                "json_schema": None if self.json_schema is None else dumps(self.json_schema),
-                "cache_key": self.cache_key(), "meta": dumps(self.meta), "created_at": time.time()}
+                "template": self.template, "prompt_hash": _sha(messages), "messages": messages,
+                "params": params, "json_schema": schema, "cache_key": cache_key, "meta": dumps(self.meta),
+                "created_at": time.time()}
 
     def chat_request(self) -> ChatRequest:
         return ChatRequest(messages=self.messages, params=self.params, json_schema=self.json_schema,

@@ -22,20 +22,26 @@ def _environment(user_dir: str | None) -> jinja2.Environment:
                               keep_trailing_newline=False, autoescape=False)
 
 
-def template_exists(name: str, user_dir: Path | None = None) -> bool:
+@lru_cache(maxsize=256)
+def _template(name: str, user_dir: str | None) -> jinja2.Template | None:
     try:
-        _environment(str(user_dir) if user_dir else None).get_template(f"{name}.j2")
+        return _environment(user_dir).get_template(f"{name}.j2")
     except jinja2.TemplateNotFound:
-        return False
-    return True
+        return None
+    except jinja2.TemplateError as exc:
+        raise ConfigError(f"prompt template {name!r}: {exc}") from None
+
+
+def template_exists(name: str, user_dir: Path | None = None) -> bool:
+    return _template(name, str(user_dir) if user_dir else None) is not None
 
 
 def render(name: str, user_dir: Path | None = None, **context: Any) -> str:
     """Render template `name` (e.g. "qa_bias/answer"); pure: same inputs, same text."""
+    template = _template(name, str(user_dir) if user_dir else None)
+    if template is None:
+        raise ConfigError(f"prompt template {name!r} not found (looked in {user_dir or 'the package'})")
     try:
-        template = _environment(str(user_dir) if user_dir else None).get_template(f"{name}.j2")
         return template.render(**context).strip()
-    except jinja2.TemplateNotFound:
-        raise ConfigError(f"prompt template {name!r} not found (looked in {user_dir or 'the package'})") from None
     except jinja2.TemplateError as exc:
         raise ConfigError(f"prompt template {name!r}: {exc}") from None
