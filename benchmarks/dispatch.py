@@ -182,7 +182,10 @@ def run_inspect(base_url: str, prompts: list[str], concurrency: int) -> dict[str
     with tempfile.TemporaryDirectory(prefix="bench-inspect-") as log_dir:
         t0 = time.perf_counter()
         logs = eval(task, model=f"openai-api/bench/{MODEL}", max_connections=concurrency,
-                    log_dir=log_dir, display="none", score=False, max_retries=0)
+                    log_dir=log_dir, display="none", score=False, max_retries=0,
+                    # log_realtime=False is inspect's fastest setting that still logs every
+                    # sample (measured ~1.5x faster than its default on this workload)
+                    log_realtime=False)
         wall = time.perf_counter() - t0
         log = logs[0]
         if log.status != "success":
@@ -298,7 +301,7 @@ def run_client(client: str, srv: Any, n_requests: int, concurrency: int, timeout
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        proc = subprocess.run(cmd, capture_output=True, text=True,
                               timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired:
         return {"status": "error", "message": f"timed out after {timeout:.0f}s"}
@@ -320,7 +323,8 @@ def run_client(client: str, srv: Any, n_requests: int, concurrency: int, timeout
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--skip", action="append", default=[], choices=CLIENTS,
@@ -354,10 +358,12 @@ def main(argv: list[str] | None = None) -> int:
             res = run_client(client, srv, args.requests, args.concurrency, args.timeout)
             results[client] = res
             if res["status"] == "ok":
-                line = f"   {res['req_per_s']:.0f} req/s ({res['wall_s']:.2f}s, server saw {res['server_requests']})"
+                line = (f"   {res['req_per_s']:.0f} req/s ({res['wall_s']:.2f}s, "
+                        f"server saw {res['server_requests']})")
                 if client == "ours":
-                    line += (f"; cached rerun {res['cached_wall_s']:.3f}s = {res['cached_pct_of_first']:.2f}% "
-                             f"of first (calls_made {res['calls_made']} then {res['cached_calls_made']})")
+                    line += (f"; cached rerun {res['cached_wall_s']:.3f}s = "
+                             f"{res['cached_pct_of_first']:.2f}% of first "
+                             f"(calls_made {res['calls_made']} then {res['cached_calls_made']})")
                 print(line, flush=True)
                 expected = args.requests
                 if res["server_requests"] < expected:

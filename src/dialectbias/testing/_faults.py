@@ -93,7 +93,9 @@ class FaultSpec(BaseModel):
             spec = json.loads(spec.read_text(encoding="utf-8"))
         elif isinstance(spec, str):
             text = spec.strip()
-            spec = json.loads(text) if text[:1] in "{[" else json.loads(Path(text).read_text(encoding="utf-8"))
+            if text[:1] not in "{[":
+                text = Path(text).read_text(encoding="utf-8")
+            spec = json.loads(text)
         if isinstance(spec, list):
             spec = {"rules": spec}
         return cls.model_validate(spec)

@@ -45,16 +45,16 @@ def fill_schema(schema: Any, seed: bytes, *, root: dict[str, Any] | None = None,
         return f"reasoning {_h(seed, path) % 10**8:08d}"
     if "const" in schema:
         return schema["const"]
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         options = list(schema["enum"])
         return options[_h(seed, path) % len(options)]
     for key in ("anyOf", "oneOf"):
-        if key in schema and schema[key]:
+        if schema.get(key):
             options = [_resolve(o, root) for o in schema[key]]
             non_null = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
             choice = (non_null or options)[0]
             return fill_schema(choice, seed, root=root, path=path)
-    if "allOf" in schema and schema["allOf"]:
+    if schema.get("allOf"):
         merged: dict[str, Any] = {}
         for part in schema["allOf"]:
             merged.update(_resolve(part, root))

@@ -557,7 +557,7 @@ class TestServer:
             env["DIALECTBIAS_TESTSERVER_API_KEY"] = self.api_key  # not on the command line
         pkg_root = str(Path(__file__).resolve().parents[2])  # the dir holding `dialectbias/`
         env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._stderr,
                                       stdin=subprocess.DEVNULL, env=env)
         try:
@@ -583,7 +583,8 @@ class TestServer:
             while b"\n" not in buf:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TestServerError("test server did not report its port in time\n" + self._stderr_tail())
+                    raise TestServerError("test server did not report its port in time\n"
+                                          + self._stderr_tail())
                 if not sel.select(timeout=remaining):
                     continue
                 chunk = os.read(self._proc.stdout.fileno(), 4096)
@@ -645,7 +646,8 @@ class TestServer:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
-            raise TestServerError(f"{method} {path} -> {exc.code}: {exc.read().decode(errors='replace')}") from exc
+            detail = exc.read().decode(errors="replace")
+            raise TestServerError(f"{method} {path} -> {exc.code}: {detail}") from exc
 
     def stats(self) -> dict[str, Any]:
         """Counters: requests_total, by_path, status_counts, faults (per kind), faults_total,

@@ -1,0 +1,75 @@
+"""`dialectbias import-generations` and `dialectbias build questions`: getting data into an experiment."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dialectbias.cli import _app
+from dialectbias.cli._app import ExperimentArg, app, clear_errors
+
+build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets).")
+app.add_typer(build_app, name="build")
+
+
+@app.command("import-generations")
+@clear_errors
+def import_generations(
+        experiment: ExperimentArg,
+        file: Annotated[Path, typer.Argument(help="JSONL: one {item_id, variant, model, output} per line",
+                                             show_default=False)]) -> None:
+    """Store model outputs produced elsewhere as generations; `dialectbias run` then only judges them.
+
+    One JSON object per line: item_id, variant, model (a model id of the experiment), output; optional
+    finish_reason, tokens_in, tokens_out, latency_s, metadata. All or nothing; re-importing the same
+    file is a no-op; an output that differs from a stored one is an error.
+
+    Example: dialectbias import-generations bn-qa.yaml outputs/qwen3-8b.jsonl
+    """
+    from dialectbias.build import import_generations as run_import
+    from dialectbias.config import load_experiment
+
+    exp = load_experiment(experiment)
+    summary = run_import(exp, file)
+    _app.console.print(f"{file}: {summary.lines} line(s): {summary.imported} imported, {summary.unchanged} "
+                       f"unchanged (already stored) → {exp.store_path}", highlight=False)
+
+
+@build_app.command("questions")
+@clear_errors
+def questions(
+        out: Annotated[Path, typer.Option("--out", help="items JSONL to write")],
+        topics: Annotated[Path | None, typer.Option(
+            "--topics", help="topic file (.yaml or .csv); default: the packaged topics.yaml")] = None,
+        per_type: Annotated[int | None, typer.Option(
+            "--per-type", min=1, help="at most N questions per domain × question type (seeded sample)")
+        ] = None,
+        seed: Annotated[int, typer.Option(help="seed for --per-type sampling")] = 0) -> None:
+    """Generate standard-Bengali question items (qa_bias JSONL) from templates over topic lists.
+
+    Four question types (definitional, contrasting, factual, functional) per domain; each item keeps
+    its domain and question_type; ids are stable. Without --topics the packaged topics.yaml is used.
+
+    Example: dialectbias build questions --topics topics.yaml --out items.jsonl --per-type 10
+    """
+    from dialectbias.build import build_questions, load_topics
+
+    domains = load_topics(topics)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    counts: Counter[tuple[str, str]] = Counter()
+    with out.open("w", encoding="utf-8") as fh:
+        for q in build_questions(domains, per_type=per_type, seed=seed):
+            fh.write(json.dumps(q.item(), ensure_ascii=False) + "\n")
+            counts[(q.domain, q.question_type)] += 1
+    table = Table(title=f"{sum(counts.values())} questions → {out}")
+    types = ("definitional", "contrasting", "factual", "functional")
+    for col in ("domain", *types):
+        table.add_column(col, justify="left" if col == "domain" else "right")
+    for domain in domains:
+        table.add_row(domain, *(str(counts[(domain, t)]) for t in types))
+    _app.console.print(table)

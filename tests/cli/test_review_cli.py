@@ -1,0 +1,108 @@
+"""`dialectbias review export | import | calibration` after a real run against the test server."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from dialectbias.cli import _data, _review  # noqa: F401 - registers the commands
+from dialectbias.judges import rlaif_score
+from dialectbias.review import HUMAN_COLUMNS
+from dialectbias.store import Store
+from dialectbias.tasks._qa_report import final_scores
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def write(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def project(qa_server: Any, qa_project: Any, cli: Any) -> Any:
+    project = qa_project(qa_server.base_url, n_items=6)
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    return project
+
+
+def table(project: Any, qa: Any) -> pd.DataFrame:
+    with Store.open(project.store_path, create=False) as store:
+        return final_scores(store, qa.JUDGE, list(qa.MODELS)).set_index("request_id")
+
+
+def test_review_round_trip_through_the_cli(project: Any, cli: Any, qa: Any, tmp_path: Path) -> None:
+    before = table(project, qa)
+    pending = before[before.needs_review == 1]
+    assert len(pending) > 1  # the responder's confidences are spread over 1–5
+
+    res = cli("review", "export", project.yaml_path, "--out", tmp_path / "queue.csv")
+    assert res.exit_code == 0, res.output
+    assert f"{len(pending)} judgment(s) to review" in res.output
+    rows = read(tmp_path / "queue.csv")
+    assert {r["judgment_id"] for r in rows} == set(pending.index)
+
+    scores = {rows[0]["judgment_id"]: [5, 5, 5, 5, 5], rows[1]["judgment_id"]: [0, 1, 5, 4, 5]}
+    for row in rows[:2]:
+        row.update(dict(zip(HUMAN_COLUMNS, map(str, scores[row["judgment_id"]]), strict=True)))
+    path = write(tmp_path / "queue.csv", rows)
+
+    res = cli("review", "import", project.yaml_path, path, "--annotator", "rahim")
+    assert res.exit_code == 0, res.output
+    assert f"2 imported, {len(rows) - 2} skipped (empty), 0 unchanged" in res.output
+    after = table(project, qa)
+    for rid, likert in scores.items():
+        assert after.loc[rid, "final_score"] == pytest.approx(rlaif_score(likert))
+        assert after.loc[rid, "annotator"] == "rahim"
+    untouched = after.index.difference(list(scores))
+    pd.testing.assert_series_equal(after.loc[untouched, "final_score"], before.loc[untouched, "final_score"])
+
+    res = cli("review", "import", project.yaml_path, path, "--annotator", "rahim")
+    assert "0 imported" in res.output and "2 unchanged" in res.output
+    pd.testing.assert_frame_equal(table(project, qa), after)
+
+    # the report's Table 4 is built from the same final scores
+    assert cli("report", project.yaml_path, "--out", tmp_path / "report").exit_code == 0
+    matrix = pd.read_csv(tmp_path / "report" / "qa_bias_model_by_dialect.csv").set_index("model")
+    m, d = after.loc[rows[0]["judgment_id"], ["model_id", "variant"]]
+    expected = after[(after.model_id == m) & (after.variant == d)].final_score.mean()
+    assert matrix.loc[m, d] == pytest.approx(expected)
+    # reviewed judgments leave the queue
+    cli("review", "export", project.yaml_path, "--out", tmp_path / "again.csv")
+    assert len(read(tmp_path / "again.csv")) == len(rows) - 2
+
+
+def test_invalid_queue_file_exits_with_the_line_and_column(project: Any, cli: Any, tmp_path: Path) -> None:
+    cli("review", "export", project.yaml_path, "--out", tmp_path / "queue.csv")
+    rows = read(tmp_path / "queue.csv")
+    rows[0].update(dict(zip(HUMAN_COLUMNS, ["3", "3", "7", "3", "3"], strict=True)))
+    path = write(tmp_path / "queue.csv", rows)
+    res = cli("review", "import", project.yaml_path, path, "--annotator", "rahim")
+    assert res.exit_code == 1
+    assert f"{path}:2: column human_content_completeness: '7' is not an integer 0–5" in res.stderr
+
+
+def test_calibration_sample_per_confidence_level(project: Any, cli: Any, qa: Any, tmp_path: Path) -> None:
+    res = cli("review", "calibration", project.yaml_path, "--out", tmp_path / "cal.csv", "--per-level", "2",
+              "--seed", "3", "--excel")
+    assert res.exit_code == 0, res.output
+    rows = read(tmp_path / "cal.csv")
+    counts = table(project, qa).confidence.value_counts()
+    for level in range(1, 6):
+        assert sum(r["confidence"] == str(level) for r in rows) == min(2, counts.get(level, 0))
+    assert (tmp_path / "cal.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+def test_unknown_judge_is_an_error(project: Any, cli: Any, tmp_path: Path) -> None:
+    res = cli("review", "export", project.yaml_path, "--out", tmp_path / "q.csv", "--judge", "nobody")
+    assert res.exit_code == 1 and "no judge with id 'nobody'" in res.stderr
