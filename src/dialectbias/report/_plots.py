@@ -8,16 +8,17 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 
 def heatmap(matrix: pd.DataFrame, title: str, out_stem: Path | None = None, *, vmin: float | None = None,
             vmax: float | None = None, cmap: str = "RdYlGn", fmt: str = "{:.2f}") -> bytes:
     """Heatmap of a rows × columns table with values written in the cells."""
     values = matrix.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * max(1, matrix.shape[1]), 1.0 + 0.45 * max(1, matrix.shape[0])))
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * max(1, matrix.shape[1]),
+                                    1.0 + 0.45 * max(1, matrix.shape[0])))
     im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(matrix.shape[1]), [str(c) for c in matrix.columns], rotation=40, ha="right")
     ax.set_yticks(range(matrix.shape[0]), [str(i) for i in matrix.index])
@@ -30,11 +31,68 @@ def heatmap(matrix: pd.DataFrame, title: str, out_stem: Path | None = None, *, v
     return _save(fig, out_stem)
 
 
+def gap_ci_plot(gaps: pd.DataFrame, title: str, out_stem: Path | None = None, *,
+                xlabel: str = "gap (10 − score), 95% CI") -> bytes:
+    """Dot plot of a gap per row (`model`) and series (`dialect`) with horizontal error bars
+    (`ci_low`, `ci_high`); rows keep their order of first appearance, series are offset vertically."""
+    rows = list(dict.fromkeys(gaps["model"].tolist()))
+    series = list(dict.fromkeys(gaps["dialect"].tolist()))
+    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.32 * len(rows) * max(1.0, len(series) / 4)))
+    cmap = plt.get_cmap("tab10" if len(series) <= 10 else "tab20")
+    step = 0.8 / max(1, len(series))
+    ypos = {r: i for i, r in enumerate(rows)}
+    for k, name in enumerate(series):
+        g = gaps[gaps["dialect"] == name]
+        y = np.array([ypos[r] for r in g["model"]]) - 0.4 + step * (k + 0.5)
+        x = g["gap"].to_numpy(dtype=float)
+        lo = np.clip(x - g["ci_low"].to_numpy(dtype=float), 0, None)
+        hi = np.clip(g["ci_high"].to_numpy(dtype=float) - x, 0, None)
+        ax.errorbar(x, y, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="o", ms=3.5, lw=1, capsize=1.5,
+                    color=cmap(k % cmap.N), label=str(name))
+    ax.set_yticks(range(len(rows)), [str(r) for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    return _save(fig, out_stem)
+
+
+def agreement_scatter(panels: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str,
+                      out_stem: Path | None = None, *, lim: tuple[float, float] = (0.0, 10.0),
+                      bins: int = 41) -> bytes:
+    """One panel per (title, x, y): a 2-D histogram of the pairs (log colour scale, so 10⁵ points stay
+    one small image in PNG and SVG) with the y = x line of perfect agreement."""
+    from matplotlib.colors import LogNorm
+
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.4 * max(1, len(panels)), 4.2), squeeze=False)
+    edges = np.linspace(lim[0] - 0.125, lim[1] + 0.125, bins + 1)
+    for ax, (title, x, y) in zip(axes[0], panels, strict=False):
+        counts, _, _ = np.histogram2d(x, y, bins=[edges, edges])
+        if counts.any():
+            im = ax.imshow(np.ma.masked_equal(counts.T, 0), origin="lower", cmap="viridis", aspect="equal",
+                           extent=(edges[0], edges[-1], edges[0], edges[-1]), norm=LogNorm(vmin=1),
+                           interpolation="nearest")
+            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="pairs")
+        ax.plot(lim, lim, color="0.4", lw=0.8, ls="--")
+        ax.set_xlim(edges[0], edges[-1])
+        ax.set_ylim(edges[0], edges[-1])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"{title} score")
+        ax.set_title(f"{title} (n = {len(x):,})", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, out_stem)
+
+
 def _save(fig: plt.Figure, out_stem: Path | None) -> bytes:
+    """PNG bytes (also written to `out_stem`.png) and `out_stem`.svg with text kept as text (smaller and
+    much faster to write than glyph outlines)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     if out_stem is not None:
-        fig.savefig(out_stem.with_suffix(".png"), dpi=110)
-        fig.savefig(out_stem.with_suffix(".svg"))
+        out_stem.with_suffix(".png").write_bytes(buf.getvalue())
+        with plt.rc_context({"svg.fonttype": "none"}):
+            fig.savefig(out_stem.with_suffix(".svg"))
     plt.close(fig)
     return buf.getvalue()

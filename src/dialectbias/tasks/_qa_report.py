@@ -1,15 +1,25 @@
-"""Tables and HTML sections of the qa_bias report (SPEC §4 P3 Reports; paper Table 4)."""
+"""Tables and HTML sections of the qa_bias report (SPEC §4 P3 Reports; paper Tables 4 and 5).
+
+The store is read once: `load_judgments` streams the latest judgment per (judge, model, item,
+variant) of every judge in small columns (never the raw outputs), with the human override and the
+five Likert values extracted by SQLite; the analysis itself is in `_qa_analysis` (pure functions).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
+from dialectbias.judges import RLAIF_CATEGORIES
 from dialectbias.report import Section, heatmap
+from dialectbias.report._plots import agreement_scatter, gap_ci_plot
 from dialectbias.store import Store
+from dialectbias.tasks import _qa_analysis as qa
 
 if TYPE_CHECKING:
     from dialectbias.tasks.qa_bias import QABiasTask
@@ -29,6 +39,103 @@ WHERE j.rowid IN (SELECT MAX(rowid) FROM judgments GROUP BY judge_id, model_id, 
 """
 
 
+LIKERT_FIELDS = [name for name, _ in RLAIF_CATEGORIES]
+_LATEST_OVERRIDE = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
+                    f"MAX(annotation_id) "
+                    f"FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
+_KEYS = ["judge_id", "model_id", "item_id", "variant"]
+JUDGMENT_COLUMNS = [*_KEYS, "judge_score", "human_score", "final_score", "confidence", "parse_status",
+                    "needs_review", "flagged", "zeroed", *LIKERT_FIELDS]
+_CHUNK_ROWS = 20_000
+_LIKERT_BASE = 6  # the five 0–5 Likert values travel as one base-6 integer
+
+
+def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str]) -> pd.DataFrame:
+    """The latest judgment per (judge, model, item, variant) of the given judges and models, one row each.
+
+    Columns: judge_id, model_id, item_id, variant (categorical), judge_score, human_score (latest
+    `rlaif_override`, else NaN), final_score (human score where present, else the judge's), confidence,
+    parse_status ('failed' or 'parsed'), needs_review, flagged, zeroed (script/refusal reason on a parsed
+    judgment) and the five Likert fields of the judge's `parsed` JSON (NaN when unparsed).
+
+    One sequential scan in rowid order (the latest judgment is the last one stored), streamed in chunks;
+    SQLite extracts the Likert values and packs the small fields into integers, so neither the stored
+    texts nor one Python object per field ever reach Python, and memory is bounded by the compact
+    columns. Rows are returned sorted by key, so every mean is the same whatever order the judgments
+    were stored in.
+    """
+    judge_ids, model_ids = list(dict.fromkeys(judge_ids)), list(dict.fromkeys(model_ids))
+    if not judge_ids or not model_ids:
+        return _empty_frame()
+    likert = " + ".join(f"{_LIKERT_BASE ** (4 - i)} * json_extract(j.parsed, '$.{f}')"
+                        for i, f in enumerate(LIKERT_FIELDS))
+    judge_case = "CASE j.judge_id " + " ".join("WHEN ? THEN ?" for _ in judge_ids) + " END"
+    model_case = "CASE j.model_id " + " ".join("WHEN ? THEN ?" for _ in model_ids) + " END"
+    sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, "
+           "j.needs_review | (j.flagged << 1) | ((j.reason IS NOT NULL AND j.parse_status != 'failed') << 2) "
+           "| ((j.parse_status = 'failed') << 3) | (coalesce(j.confidence, 0) << 4), "
+           f"{likert} FROM judgments j NOT INDEXED LEFT JOIN ({_LATEST_OVERRIDE}) o "
+           f"ON o.target_id = j.request_id WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) "
+           f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
+    params = [*(x for i, j in enumerate(judge_ids) for x in (j, i)),
+              *(x for i, m in enumerate(model_ids) for x in (m, i)), *judge_ids, *model_ids]
+    cur = store.conn.cursor()
+    cur.row_factory = None
+    cur.execute(sql, params)
+    parts: dict[str, list[Any]] = {k: [] for k in ("judge", "model", "item", "variant", "score", "human",
+                                                   "bits", "likert")}
+    while rows := cur.fetchmany(_CHUNK_ROWS):
+        cols = list(zip(*rows, strict=True))
+        del rows
+        parts["judge"].append(np.array(cols[0], dtype=np.int16))
+        parts["model"].append(np.array(cols[1], dtype=np.int16))
+        parts["item"].append(pd.Categorical(np.array(cols[2], dtype=object)))
+        parts["variant"].append(pd.Categorical(np.array(cols[3], dtype=object)))
+        parts["score"].append(np.array(cols[4], dtype=float))
+        parts["human"].append(np.array(cols[5], dtype=float))
+        parts["bits"].append(np.array(cols[6], dtype=np.int32))
+        parts["likert"].append(np.array(cols[7], dtype=float))
+    if not parts["judge"]:
+        return _empty_frame()
+    bits = np.concatenate(parts["bits"])
+    packed = np.concatenate(parts["likert"])
+    frame = pd.DataFrame({
+        "judge_id": pd.Categorical.from_codes(np.concatenate(parts["judge"]), categories=judge_ids),
+        "model_id": pd.Categorical.from_codes(np.concatenate(parts["model"]), categories=model_ids),
+        "item_id": union_categoricals(parts["item"], sort_categories=True),
+        "variant": union_categoricals(parts["variant"], sort_categories=True),
+        "judge_score": np.concatenate(parts["score"]), "human_score": np.concatenate(parts["human"]),
+    })
+    del parts
+    frame["confidence"] = np.where(bits >> 4 > 0, bits >> 4, np.nan)
+    frame["parse_status"] = pd.Categorical.from_codes((bits >> 3) & 1, categories=["parsed", "failed"])
+    frame["needs_review"] = (bits & 1).astype(np.int8)
+    frame["flagged"] = ((bits >> 1) & 1).astype(np.int8)
+    frame["zeroed"] = ((bits >> 2) & 1).astype(np.int8)
+    valid = ~np.isnan(packed)
+    rest = np.where(valid, packed, 0).astype(np.int64)
+    for i, f in enumerate(LIKERT_FIELDS):
+        digit = (rest // _LIKERT_BASE ** (4 - i)) % _LIKERT_BASE
+        frame[f] = np.where(valid, digit, np.nan).astype(np.float32)
+    frame = frame.drop_duplicates(subset=_KEYS, keep="last")
+    frame["final_score"] = frame.human_score.where(frame.human_score.notna(), frame.judge_score)
+    frame = frame.sort_values(["judge_id", "model_id", "variant", "item_id"], kind="stable")
+    return frame[JUDGMENT_COLUMNS].reset_index(drop=True)
+
+
+def _empty_frame() -> pd.DataFrame:
+    df = pd.DataFrame({c: pd.Series(dtype=float) for c in JUDGMENT_COLUMNS})
+    for c in [*_KEYS, "parse_status"]:
+        df[c] = pd.Series(dtype=object).astype("category")
+    return df
+
+
+def load_item_facets(store: Store) -> pd.DataFrame:
+    """item_id, question_type, domain of the stored items."""
+    rows = store.query("SELECT item_id, question_type, domain FROM items")
+    return pd.DataFrame([tuple(r) for r in rows], columns=["item_id", "question_type", "domain"])
+
+
 def final_scores(store: Store, judge_id: str, model_ids: list[str]) -> pd.DataFrame:
     marks = ",".join("?" * len(model_ids))
     rows = store.query(f"SELECT * FROM ({FINAL_SCORES_SQL}) WHERE judge_id = ? AND model_id IN ({marks})",
@@ -46,20 +153,25 @@ def model_by_dialect(scores: pd.DataFrame, models: list[str], dialects: list[str
     matrix = matrix.reindex(index=models, columns=dialects)
     matrix["avg"] = matrix[dialects].mean(axis=1)
     matrix = matrix.sort_values("avg", ascending=False, kind="stable")
-    matrix.loc["dialect_avg"] = matrix[dialects].mean(axis=0).tolist() + [matrix["avg"].mean()]
+    matrix.loc["dialect_avg"] = [*matrix[dialects].mean(axis=0).tolist(), matrix["avg"].mean()]
     out = matrix.reset_index().rename(columns={"index": "model", "model_id": "model"})
     out.columns.name = None
     return out
 
 
 def _counts(scores: pd.DataFrame, models: list[str]) -> pd.DataFrame:
+    """Per model: judgments, scored, unscored, zeroed, needs review, pending, reviewed, changed by review."""
     rows = []
     for m in models:
         s = scores[scores.model_id == m]
+        reviewed = s.human_score.notna()
         rows.append({"model": m, "judgments": len(s), "scored": int(s.final_score.notna().sum()),
                      "unscored (parse failed)": int((s.parse_status == "failed").sum()),
-                     "zeroed (script/refusal)": int(((s.parse_status != "failed") & s.reason.notna()).sum()),
-                     "needs review": int(s.needs_review.sum()), "overridden": int(s.human_score.notna().sum())})
+                     "zeroed (script/refusal)": int(s.zeroed.sum()),
+                     "needs review": int(s.needs_review.sum()),
+                     "pending review": int(((s.needs_review == 1) & ~reviewed).sum()),
+                     "overridden": int(reviewed.sum()),
+                     "changed by review": int((reviewed & (s.human_score != s.judge_score)).sum())})
     return pd.DataFrame(rows)
 
 
@@ -70,6 +182,10 @@ def dialect_order(task: QABiasTask, scores: pd.DataFrame) -> list[str]:
     return sorted(present)
 
 
+def _csv(df: pd.DataFrame, path: Path) -> None:
+    df.to_csv(path, index=False)
+
+
 def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, Any]:
     judge = task.exp.primary_judge
     models = [m.id for m in task.exp.models]
@@ -77,27 +193,174 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
         return {"title": f"{task.exp.name}: qa_bias", "sections": [Section(
             heading="No judge", text="The experiment has no judge, so there are no scores to report. "
                                      "Add a judge with role: primary and run again.")]}
-    scores = final_scores(store, judge.id, models)
+    opts = task.options
+    secondaries = [j.id for j in task.exp.judges if j.id != judge.id]
+    frame = load_judgments(store, [judge.id, *secondaries], models)
+    scores = frame[frame.judge_id == judge.id]
     dialects = dialect_order(task, scores)
+    sections: list[Section] = []
+    metadata: dict[str, Any] = {"primary judge": judge.id}
+
+    # Table 4 and heatmap
     table = model_by_dialect(scores, models, dialects)
-    table.to_csv(out_dir / "qa_bias_model_by_dialect.csv", index=False)
-    counts = _counts(scores, models)
-    counts.to_csv(out_dir / "qa_bias_counts.csv", index=False)
+    _csv(table, out_dir / "qa_bias_model_by_dialect.csv")
     body = table[table.model != "dialect_avg"].set_index("model")[dialects]
     png = heatmap(body, f"RLAIF score (0–10), judge {judge.id}", out_dir / "qa_bias_heatmap",
                   vmin=0, vmax=10) if len(body) and len(dialects) else None
-    sections = [
+    sections += [
         Section(heading="Model × dialect (RLAIF score, 0–10)", table=table,
-                text=f"Mean final score of the primary judge ({judge.id}) per model and dialect; human review "
+                text=f"Mean final score of the primary judge ({judge.id}) per model and dialect; human "
+                     f"review "
                      "overrides replace judge scores; unscored judgments are excluded and counted below. "
                      "avg = mean over the model's dialect columns; rows sorted by avg."),
         Section(heading="Heatmap", image_png=png, image_alt="model by dialect heatmap"),
-        Section(heading="Judgment counts", table=counts,
-                text="Unscored judgments failed to parse after repair and one re-ask; they are never scored 0. "
-                     "Zeroed: script check or refusal (by the judge or the code)."),
     ]
+
+    # the gap with bootstrap CIs
+    cube, _ = qa.score_cube(scores, models, dialects)
+    gaps = qa.gap_table(scores, models, dialects, n_resamples=opts.n_resamples, seed=task.exp.seed)
+    _csv(gaps, out_dir / "qa_bias_gap.csv")
+    cells = gaps[(gaps.model != qa.ALL) & (gaps.dialect != qa.ALL)]
+    gap_png = gap_ci_plot(cells, f"Gap per model and dialect, judge {judge.id}",
+                          out_dir / "qa_bias_gap") if len(cells) else None
+    sections += [
+        Section(heading="Gap (10 − score) with 95% bootstrap CIs",
+                table=gaps[(gaps.model == qa.ALL) | (gaps.dialect == qa.ALL)].reset_index(drop=True),
+                text=f"The RLAIF score already compares each dialect answer with the standard answer, so "
+                     f"the gap "
+                     f"is 10 − score. Percentile bootstrap over items ({opts.n_resamples:,} resamples, seed "
+                     f"{task.exp.seed}); one item resample is shared by all cells, so rows 'all' (macro "
+                     f"means "
+                     "over dialects or models, as in the matrix) are bootstrapped consistently. Shown: per "
+                     "model and per dialect; every model × dialect cell is in qa_bias_gap.csv and the plot."),
+        Section(heading="Gap per model × dialect", image_png=gap_png, image_alt="gap with confidence "
+                                                                                "intervals"),
+    ]
+
+    # multi-judge validation (Table 5)
+    if secondaries:
+        sections += _agreement_sections(frame, judge.id, secondaries, models, dialects, opts, out_dir,
+                                        metadata)
+    else:
+        sections.append(Section(heading="Multi-judge validation", text="No secondary judge (role: secondary) "
+                                "in the experiment, so there is no agreement table."))
+
+    # breakdowns
+    facets = load_item_facets(store)
+    with_facets = scores[["model_id", "item_id", "final_score"]].merge(
+        facets, on="item_id", how="left") if len(scores) else scores.assign(question_type=None, domain=None)
+    for by, name, heading in (("question_type", "qa_bias_by_question_type.csv", "By question type"),
+                              ("domain", "qa_bias_by_domain.csv", "By domain")):
+        tab = qa.breakdown(with_facets, by, models)
+        _csv(tab, out_dir / name)
+        sections.append(Section(heading=heading, table=tab,
+                                text=f"Mean final score per model and {by.replace('_', ' ')} (all dialects "
+                                     "pooled); all = the model over every type; model_avg = mean over "
+                                     "models; "
+                                     f"n = scored judgments. Items without a {by.replace('_', ' ')}: "
+                                     "(none)."))
+    sizes = qa.model_size_table(table, task.exp.models)
+    _csv(sizes, out_dir / "qa_bias_by_model_size.csv")
+    scale = qa.scale_spearman(sizes)
+    _csv(scale, out_dir / "qa_bias_scale_by_family.csv")
+    sections += [
+        Section(heading="Model family and size", table=sizes,
+                text="avg score = the matrix's avg (macro over dialects); mean gap = 10 − avg score. family "
+                     "and "
+                     "params_b come from the experiment file (optional model fields)."),
+        Section(heading="Does scale reduce the gap?", table=scale,
+                text="Spearman ρ of params_b vs avg score within each family (and over all sized models): ρ "
+                     "> 0 "
+                     "means larger models score higher, i.e. a smaller gap; nan with fewer than 2 sized "
+                     "models."),
+    ]
+
+    # paired tests
+    pd_dialects = qa.paired_dialects(cube, models, dialects)
+    _csv(pd_dialects, out_dir / "qa_bias_paired_dialects.csv")
+    pd_models = qa.paired_models(cube, models)
+    _csv(pd_models, out_dir / "qa_bias_paired_models.csv")
+    sections += [
+        Section(heading="Paired tests: dialects within each model", table=_dialect_pair_summary(pd_dialects),
+                text="For each model, every pair of dialects on the same items: paired t-test and Wilcoxon "
+                     "signed-rank (zeros dropped), Holm-adjusted over the model's pairs. Summary per "
+                     "dialect pair "
+                     "(mean difference a − b over models; models with Holm-adjusted p < 0.05); every test "
+                     "is in "
+                     "qa_bias_paired_dialects.csv."),
+        Section(heading="Paired tests: models on the same items", table=pd_models,
+                text="Every pair of models on the same (item, dialect): paired t-test and Wilcoxon "
+                     "signed-rank, "
+                     "Holm-adjusted over all model pairs. mean_diff = model_a − model_b."),
+    ]
+
+    counts = _counts(scores, models)
+    _csv(counts, out_dir / "qa_bias_counts.csv")
+    sections.append(Section(
+        heading="Judgment counts", table=counts,
+        text="Unscored judgments failed to parse after repair and one re-ask; they are never scored 0. "
+             "Zeroed: script check or refusal (by the judge or the code). Overridden: a human score "
+             "replaces the "
+             "judge's (changed by review: it differs); pending review: needs review, no human score yet."))
+
     n_scored = int(scores.final_score.notna().sum())
     mean = float(np.nanmean(scores.final_score)) if n_scored else float("nan")
-    return {"title": f"{task.exp.name}: QA dialect bias", "sections": sections,
-            "metadata": {"primary judge": judge.id, "judgments": len(scores), "scored": n_scored,
-                         "mean score": f"{mean:.3f}"}}
+    metadata.update({"judgments": len(scores), "scored": n_scored, "mean score": f"{mean:.3f}"})
+    return {"title": f"{task.exp.name}: QA dialect bias", "sections": sections, "metadata": metadata}
+
+
+def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str], models: list[str],
+                        dialects: list[str], opts: Any, out_dir: Path, metadata: dict[str, Any],
+                        ) -> list[Section]:
+    agree = qa.agreement_table(frame, primary, secondaries, ccc_min=opts.agreement_ccc_min,
+                               cbs_min=opts.agreement_cbs_min, threshold=opts.cbs_threshold, models=models,
+                               dialects=dialects)
+    _csv(agree, out_dir / "qa_bias_judge_agreement.csv")
+    kappa = qa.likert_kappa(frame, primary, secondaries, LIKERT_FIELDS)
+    _csv(kappa, out_dir / "qa_bias_judge_kappa.csv")
+    alpha, units = qa.interval_alpha(frame, [primary, *secondaries])
+    alpha_df = pd.DataFrame([{"judges": ", ".join([primary, *secondaries]), "units": units,
+                              "alpha_interval": alpha}])
+    _csv(alpha_df, out_dir / "qa_bias_judge_alpha.csv")
+    panels = []
+    for sec in secondaries:
+        pairs, _ = qa.pair_judges(frame, primary, sec)
+        panels.append((sec, pairs.p.to_numpy(float), pairs.s.to_numpy(float)))
+    scatter = agreement_scatter(panels, f"{primary} (primary) score", out_dir / "qa_bias_agreement_scatter")
+    overall = agree[agree.scope == "overall"]
+    for _, r in overall.iterrows():
+        metadata[f"agreement {r.secondary}"] = f"C {r.ccc:.3f}, CBS " + (
+            "undefined" if pd.isna(r.cbs) else f"{r.cbs:.3f}") + f", {r['pass']}"
+    return [
+        Section(heading="Multi-judge validation (Table 5)", table=agree,
+                text=f"Each secondary judge vs the primary ({primary}) on the same (model, item, dialect), "
+                     f"judge "
+                     "scores (not human overrides); pairs where either judgment is unscored are dropped "
+                     f"(dropped_unscored). PASS: C ≥ {opts.agreement_ccc_min} and CBS ≥ "
+                     f"{opts.agreement_cbs_min}; "
+                     f"CBS uses the critical set primary < {opts.cbs_threshold} and is undefined (empty, "
+                     f"FAIL) "
+                     "when that set is empty. C = Lin's CCC (population moments)."),
+        Section(heading="Agreement scatter", image_png=scatter,
+                image_alt="primary vs secondary judge scores"),
+        Section(heading="Likert agreement (weighted Cohen's kappa)", table=kappa,
+                text="Quadratic-weighted Cohen's kappa per rubric field (labels 0–5) between the primary "
+                     "and each "
+                     "secondary, over pairs where both judges returned the field."),
+        Section(heading="Krippendorff's alpha", table=alpha_df,
+                text="Interval alpha of the 0–10 judge scores of all judges over (model, item, dialect) "
+                     "units "
+                     "rated by at least two judges."),
+    ]
+
+
+def _dialect_pair_summary(tests: pd.DataFrame) -> pd.DataFrame:
+    if tests.empty:
+        return pd.DataFrame(columns=["dialect_a", "dialect_b", "models", "mean_diff", "models_t_holm_p<0.05",
+                                     "models_wilcoxon_holm_p<0.05"])
+    g = tests.groupby(["dialect_a", "dialect_b"], sort=False)
+    return pd.DataFrame({
+        "models": g.size(), "mean_diff": g.mean_diff.mean(),
+        "models_t_holm_p<0.05": g.t_pvalue_holm.apply(lambda p: int((p < 0.05).sum())),
+        "models_wilcoxon_holm_p<0.05": g.wilcoxon_pvalue_holm.apply(lambda p: int((p < 0.05).sum())),
+    }).reset_index()

@@ -33,6 +33,11 @@ class QABiasOptions(BaseModel):
     script_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
     max_tokens: int = Field(default=512, ge=1)
     judge_max_tokens: int = Field(default=1024, ge=1)
+    agreement_ccc_min: float = Field(default=0.80, ge=-1.0, le=1.0,
+                                     description="Table 5 pass: Lin's C ≥ this")
+    agreement_cbs_min: float = Field(default=0.75, ge=0.0, le=1.0, description="Table 5 pass: CBS ≥ this")
+    cbs_threshold: float = Field(default=4.0, description="CBS critical set: primary score below this")
+    n_resamples: int = Field(default=10_000, ge=1, description="bootstrap resamples for the gap CIs")
 
 
 class QABiasTask(Task):

@@ -1,0 +1,427 @@
+"""Analysis of qa_bias judgments: judge agreement (paper Table 5), breakdowns, gap CIs, paired tests.
+
+Pure pandas/numpy functions over the frames `_qa_report` loads from the store (SPEC §4 P3; Bengali
+dialect-bias paper §3.4, §4.2–4.3). Everything is vectorised so that a study of the paper's size
+(19 models × 3,600 dialect pairs × 3 judges) is analysed in seconds:
+
+- the bootstrap draws one item-resample count matrix W (resamples × items) per block and gets the
+  resampled mean of every model × dialect cell at once as (W @ sums) / (W @ counts);
+- paired t and Wilcoxon tests run on all pairs of a family at once (pairwise deletion of missing
+  rows), with scipy's formulas; small or degenerate samples fall back to `metrics.paired_test`.
+
+Frame conventions: `judgments` has one row per (judge, model, item, variant) — the latest judgment —
+with columns judge_id, model_id, item_id, variant, judge_score, final_score (human override where one exists)
+and the Likert fields; unscored judgments have NaN scores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from dialectbias.metrics import (
+    cohen_kappa,
+    critical_bias_sensitivity,
+    lin_ccc,
+    mean_abs_difference,
+    paired_test,
+    pearson,
+    spearman,
+)
+
+KEYS = ["model_id", "item_id", "variant"]
+AGREEMENT_COLUMNS = ["primary", "secondary", "scope", "group", "n", "ccc", "cbs", "pearson", "spearman",
+                     "mean_abs_diff", "pass", "note", "dropped_unscored"]
+KAPPA_COLUMNS = ["primary", "secondary", "field", "n", "kappa_quadratic"]
+GAP_COLUMNS = ["model", "dialect", "n", "mean_score", "gap", "ci_low", "ci_high"]
+PAIRED_STAT_COLUMNS = ["n", "mean_a", "mean_b", "mean_diff", "t_statistic", "t_pvalue", "t_pvalue_holm",
+                       "wilcoxon_statistic", "wilcoxon_pvalue", "wilcoxon_pvalue_holm"]
+ALL = "all"
+NONE_LABEL = "(none)"
+_BLOCK_ELEMENTS = 500_000  # bootstrap resamples are drawn in blocks of ≈ this many item counts (4 MB)
+_WILCOXON_EXACT_MAX = 50  # scipy's method='auto' is asymptotic above this many pairs
+
+
+# -- judge agreement (paper Table 5) ---------------------------------------------------------------
+
+
+def pair_judges(judgments: pd.DataFrame, primary: str, secondary: str,
+                value: str = "judge_score") -> tuple[pd.DataFrame, int]:
+    """Judgments of two judges on the same (model, item, variant), as columns `p` and `s`.
+
+    Returns (pairs with both scores, number of pairs dropped because either score is missing).
+    Agreement uses judge scores, not human overrides: it validates the judges themselves.
+    """
+    a = judgments.loc[judgments.judge_id == primary, [*KEYS, value]].rename(columns={value: "p"})
+    b = judgments.loc[judgments.judge_id == secondary, [*KEYS, value]].rename(columns={value: "s"})
+    both = a.merge(b, on=KEYS, how="inner")
+    ok = both.p.notna() & both.s.notna()
+    return both.loc[ok].reset_index(drop=True), int((~ok).sum())
+
+
+def agreement_row(p: np.ndarray, s: np.ndarray, *, ccc_min: float, cbs_min: float,
+                  threshold: float, scale: float = 10.0) -> dict[str, Any]:
+    """C, CBS, Pearson, Spearman, mean |Δ|, n and PASS/FAIL (C ≥ ccc_min and CBS ≥ cbs_min).
+
+    CBS is None (undefined, reported empty) when no primary score is below `threshold`; the row
+    then fails with the note "CBS undefined". Empty input fails with the note "no pairs".
+    """
+    n = int(p.size)
+    if n == 0:
+        return {"n": 0, "ccc": math.nan, "cbs": None, "pearson": math.nan, "spearman": math.nan,
+                "mean_abs_diff": math.nan, "pass": "FAIL", "note": "no pairs"}
+    ccc = lin_ccc(p, s)
+    cbs = critical_bias_sensitivity(p, s, threshold=threshold, scale=scale)
+    notes = []
+    if cbs is None:
+        notes.append("CBS undefined (no primary score below the threshold)")
+    if math.isnan(ccc):
+        notes.append("C undefined")
+    passed = cbs is not None and not math.isnan(ccc) and ccc >= ccc_min and cbs >= cbs_min
+    return {"n": n, "ccc": ccc, "cbs": cbs, "pearson": pearson(p, s), "spearman": spearman(p, s),
+            "mean_abs_diff": mean_abs_difference(p, s), "pass": "PASS" if passed else "FAIL",
+            "note": "; ".join(notes)}
+
+
+def agreement_table(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str], *,
+                    ccc_min: float = 0.80, cbs_min: float = 0.75, threshold: float = 4.0,
+                    models: Sequence[str] | None = None, dialects: Sequence[str] | None = None,
+                    ) -> pd.DataFrame:
+    """Table 5 for every secondary judge vs the primary: overall, per dialect and per model."""
+    rows = []
+    for sec in secondaries:
+        pairs, dropped = pair_judges(judgments, primary, sec)
+        kw = {"ccc_min": ccc_min, "cbs_min": cbs_min, "threshold": threshold}
+        p_all, s_all = pairs.p.to_numpy(float), pairs.s.to_numpy(float)
+        rows.append({"primary": primary, "secondary": sec, "scope": "overall", "group": ALL,
+                     **agreement_row(p_all, s_all, **kw), "dropped_unscored": dropped})
+        for scope, col, order in (("dialect", "variant", dialects), ("model", "model_id", models)):
+            groups = _positions(pairs[col])
+            dropped_by = _dropped_by(judgments, primary, sec, col)
+            for g in (order if order is not None else sorted(groups)):
+                idx = groups.get(g, np.empty(0, dtype=np.intp))
+                rows.append({"primary": primary, "secondary": sec, "scope": scope, "group": g,
+                             **agreement_row(p_all[idx], s_all[idx], **kw),
+                             "dropped_unscored": int(dropped_by.get(g, 0))})
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+
+
+def _positions(labels: pd.Series) -> dict[Any, np.ndarray]:
+    codes, uniques = pd.factorize(labels, sort=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    return {u: order[bounds[i]:bounds[i + 1]] for i, u in enumerate(uniques)}
+
+
+def _dropped_by(judgments: pd.DataFrame, primary: str, secondary: str, col: str) -> pd.Series:
+    a = judgments.loc[judgments.judge_id == primary, [*KEYS, "judge_score"]]
+    b = judgments.loc[judgments.judge_id == secondary, [*KEYS, "judge_score"]]
+    both = a.merge(b, on=KEYS, how="inner", suffixes=("_p", "_s"))
+    bad = both.judge_score_p.isna() | both.judge_score_s.isna()
+    return both.loc[bad, col].astype(object).value_counts()
+
+
+def likert_kappa(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str],
+                 fields: Sequence[str], labels: Sequence[int] = range(6)) -> pd.DataFrame:
+    """Quadratic-weighted Cohen's kappa per Likert field between the primary and each secondary,
+    on the pairs where both judges gave that field (unparsed judgments have none)."""
+    rows = []
+    a = judgments.loc[judgments.judge_id == primary, [*KEYS, *fields]]
+    for sec in secondaries:
+        b = judgments.loc[judgments.judge_id == sec, [*KEYS, *fields]]
+        both = a.merge(b, on=KEYS, how="inner", suffixes=("_p", "_s"))
+        for f in fields:
+            ok = both[f"{f}_p"].notna() & both[f"{f}_s"].notna()
+            x = both.loc[ok, f"{f}_p"].astype(int).tolist()
+            y = both.loc[ok, f"{f}_s"].astype(int).tolist()
+            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x),
+                         "kappa_quadratic": cohen_kappa(x, y, weights="quadratic", labels=list(labels))})
+    return pd.DataFrame(rows, columns=KAPPA_COLUMNS)
+
+
+def interval_alpha(judgments: pd.DataFrame, judges: Sequence[str], value: str = "judge_score",
+                   ) -> tuple[float, int]:
+    """Krippendorff's alpha (interval) of the judges' scores over units (model, item, variant).
+
+    Closed form of `metrics.krippendorff_alpha(..., 'interval')` (Krippendorff 2011) in O(ratings)
+    memory: with n pairable ratings, D_o = Σ_u 2·m_u·SS_u / (m_u − 1) and D_e = 2·n·SS over all
+    pairable ratings (SS = sum of squares about the mean), α = 1 − (n − 1)·D_o / D_e.
+    Returns (alpha, number of pairable units); nan when there is no variation or no pairable unit.
+    """
+    df = judgments.loc[judgments.judge_id.isin(list(judges)) & judgments[value].notna(), [*KEYS, value]]
+    v = df[value].to_numpy(float)
+    if v.size == 0:
+        return math.nan, 0
+    unit = df.groupby(KEYS, observed=True, sort=False).ngroup().to_numpy()
+    m = np.bincount(unit)
+    keep = m[unit] >= 2
+    unit, v = unit[keep], v[keep]
+    if v.size == 0:
+        return math.nan, 0
+    m = np.bincount(unit)
+    present = m > 0
+    sums = np.bincount(unit, weights=v)
+    means = np.divide(sums, m, out=np.zeros_like(sums), where=present)
+    ss_u = np.bincount(unit, weights=(v - means[unit]) ** 2)
+    d_o = float(np.sum(2.0 * m[present] * ss_u[present] / (m[present] - 1)))
+    n = v.size
+    d_e = 2.0 * n * float(np.sum((v - v.mean()) ** 2))
+    if d_e == 0:
+        return math.nan, int(present.sum())
+    return 1.0 - (n - 1) * d_o / d_e, int(present.sum())
+
+
+# -- breakdowns ------------------------------------------------------------------------------------
+
+
+def breakdown(scores: pd.DataFrame, by: str, models: Sequence[str]) -> pd.DataFrame:
+    """Mean final score per model × `by` (question_type, domain), with a last `model_avg` row
+    (mean of each column over models, like Table 4's dialect average) and an `n` row of counts."""
+    s = scores.dropna(subset=["final_score"])
+    key = s[by].astype(object).where(s[by].notna(), NONE_LABEL)
+    table = s.assign(_k=key).pivot_table(index="model_id", columns="_k", values="final_score",
+                                         aggfunc="mean", observed=True)
+    cols = sorted(table.columns.tolist(), key=str)
+    table = table.reindex(index=list(models), columns=cols)
+    table["all"] = s.groupby("model_id", observed=True).final_score.mean().reindex(list(models))
+    table.loc["model_avg"] = table.mean(axis=0)
+    counts = s.assign(_k=key).groupby("_k").size().reindex(cols)
+    table.loc["n (scored)"] = [*counts.tolist(), len(s)]
+    out = table.reset_index().rename(columns={"index": "model"})
+    out.columns.name = None
+    return out.rename(columns={out.columns[0]: "model"})
+
+
+def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any]) -> pd.DataFrame:
+    """model, family, params_b, avg score (Table 4 avg: macro over dialects) and mean gap 10 − avg."""
+    avg = matrix.set_index("model")["avg"]
+    rows = [{"model": m.id, "family": m.family, "params_b": m.params_b,
+             "avg_score": float(avg.get(m.id, math.nan)),
+             "mean_gap": 10.0 - float(avg.get(m.id, math.nan))} for m in configs]
+    return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap"])
+
+
+def scale_spearman(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Does scale reduce the gap? Spearman ρ of params_b vs avg score within each family (and over
+    all models with a size); ρ > 0 means larger models score higher (smaller gap). nan with < 2 sized
+    models or no variation."""
+    known = sizes.dropna(subset=["params_b", "avg_score"])
+    rows = []
+    for fam, g in known.dropna(subset=["family"]).groupby("family", sort=True):
+        rows.append({"family": fam, "n_models": len(g),
+                     "spearman_params_vs_score": spearman(g.params_b, g.avg_score)})
+    rows.append({"family": ALL, "n_models": len(known),
+                 "spearman_params_vs_score": spearman(known.params_b, known.avg_score)})
+    return pd.DataFrame(rows, columns=["family", "n_models", "spearman_params_vs_score"])
+
+
+# -- gap with bootstrap CIs ------------------------------------------------------------------------
+
+
+def score_cube(scores: pd.DataFrame, models: Sequence[str], dialects: Sequence[str],
+               ) -> tuple[np.ndarray, list[Any]]:
+    """Final scores as an array [model, item, dialect] (NaN where unscored or missing) and the items."""
+    s = scores.dropna(subset=["final_score"])
+    s = s[s.model_id.isin(list(models)) & s.variant.isin(list(dialects))]
+    items = sorted(pd.unique(s.item_id.astype(object)).tolist(), key=str)
+    cube = np.full((len(models), len(items), len(dialects)), np.nan)
+    mi = pd.Categorical(s.model_id.astype(object), categories=list(models)).codes
+    ii = pd.Categorical(s.item_id.astype(object), categories=items).codes
+    di = pd.Categorical(s.variant.astype(object), categories=list(dialects)).codes
+    cube[mi, ii, di] = s.final_score.to_numpy(float)
+    return cube, items
+
+
+def gap_table(scores: pd.DataFrame, models: Sequence[str], dialects: Sequence[str], *,
+              n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0,
+              max_score: float = 10.0) -> pd.DataFrame:
+    """The gap `max_score − mean score` per model × dialect with percentile-bootstrap CIs of the cell
+    mean, resampling items; plus per-model rows (dialect `all`: macro over the model's dialects, as
+    Table 4's avg), per-dialect rows (model `all`: macro over models, as the dialect-average row) and
+    the grand row. One item resample is shared by all cells in each replicate, so the aggregate rows
+    are bootstrapped consistently (a cluster bootstrap over items). Seeded and reproducible."""
+    cube, _ = score_cube(scores, models, dialects)
+    n_m, n_i, n_d = cube.shape
+    present = ~np.isnan(cube)
+    vals = np.where(present, cube, 0.0).transpose(1, 0, 2).reshape(n_i, n_m * n_d)
+    cnts = present.astype(float).transpose(1, 0, 2).reshape(n_i, n_m * n_d)
+    n_cell = cnts.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = vals.sum(axis=0) / n_cell
+    reps = _bootstrap_cell_means(vals, cnts, n_resamples, seed) if n_i >= 1 else None
+
+    groups: list[tuple[str, str, np.ndarray]] = []
+    cell = np.arange(n_m * n_d).reshape(n_m, n_d)
+    for mi, m in enumerate(models):
+        for di, d in enumerate(dialects):
+            groups.append((m, d, cell[mi, di:di + 1]))
+    for mi, m in enumerate(models):
+        groups.append((m, ALL, cell[mi, :]))
+    for di, d in enumerate(dialects):
+        groups.append((ALL, d, cell[:, di]))
+    groups.append((ALL, ALL, cell.ravel()))
+    alpha = (1.0 - confidence) / 2.0
+    rows = []
+    with np.errstate(invalid="ignore"):
+        for m, d, idx in groups:
+            n = int(n_cell[idx].sum())
+            mean = float(np.mean(point[idx])) if idx.size else math.nan
+            lo = hi = math.nan
+            if reps is not None and n >= 2:
+                stat = reps[:, idx].mean(axis=1) if idx.size > 1 else reps[:, idx[0]]
+                if not np.isnan(mean):
+                    q = np.nanquantile(stat, [alpha, 1 - alpha]) if np.isnan(stat).any() else \
+                        np.quantile(stat, [alpha, 1 - alpha])
+                    lo, hi = float(q[0]), float(q[1])
+            rows.append({"model": m, "dialect": d, "n": n, "mean_score": mean, "gap": max_score - mean,
+                         "ci_low": max_score - hi, "ci_high": max_score - lo})
+    return pd.DataFrame(rows, columns=GAP_COLUMNS)
+
+
+def _bootstrap_cell_means(vals: np.ndarray, cnts: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Resampled cell means, shape (n_resamples, cells): each replicate draws n_items items with
+    replacement (counts W) and every cell's mean is Σ W·sum / Σ W·count over its present items."""
+    n_items = vals.shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_resamples, vals.shape[1]))
+    block = max(1, _BLOCK_ELEMENTS // max(1, n_items))
+    for start in range(0, n_resamples, block):
+        b = min(block, n_resamples - start)
+        draws = rng.integers(0, n_items, size=(b, n_items))
+        w = np.bincount((draws + (np.arange(b) * n_items)[:, None]).ravel(),
+                        minlength=b * n_items).reshape(b, n_items).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + b] = (w @ vals) / (w @ cnts)
+    return out
+
+
+# -- paired tests ----------------------------------------------------------------------------------
+
+
+def batched_paired_tests(x: np.ndarray, y: np.ndarray) -> pd.DataFrame:
+    """Paired t-test and Wilcoxon signed-rank test for every column of x (n × k) against y, dropping
+    rows where either is NaN (pairwise deletion per column).
+
+    Same numbers as `metrics.paired_test` (scipy's ttest_rel and wilcoxon, zeros dropped, no continuity
+    correction), computed for all columns at once: the t-test in closed form, Wilcoxon with scipy's
+    normal approximation (its method='auto' for more than 50 pairs, with the tie correction). Columns
+    with ≤ 50 pairs or all-zero differences are computed by `paired_test` itself.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    d = x - y
+    valid = ~np.isnan(d)
+    n = valid.sum(axis=0)
+    k = d.shape[1]
+    res = {c: np.full(k, np.nan) for c in ("mean_diff", "t_statistic", "t_pvalue", "wilcoxon_statistic",
+                                           "wilcoxon_pvalue")}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dz = np.where(valid, d, 0.0)
+        mean = dz.sum(axis=0) / n
+        var = np.where(valid, (d - mean) ** 2, 0.0).sum(axis=0) / (n - 1)
+        t = mean / np.sqrt(var / n)
+        res["mean_diff"] = mean
+        res["t_statistic"] = t
+        res["t_pvalue"] = 2.0 * special.stdtr(n - 1, -np.abs(t))
+        nonzero = valid & (d != 0)
+        w_stat, w_p = _wilcoxon_asymptotic(d, nonzero)
+    res["wilcoxon_statistic"], res["wilcoxon_pvalue"] = w_stat, w_p
+    slow = (n <= _WILCOXON_EXACT_MAX) | ~nonzero.any(axis=0)
+    for j in np.flatnonzero(slow):
+        r = paired_test(x[valid[:, j], j], y[valid[:, j], j])
+        res["mean_diff"][j], res["t_statistic"][j] = r.mean_diff, r.t_statistic
+        res["t_pvalue"][j] = r.t_pvalue
+        res["wilcoxon_statistic"][j], res["wilcoxon_pvalue"][j] = r.wilcoxon_statistic, r.wilcoxon_pvalue
+    return pd.DataFrame({"n": n.astype(int), **res})
+
+
+def _wilcoxon_asymptotic(d: np.ndarray, nonzero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """min(R+, R−) and the two-sided normal-approximation p per column (zeros and NaN dropped; average
+    ranks of |d| within the column; variance n(n+1)(2n+1)/24 − Σ(t³ − t)/48 over tie groups)."""
+    k = d.shape[1]
+    rows, cols = np.nonzero(nonzero)
+    a = np.abs(d[rows, cols])
+    order = np.lexsort((a, cols))
+    a, cols, sign = a[order], cols[order], np.sign(d[rows, cols][order])
+    if a.size == 0:
+        return np.full(k, np.nan), np.full(k, np.nan)
+    new_run = np.r_[True, (a[1:] != a[:-1]) | (cols[1:] != cols[:-1])]
+    run_start = np.flatnonzero(new_run)
+    run_len = np.diff(np.r_[run_start, a.size])
+    run_id = np.cumsum(new_run) - 1
+    col_start = np.searchsorted(cols, np.arange(k))  # first position of each column
+    pos = np.arange(a.size) - col_start[cols]  # 0-based position within the column
+    start_in_col = pos[run_start]
+    avg_rank = start_in_col + (run_len + 1) / 2.0  # average of ranks start+1 … start+len
+    rank = avg_rank[run_id]
+    count = np.bincount(cols, minlength=k).astype(float)
+    r_plus = np.bincount(cols, weights=rank * (sign > 0), minlength=k)
+    r_minus = np.bincount(cols, weights=rank * (sign < 0), minlength=k)
+    ties = np.bincount(cols[run_start], weights=run_len.astype(float) ** 3 - run_len, minlength=k)
+    mn = count * (count + 1.0) * 0.25
+    se = np.sqrt((count * (count + 1.0) * (2.0 * count + 1.0) - ties / 2.0) / 24.0)
+    z = (r_plus - mn) / se
+    p = 2.0 * special.ndtr(-np.abs(z))
+    return np.minimum(r_plus, r_minus), p
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm–Bonferroni adjusted p-values (NaN entries stay NaN and are not counted)."""
+    p = np.asarray(p, float)
+    out = np.full_like(p, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if ok.size == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = ok.size
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def paired_dialects(cube: np.ndarray, models: Sequence[str], dialects: Sequence[str]) -> pd.DataFrame:
+    """For each model, every pair of dialects on the same items: paired t and Wilcoxon (Holm-adjusted
+    within the model's pairs). mean_diff = mean(dialect_a − dialect_b)."""
+    pairs = list(itertools.combinations(range(len(dialects)), 2))
+    frames = []
+    if not pairs:
+        return pd.DataFrame(columns=["model", "dialect_a", "dialect_b", *PAIRED_STAT_COLUMNS])
+    ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    for mi, m in enumerate(models):
+        x, y = cube[mi][:, ia], cube[mi][:, ib]
+        frames.append(_paired_frame(x, y, {"model": m, "dialect_a": [dialects[i] for i in ia],
+                                           "dialect_b": [dialects[i] for i in ib]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def paired_models(cube: np.ndarray, models: Sequence[str]) -> pd.DataFrame:
+    """Every pair of models on the same (item, dialect): paired t and Wilcoxon (Holm-adjusted over all
+    model pairs). mean_diff = mean(model_a − model_b)."""
+    pairs = list(itertools.combinations(range(len(models)), 2))
+    if not pairs:
+        return pd.DataFrame(columns=["model_a", "model_b", *PAIRED_STAT_COLUMNS])
+    flat = cube.reshape(cube.shape[0], -1).T  # (item × dialect) × models
+    ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    return _paired_frame(flat[:, ia], flat[:, ib], {"model_a": [models[i] for i in ia],
+                                                    "model_b": [models[i] for i in ib]})
+
+
+def _paired_frame(x: np.ndarray, y: np.ndarray, labels: dict[str, Any]) -> pd.DataFrame:
+    stats_ = batched_paired_tests(x, y)
+    both = ~(np.isnan(x) | np.isnan(y))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_a = np.where(both, x, 0).sum(axis=0) / both.sum(axis=0)
+        mean_b = np.where(both, y, 0).sum(axis=0) / both.sum(axis=0)
+    out = pd.DataFrame(labels)
+    out["n"] = stats_["n"].to_numpy()
+    out["mean_a"], out["mean_b"] = mean_a, mean_b
+    for c in ("mean_diff", "t_statistic", "t_pvalue", "wilcoxon_statistic", "wilcoxon_pvalue"):
+        out[c] = stats_[c].to_numpy()
+    out["t_pvalue_holm"] = holm(out.t_pvalue.to_numpy())
+    out["wilcoxon_pvalue_holm"] = holm(out.wilcoxon_pvalue.to_numpy())
+    return out[[*labels, *PAIRED_STAT_COLUMNS]]

@@ -1,0 +1,279 @@
+"""qa_bias analysis functions (Table 5 agreement, breakdowns, gap CIs, paired tests), hand-checked."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dialectbias.metrics import (
+    cohen_kappa,
+    critical_bias_sensitivity,
+    krippendorff_alpha,
+    lin_ccc,
+    mean_abs_difference,
+    paired_test,
+    pearson,
+    spearman,
+)
+from dialectbias.tasks import _qa_analysis as qa
+
+FIELDS = ["dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
+          "appropriate_length"]
+MODELS = ["m1", "m2"]
+DIALECTS = ["chittagong", "sylhet", "tangail"]
+ITEMS = ["i1", "i2", "i3", "i4"]
+JUDGES = ["gemini", "gpt", "gemma"]
+
+
+def synthetic_frame(seed: int = 3) -> pd.DataFrame:
+    """2 models × 3 dialects × 4 items × 3 judges; the secondaries are noisy copies of the primary."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m, d, i in itertools.product(MODELS, DIALECTS, ITEMS):
+        likert = rng.integers(0, 6, size=5)
+        for j, judge in enumerate(JUDGES):
+            lk = np.clip(likert + (rng.integers(-1, 2, size=5) if j else 0), 0, 5)
+            score = float(np.dot([3.0, 2.5, 2.0, 1.5, 1.0], lk) / 5)
+            rows.append({"judge_id": judge, "model_id": m, "item_id": i, "variant": d, "judge_score": score,
+                         "human_score": math.nan, "final_score": score,
+                         **{f: float(v) for f, v in zip(FIELDS, lk, strict=True)}})
+    return pd.DataFrame(rows)
+
+
+# -- Table 5 -----------------------------------------------------------------------------------------
+
+
+def test_agreement_row_hand_checked() -> None:
+    p, s = np.array([2.0, 5.0, 8.0, 3.0]), np.array([3.0, 5.0, 7.0, 6.0])
+    row = qa.agreement_row(p, s, ccc_min=0.8, cbs_min=0.75, threshold=4.0)
+    # means 4.5 / 5.25, population variances 5.25 / 2.1875, covariance 2.625:
+    # C = 2·2.625 / (5.25 + 2.1875 + 0.75²) = 5.25 / 8
+    assert row["ccc"] == pytest.approx(0.65625)
+    # critical set (primary < 4): rows 0 and 3; the secondary agrees on row 0 only → recall 0.5;
+    # MAE = (1 + 0 + 1 + 3) / 4 = 1.25 → CBS = 0.5 × (1 − 0.125)
+    assert row["cbs"] == pytest.approx(0.4375)
+    assert row["mean_abs_diff"] == pytest.approx(1.25)
+    assert row["n"] == 4 and row["pass"] == "FAIL" and row["note"] == ""
+    assert qa.agreement_row(p, s, ccc_min=0.6, cbs_min=0.4, threshold=4.0)["pass"] == "PASS"
+    assert qa.agreement_row(p, s, ccc_min=0.6, cbs_min=0.5, threshold=4.0)["pass"] == "FAIL"  # CBS short
+    assert qa.agreement_row(p, s, ccc_min=0.7, cbs_min=0.4, threshold=4.0)["pass"] == "FAIL"  # C short
+
+
+def test_cbs_undefined_fails_and_is_not_zero() -> None:
+    p, s = np.array([6.0, 7.0, 9.0]), np.array([6.0, 7.0, 9.0])  # perfect agreement, no critical row
+    row = qa.agreement_row(p, s, ccc_min=0.8, cbs_min=0.75, threshold=4.0)
+    assert row["ccc"] == 1.0 and row["cbs"] is None
+    assert row["pass"] == "FAIL" and "CBS undefined" in row["note"]
+    empty = qa.agreement_row(np.array([]), np.array([]), ccc_min=0.8, cbs_min=0.75, threshold=4.0)
+    assert empty["n"] == 0 and empty["pass"] == "FAIL" and empty["note"] == "no pairs"
+
+
+def test_agreement_table_equals_metrics_computed_independently() -> None:
+    frame = synthetic_frame()
+    frame.loc[(frame.judge_id == "gpt") & (frame.item_id == "i1") & (frame.model_id == "m1")
+              & (frame.variant == "sylhet"), "judge_score"] = np.nan  # one unscored secondary judgment
+    table = qa.agreement_table(frame, "gemini", ["gpt", "gemma"], ccc_min=0.5, cbs_min=0.5, threshold=4.0,
+                               models=MODELS, dialects=DIALECTS)
+    assert list(table.columns) == qa.AGREEMENT_COLUMNS
+    assert len(table) == 2 * (1 + len(DIALECTS) + len(MODELS))
+    for sec in ("gpt", "gemma"):
+        a = frame[frame.judge_id == "gemini"].set_index(qa.KEYS).judge_score
+        b = frame[frame.judge_id == sec].set_index(qa.KEYS).judge_score
+        both = pd.concat([a.rename("p"), b.rename("s")], axis=1).dropna().reset_index()
+        for scope, col, group in [("overall", None, "all"), ("dialect", "variant", "sylhet"),
+                                  ("model", "model_id", "m2")]:
+            sub = both if col is None else both[both[col] == group]
+            row = table[(table.secondary == sec) & (table.scope == scope) & (table.group == group)].iloc[0]
+            assert row.n == len(sub)
+            assert row.ccc == pytest.approx(lin_ccc(sub.p, sub.s))
+            assert row.pearson == pytest.approx(pearson(sub.p, sub.s))
+            assert row.spearman == pytest.approx(spearman(sub.p, sub.s))
+            assert row.mean_abs_diff == pytest.approx(mean_abs_difference(sub.p, sub.s))
+            cbs = critical_bias_sensitivity(sub.p, sub.s, threshold=4.0)
+            assert (pd.isna(row.cbs) and cbs is None) or row.cbs == pytest.approx(cbs)
+    overall = table[(table.scope == "overall")].set_index("secondary")
+    assert overall.loc["gpt", "n"] == 23 and overall.loc["gpt", "dropped_unscored"] == 1
+    assert overall.loc["gemma", "n"] == 24 and overall.loc["gemma", "dropped_unscored"] == 0
+    by_dialect = table[(table.secondary == "gpt") & (table.scope == "dialect")].set_index("group")
+    assert by_dialect.loc["sylhet", "dropped_unscored"] == 1
+    assert by_dialect.loc["tangail", "dropped_unscored"] == 0
+
+
+def test_agreement_uses_judge_scores_not_overrides() -> None:
+    frame = synthetic_frame()
+    frame["human_score"] = 10.0
+    frame["final_score"] = 10.0
+    pairs, dropped = qa.pair_judges(frame, "gemini", "gpt")
+    assert dropped == 0 and (pairs.p != 10.0).any()
+
+
+def test_likert_kappa_and_alpha_equal_metrics() -> None:
+    frame = synthetic_frame()
+    frame.loc[3, FIELDS] = np.nan  # an unparsed judgment has no Likert values
+    kappa = qa.likert_kappa(frame, "gemini", ["gpt", "gemma"], FIELDS)
+    assert list(kappa.columns) == qa.KAPPA_COLUMNS and len(kappa) == 10
+    both = frame[frame.judge_id == "gemini"][[*qa.KEYS, *FIELDS]].merge(
+        frame[frame.judge_id == "gemma"][[*qa.KEYS, *FIELDS]], on=qa.KEYS, suffixes=("_p", "_s"))
+    ok = both["factual_correctness_p"].notna() & both["factual_correctness_s"].notna()
+    want = cohen_kappa(both.loc[ok, "factual_correctness_p"].astype(int).tolist(),
+                       both.loc[ok, "factual_correctness_s"].astype(int).tolist(), weights="quadratic",
+                       labels=range(6))
+    got = kappa[(kappa.secondary == "gemma") & (kappa.field == "factual_correctness")].iloc[0]
+    assert got.kappa_quadratic == pytest.approx(want) and got.n == int(ok.sum())
+
+    frame.loc[5, "judge_score"] = np.nan  # a missing rating
+    alpha, units = qa.interval_alpha(frame, JUDGES)
+    wide = frame.pivot_table(index=qa.KEYS, columns="judge_id", values="judge_score", dropna=False)
+    data = [[None if pd.isna(v) else v for v in wide[j]] for j in JUDGES]
+    assert alpha == pytest.approx(krippendorff_alpha(data, "interval"))
+    assert units == len(MODELS) * len(DIALECTS) * len(ITEMS)
+
+
+def test_interval_alpha_hand_checked() -> None:
+    # units (1, 2) and (3, 3): D_o = 2·2·0.5/1 + 0 = 2; all ratings 1, 2, 3, 3: SS = 2.75, D_e = 2·4·2.75 = 22
+    # α = 1 − 3·2/22 = 8/11 (Krippendorff's coincidence-matrix formula gives the same)
+    frame = pd.DataFrame({"judge_id": ["a", "b", "a", "b"], "model_id": "m", "item_id": ["x", "x", "y", "y"],
+                          "variant": "d", "judge_score": [1.0, 2.0, 3.0, 3.0]})
+    alpha, units = qa.interval_alpha(frame, ["a", "b"])
+    assert alpha == pytest.approx(8 / 11) and units == 2
+    assert alpha == pytest.approx(krippendorff_alpha([[1, 3], [2, 3]], "interval"))
+
+
+# -- breakdowns --------------------------------------------------------------------------------------
+
+
+def test_breakdown_means_hand_checked() -> None:
+    scores = pd.DataFrame({
+        "model_id": ["m1", "m1", "m1", "m2", "m2", "m2"],
+        "item_id": ["a", "b", "c", "a", "b", "c"],
+        "final_score": [2.0, 4.0, 9.0, 6.0, np.nan, 7.0],
+        "question_type": ["definitional", "definitional", "factual", "definitional", "definitional", None],
+    })
+    t = qa.breakdown(scores, "question_type", ["m1", "m2"]).set_index("model")
+    assert list(t.columns) == ["(none)", "definitional", "factual", "all"]
+    assert t.loc["m1", "definitional"] == 3.0 and t.loc["m1", "factual"] == 9.0 and t.loc["m1", "all"] == 5.0
+    assert t.loc["m2", "definitional"] == 6.0 and t.loc["m2", "(none)"] == 7.0 and t.loc["m2", "all"] == 6.5
+    assert t.loc["model_avg", "definitional"] == 4.5 and t.loc["model_avg", "all"] == 5.75
+    assert t.loc["n (scored)"].tolist() == [1, 3, 1, 5]
+
+
+def test_model_size_and_scale_spearman() -> None:
+    class M:
+        def __init__(self, id: str, family: str | None, params_b: float | None) -> None:
+            self.id, self.family, self.params_b = id, family, params_b
+
+    matrix = pd.DataFrame({"model": ["a", "b", "c", "d", "dialect_avg"], "avg": [6.0, 8.0, 7.0, 5.0, 6.5]})
+    configs = [M("a", "x", 1), M("b", "x", 10), M("c", "x", 100), M("d", "y", None)]
+    sizes = qa.model_size_table(matrix, configs)
+    assert sizes.mean_gap.tolist() == [4.0, 2.0, 3.0, 5.0]
+    scale = qa.scale_spearman(sizes).set_index("family")
+    assert scale.loc["x", "n_models"] == 3
+    assert scale.loc["x", "spearman_params_vs_score"] == pytest.approx(0.5)
+    assert "y" not in scale.index  # no size
+    assert scale.loc["all", "n_models"] == 3
+
+
+# -- gap with bootstrap CIs --------------------------------------------------------------------------
+
+
+def test_gap_table_means_and_cis() -> None:
+    frame = synthetic_frame()
+    scores = frame[frame.judge_id == "gemini"].copy()
+    scores.loc[scores.index[0], "final_score"] = np.nan  # m1/chittagong/i1 unscored
+    gaps = qa.gap_table(scores, MODELS, DIALECTS, n_resamples=2000, seed=5)
+    assert list(gaps.columns) == qa.GAP_COLUMNS
+    assert len(gaps) == len(MODELS) * len(DIALECTS) + len(MODELS) + len(DIALECTS) + 1
+    cells = gaps.set_index(["model", "dialect"])
+    for m, d in itertools.product(MODELS, DIALECTS):
+        v = scores[(scores.model_id == m) & (scores.variant == d)].final_score.dropna()
+        row = cells.loc[(m, d)]
+        assert row.n == len(v) and row.mean_score == pytest.approx(v.mean())
+        assert row.gap == pytest.approx(10 - v.mean())
+        assert row.ci_low <= row.gap <= row.ci_high or v.nunique() == 1
+    # aggregate rows are macro means of the cells, as in the Table 4 matrix
+    assert cells.loc[("m2", "all"), "mean_score"] == pytest.approx(
+        np.mean([cells.loc[("m2", d), "mean_score"] for d in DIALECTS]))
+    assert cells.loc[("all", "sylhet"), "mean_score"] == pytest.approx(
+        np.mean([cells.loc[(m, "sylhet"), "mean_score"] for m in MODELS]))
+    assert cells.loc[("all", "all"), "n"] == len(scores) - 1
+    again = qa.gap_table(scores, MODELS, DIALECTS, n_resamples=2000, seed=5)
+    pd.testing.assert_frame_equal(gaps, again)  # seeded
+    other = qa.gap_table(scores, MODELS, DIALECTS, n_resamples=2000, seed=6)
+    assert not np.allclose(gaps.ci_low, other.ci_low)
+
+
+def test_gap_ci_equals_a_plain_item_bootstrap() -> None:
+    """Complete cells: the matmul bootstrap is exactly the percentile bootstrap of the item mean with
+    the same item draws."""
+    frame = synthetic_frame()
+    scores = frame[frame.judge_id == "gemini"]
+    b, seed = 500, 11
+    gaps = qa.gap_table(scores, MODELS, DIALECTS, n_resamples=b, seed=seed).set_index(["model", "dialect"])
+    draws = np.random.default_rng(seed).integers(0, len(ITEMS), size=(b, len(ITEMS)))
+    for m, d in [("m1", "sylhet"), ("m2", "tangail")]:
+        cell = scores[(scores.model_id == m) & (scores.variant == d)].set_index("item_id").final_score
+        x = cell.reindex(sorted(ITEMS)).to_numpy()
+        lo, hi = np.quantile(x[draws].mean(axis=1), [0.025, 0.975])
+        assert gaps.loc[(m, d), "ci_low"] == pytest.approx(10 - hi)
+        assert gaps.loc[(m, d), "ci_high"] == pytest.approx(10 - lo)
+
+
+# -- paired tests ------------------------------------------------------------------------------------
+
+
+def test_batched_paired_tests_equal_scipy() -> None:
+    rng = np.random.default_rng(0)
+    n, k = 120, 12
+    x = rng.integers(0, 21, (n, k)) / 2.0
+    y = x + rng.integers(-3, 4, (n, k)) / 2.0
+    x[rng.random((n, k)) < 0.1] = np.nan
+    x[:100, 1] = np.nan  # ≤ 50 pairs: scipy's exact/permutation path via paired_test
+    y[:, 2] = x[:, 2]  # all differences zero
+    y[:, 3] = x[:, 3] + 0.5  # constant difference
+    got = qa.batched_paired_tests(x, y)
+    for j in range(k):
+        ok = ~np.isnan(x[:, j]) & ~np.isnan(y[:, j])
+        want = paired_test(x[ok, j], y[ok, j])
+        assert got.n[j] == want.n
+        for c in ("mean_diff", "t_statistic", "t_pvalue", "wilcoxon_statistic", "wilcoxon_pvalue"):
+            assert got[c][j] == pytest.approx(getattr(want, c), rel=1e-9, abs=1e-300), (j, c)
+        if j not in (2, 3):
+            assert got.t_pvalue[j] == pytest.approx(stats.ttest_rel(x[ok, j], y[ok, j]).pvalue, rel=1e-9)
+            w = stats.wilcoxon(x[ok, j] - y[ok, j])
+            assert got.wilcoxon_pvalue[j] == pytest.approx(w.pvalue, rel=1e-9)
+
+
+def test_paired_dialects_and_models_match_scipy() -> None:
+    frame = synthetic_frame()
+    scores = frame[frame.judge_id == "gemini"]
+    cube, items = qa.score_cube(scores, MODELS, DIALECTS)
+    assert items == ITEMS and cube.shape == (2, 4, 3)
+    dia = qa.paired_dialects(cube, MODELS, DIALECTS)
+    assert list(dia.columns) == ["model", "dialect_a", "dialect_b", *qa.PAIRED_STAT_COLUMNS]
+    assert len(dia) == 2 * 3
+    row = dia[(dia.model == "m2") & (dia.dialect_a == "chittagong") & (dia.dialect_b == "tangail")].iloc[0]
+    s = scores[scores.model_id == "m2"].set_index(["variant", "item_id"]).final_score
+    a, b = s.loc["chittagong"].reindex(ITEMS).to_numpy(), s.loc["tangail"].reindex(ITEMS).to_numpy()
+    want = paired_test(a, b)
+    assert row.n == 4 and row.mean_diff == pytest.approx(want.mean_diff)
+    assert row.mean_a == pytest.approx(a.mean()) and row.mean_b == pytest.approx(b.mean())
+    assert row.t_pvalue == pytest.approx(want.t_pvalue, nan_ok=True)
+    mod = qa.paired_models(cube, MODELS)
+    assert list(mod.columns) == ["model_a", "model_b", *qa.PAIRED_STAT_COLUMNS] and len(mod) == 1
+    x = scores[scores.model_id == "m1"].set_index(["item_id", "variant"]).final_score
+    y = scores[scores.model_id == "m2"].set_index(["item_id", "variant"]).final_score.reindex(x.index)
+    assert mod.n[0] == 12
+    assert mod.t_pvalue[0] == pytest.approx(stats.ttest_rel(x, y).pvalue)
+    assert mod.wilcoxon_pvalue[0] == pytest.approx(paired_test(x, y).wilcoxon_pvalue)
+
+
+def test_holm_hand_checked() -> None:
+    # sorted 0.01, 0.03, 0.04 → 3·0.01, 2·0.03, max(0.06, 1·0.04)
+    assert qa.holm(np.array([0.01, 0.04, 0.03, np.nan])).tolist()[:3] == pytest.approx([0.03, 0.06, 0.06])
+    assert math.isnan(qa.holm(np.array([0.5, np.nan]))[1])
+    assert qa.holm(np.array([0.6, 0.7])).tolist() == [1.0, 1.0]
