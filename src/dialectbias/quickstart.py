@@ -11,7 +11,7 @@ from dialectbias.providers._hf_models import find_smollm2_gguf
 
 #: small on purpose: 2 German + 2 Bengali dialects × 6 traits × SAMPLES prompts, batched on the CPU
 LANGUAGES = {"de": ["bavarian", "alemannic"], "bn": ["chittagong", "sylhet"]}
-SAMPLES = 4
+SAMPLES = 6
 BATCH_SIZE = 16
 MAX_TOKENS = 80
 
@@ -28,7 +28,7 @@ def quickstart_experiment(samples: int = SAMPLES) -> dict:
         "task": "association",
         "models": [{"id": "smollm2-135m", "provider": "hf", "model": str(directory), "gguf_file": gguf,
                     "batch_size": BATCH_SIZE, "family": "SmolLM2", "params_b": 0.135}],
-        "options": {"setting": "naming", "languages": LANGUAGES, "samples": samples,
+        "options": {"setting": "naming", "languages": LANGUAGES, "samples": samples, "answer_format": "json",
                     "max_tokens": MAX_TOKENS, "temperature": 0.7, "n_resamples": 10_000},
         "seed": 0,
     }

@@ -275,6 +275,31 @@ def test_json_schema_is_enforced(tiny_dir: Path) -> None:
     asyncio.run(main())
 
 
+def test_constrained_requests_share_a_batch(tiny_dir: Path) -> None:
+    async def main() -> None:
+        hf = make(tiny_dir, batch_size=4)
+        try:
+            await hf.load()
+            calls: list[int] = []
+            original = hf.model.generate
+
+            def counting(*args: Any, **kwargs: Any) -> Any:
+                calls.append(kwargs["input_ids"].shape[0])
+                return original(*args, **kwargs)
+
+            hf.model.generate = counting
+            requests = [ChatRequest(messages=[{"role": "user", "content": p}], params={"max_tokens": 120},
+                                    json_schema=SCHEMA) for p in PROMPTS[:4]]
+            responses = await asyncio.gather(*(hf.complete(r) for r in requests))
+            assert calls == [4]
+            for resp in responses:
+                assert 1 <= json.loads(resp.output)["score"] <= 5
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
 def test_json_schema_unconstrained_when_disabled(tiny_dir: Path) -> None:
     async def main() -> None:
         hf = make(tiny_dir, constrained_decoding="none")
@@ -323,7 +348,12 @@ def test_close_fails_or_finishes_pending_and_reopens(tiny_dir: Path) -> None:
         await asyncio.sleep(0)  # let them enqueue
         await hf.aclose()
         results = await asyncio.gather(*tasks, return_exceptions=True)
-        assert all(isinstance(r, ProviderError) and r.retryable or r.output for r in results)  # type: ignore[union-attr]
+        for result in results:  # each either finished or was failed as retryable
+            if isinstance(result, BaseException):
+                assert isinstance(result, ProviderError) and result.retryable
+                assert "closed" in str(result)
+            else:
+                assert result.tokens_out > 0
         assert hf.model is None
         again = await hf.complete(req("hi", max_tokens=2))  # loads again
         assert again.tokens_out <= 2

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from dialectbias.cli._app import EXIT_FAILURES, ExperimentArg, app, clear_errors, console
+from dialectbias.cli._app import EXIT_ERROR, EXIT_FAILURES, ExperimentArg, app, clear_errors, console, err_console
 from dialectbias.run import RunSummary
 
 
@@ -24,8 +25,9 @@ def print_summary(summary: RunSummary) -> None:
                       f"{s.tokens_in:,}", f"{s.tokens_out:,}")
     console.print(table)
     for s in summary.stages:
-        for err in s.errors:
-            console.print(f"  [yellow]{s.stage} · {s.model_id}:[/] {err}", highlight=False, markup=False)
+        for err, count in s.errors.items():
+            times = f" ({count}×)" if count > 1 else ""
+            console.print(f"  [yellow]{s.stage} · {escape(s.model_id)}{times}:[/] {escape(err)}", highlight=False)
     console.print(f"store: {summary.store}")
 
 
@@ -41,6 +43,10 @@ def run(experiment: ExperimentArg,
 
     summary = run_experiment(experiment, progress=progress, console=console)
     print_summary(summary)
+    if summary.stopped:
+        for line in summary.stopped:
+            err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_ERROR)
     if summary.failed:
         console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
         raise typer.Exit(EXIT_FAILURES)

@@ -10,13 +10,14 @@ from rich.table import Table
 
 from dialectbias.cli._app import app, clear_errors, console
 from dialectbias.cli._commands import print_summary
+from dialectbias.quickstart import SAMPLES
 
 
 @app.command()
 @clear_errors
 def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write the experiment, store and "
                                                   "report")] = Path("dialectbias-quickstart"),
-               samples: Annotated[int, typer.Option(help="prompts per dialect × trait")] = 4) -> None:
+               samples: Annotated[int, typer.Option(help="prompts per dialect × trait")] = SAMPLES) -> None:
     """Run the naming-setting association probe on SmolLM2-135M (offline, CPU), then print and report it.
 
     Example: dialectbias quickstart --out ./dialectbias-quickstart
@@ -30,7 +31,8 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
     console.print(
         "[bold]dialectbias quickstart[/]: the association probe in the naming setting — each prompt describes "
         "two writers only by labels ('Writes in standard German.' / 'Writes in the Bavarian German "
-        "dialect.') and asks the model to assign 10 trait adjectives to them.\n"
+        "dialect.') and asks the model to assign 10 trait adjectives to them. Answers are grammar-constrained "
+        "(llguidance) to a JSON object adjective → A/B, then parsed strictly.\n"
         "Subject: SmolLM2-135M-Instruct, a 135M-parameter English-centric model run locally on the CPU. "
         "It is a demonstration subject, not a finding: its numbers say little about real models.\n"
         f"Sample: {samples} prompts per dialect × trait × {sum(len(v) for v in LANGUAGES.values())} dialects "

@@ -49,7 +49,11 @@ class Experiment(BaseModel):
         out = []
         for entry in value:
             if isinstance(entry, dict) and isinstance(entry.get("provider"), str):
-                out.append(config_class(entry["provider"]).model_validate(entry))
+                try:
+                    cls = config_class(entry["provider"])
+                except ConfigError as exc:
+                    raise ValueError(str(exc)) from None
+                out.append(cls.model_validate(entry))
             else:
                 out.append(entry)
         return out
@@ -158,14 +162,18 @@ def load_experiment(path: str | Path) -> Experiment:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys (name, task, data, models, …)")
     problems = _validate_models(data, node)
+    reported = {p.split(".")[0].strip(" -") for p in problems}  # sections whose entries were reported
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as exc:
-        problems += _format_validation_error(exc, node)
+        problems += [p for p in _format_validation_error(exc, node) if p.split(".")[0].strip(" -") not in reported]
     if problems:
         raise ConfigError("\n".join([f"{path}: invalid experiment file", *problems]))
     exp._path = path

@@ -98,7 +98,12 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
         raise DataError(f"{where}: item {row['id']!r} has no 'variants' (an object of variant name -> text)")
     validated = row.get("validated_by") or {}
     if isinstance(validated, str):
-        validated = json.loads(validated)
+        try:
+            validated = json.loads(validated)
+        except json.JSONDecodeError:
+            raise DataError(f"{where}: 'validated_by' is not a JSON object of variant -> annotator") from None
+    if not isinstance(validated, dict):
+        raise DataError(f"{where}: 'validated_by' must be an object of variant -> annotator")
     meta = {k: v for k, v in row.items() if k not in _KNOWN and not k.startswith(_VARIANT_PREFIX)}
     return Item(id=str(row["id"]), domain=row.get("domain"), question_type=row.get("question_type"),
                 variants=variants, gold=row.get("gold"), validated_by=validated, metadata=meta)

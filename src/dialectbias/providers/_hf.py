@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import copy
 import gc
-import inspect
 import json
 import logging
 import queue
@@ -44,7 +43,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
+import transformers
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LogitsProcessor,
+    LogitsProcessorList,
+    StoppingCriteria,
+    StoppingCriteriaList,
+)
 
 from dialectbias.errors import ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
@@ -126,8 +133,8 @@ class _Job:
     schema: dict[str, Any] | None
     future: asyncio.Future[ChatResponse]
     loop: asyncio.AbstractEventLoop
-    #: batching key: jobs with equal keys may share a `generate`; None runs alone
-    key: GenParams | None = field(default=None)
+    #: batching key: jobs with equal keys share one batched `generate` (constrained jobs batch together)
+    key: Any = field(default=None)
 
     def resolve(self, result: ChatResponse | None = None, error: BaseException | None = None) -> None:
         def _set() -> None:
@@ -201,6 +208,34 @@ class _StopOnStrings(StoppingCriteria):
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
 
 
+class _GrammarMask(LogitsProcessor):
+    """Per-row llguidance matchers inside a batched `generate`: each step feeds a row's last token to
+    its matcher and masks the tokens its schema forbids; a finished row may only emit EOS."""
+
+    def __init__(self, worker: _Worker, matchers: list[Any], prompt_width: int) -> None:
+        import llguidance.torch as llt
+
+        self.worker, self.matchers, self.width = worker, matchers, prompt_width
+        self.fill = llt.fill_next_token_bitmask
+        self.bitmask = llt.allocate_token_bitmask(len(matchers), worker._lltokenizer.vocab_size)
+        self.eos = worker._lltokenizer.eos_token
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        started = input_ids.shape[1] > self.width
+        for row, matcher in enumerate(self.matchers):
+            if matcher is None:
+                continue
+            if started and not matcher.is_stopped() and not matcher.is_error():
+                matcher.consume_token(int(input_ids[row, -1]))
+            if matcher.is_stopped() or matcher.is_error():
+                scores[row].fill_(float("-inf"))
+                scores[row, self.eos] = 0.0
+            else:
+                self.fill(matcher, self.bitmask, row)
+                self.worker._mask(scores[row], self.bitmask[row])
+        return scores
+
+
 class _Worker:
     """The thread that owns the model and serves the job queue."""
 
@@ -233,6 +268,7 @@ class _Worker:
             raise ProviderError(f"model {cfg.id!r}: GGUF file {path / gguf_file} does not exist")
         extra: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
         started = time.perf_counter()
+        transformers.utils.logging.disable_progress_bar()  # our own progress bar is the one to watch
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path), **extra)
             model = AutoModelForCausalLM.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype], **extra)
@@ -260,6 +296,8 @@ class _Worker:
 
     # ---- the loop ------------------------------------------------------------------
     def _run(self) -> None:
+        if self.config.num_threads is not None:
+            torch.set_num_threads(self.config.num_threads)
         try:
             self._load()
         except ProviderError as exc:
@@ -300,10 +338,7 @@ class _Worker:
                         if not other.future.done():
                             batch.append(other)
             try:
-                if job.key is None:
-                    self._serve_json(job)
-                else:
-                    self._serve_batch(batch)
+                self._serve_batch(batch)
             except Exception as exc:  # never let the worker die with futures pending
                 error = ProviderError(f"model {self.config.id!r}: {type(exc).__name__}: {exc}")
                 for waiting in batch:
@@ -321,7 +356,7 @@ class _Worker:
                 else:
                     pending.append(item)
         head = pending[0] if pending else None
-        if stop or not wait or head is None or head.key is None or self.config.batch_wait_s <= 0:
+        if stop or not wait or head is None or self.config.batch_wait_s <= 0:
             return stop
         deadline = time.monotonic() + self.config.batch_wait_s
         while sum(1 for j in pending if j.key == head.key) < self.config.batch_size:
@@ -391,8 +426,10 @@ class _Worker:
         if not jobs:
             return
         params = jobs[0].params
+        constrained = self.config.constrained_decoding == "llguidance"
+        schemas = [job.schema if constrained else None for job in jobs]
         try:
-            results = self._generate(prompts, params)
+            results = self._generate(prompts, params, schemas)
         except ProviderError as exc:
             for job in jobs:
                 job.resolve(error=exc)
@@ -410,7 +447,9 @@ class _Worker:
                 )
             )
 
-    def _generate(self, prompts: list[list[int]], params: GenParams) -> list[tuple[str, str, int]]:
+    def _generate(self, prompts: list[list[int]], params: GenParams,
+                  schemas: list[dict[str, Any] | None]) -> list[tuple[str, str, int]]:
+        """One batched, left-padded `generate`; rows with a schema are masked by llguidance."""
         width = max(len(p) for p in prompts)
         input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
         attention = torch.zeros((len(prompts), width), dtype=torch.long)
@@ -420,7 +459,10 @@ class _Worker:
                 attention[row, width - len(ids) :] = 1
         device = self.config.device
         criteria = StoppingCriteriaList()
-        if params.stop:
+        processors = LogitsProcessorList()
+        if any(schemas):
+            processors.append(_GrammarMask(self, [self._matcher(x) if x else None for x in schemas], width))
+        elif params.stop:
             criteria.append(_StopOnStrings(self.tokenizer, params.stop, width))
         if params.seed is not None:
             torch.manual_seed(params.seed)
@@ -430,6 +472,7 @@ class _Worker:
                 attention_mask=attention.to(device),
                 generation_config=self._generation_config(params),
                 stopping_criteria=criteria,
+                logits_processor=processors,
             )
         results = []
         for row in out[:, width:].tolist():
@@ -475,84 +518,6 @@ class _Worker:
             log.warning("model %s: JSON schema: %s", self.config.id, warning)
         return matcher
 
-    def _serve_json(self, job: _Job) -> None:
-        started = time.perf_counter()
-        try:
-            ids = self._prompt_ids(job.messages)
-            text, finish, n_out = self._generate_json(ids, job.params, job.schema or {})
-        except ProviderError as exc:
-            job.resolve(error=exc)
-            return
-        except Exception as exc:
-            job.resolve(
-                error=ProviderError(
-                    f"model {self.config.id!r}: constrained generation failed: {type(exc).__name__}: {exc}"
-                )
-            )
-            return
-        job.resolve(
-            ChatResponse(
-                output=text,
-                finish_reason=finish,
-                tokens_in=len(ids),
-                tokens_out=n_out,
-                latency_s=time.perf_counter() - started,
-            )
-        )
-
-    def _generate_json(
-        self, prompt: list[int], params: GenParams, schema: dict[str, Any]
-    ) -> tuple[str, str, int]:
-        """Greedy/sampled decoding with the KV cache, masking tokens the schema forbids."""
-        import llguidance.torch as llt
-
-        matcher = self._matcher(schema)
-        bitmask = llt.allocate_token_bitmask(1, self._lltokenizer.vocab_size)
-        generator = None
-        if params.seed is not None:
-            generator = torch.Generator().manual_seed(params.seed)
-        gen_cfg = self.model.generation_config
-        top_k = params.top_k if params.top_k is not None else getattr(gen_cfg, "top_k", None)
-        top_p = params.top_p if params.top_p is not None else getattr(gen_cfg, "top_p", None)
-        device = self.config.device
-        generated: list[int] = []
-        finish = "length"
-        hit_eos = False
-        # transformers >= 5.2x renamed `past_key_values` to `cache` (the old name warns)
-        accepted = inspect.signature(self.model.forward).parameters
-        cache_kw = "cache" if "cache" in accepted else "past_key_values"
-        first: dict[str, Any] = {"logits_to_keep": 1} if "logits_to_keep" in accepted else {}
-        with torch.inference_mode():
-            out = self.model(input_ids=torch.tensor([prompt], device=device), use_cache=True, **first)
-            while len(generated) < params.max_new_tokens:
-                logits = out.logits[0, -1, :].float().cpu()
-                llt.fill_next_token_bitmask(matcher, bitmask, 0)
-                self._mask(logits, bitmask[0])
-                token = _pick(logits, params, top_k, top_p, generator)
-                if token in self.eos_ids or token == self._lltokenizer.eos_token:
-                    hit_eos = True
-                    finish = "stop"
-                    break
-                if not matcher.consume_token(token):
-                    raise ProviderError(
-                        f"model {self.config.id!r}: constrained decoding failed: {matcher.get_error()}"
-                    )
-                new = [token]
-                if not matcher.is_stopped():
-                    forced = matcher.compute_ff_tokens()[: params.max_new_tokens - len(generated) - 1]
-                    if forced and matcher.consume_tokens(forced):
-                        new.extend(forced)
-                generated.extend(new)
-                if matcher.is_stopped():
-                    finish = "stop"
-                    break
-                cache = getattr(out, cache_kw)
-                out = self.model(
-                    input_ids=torch.tensor([new], device=device), use_cache=True, **{cache_kw: cache}
-                )
-        text = self.tokenizer.decode(generated, skip_special_tokens=True)
-        return text, finish, len(generated) + hit_eos
-
     def _mask(self, logits: torch.Tensor, mask: torch.Tensor) -> None:
         """Set logits of tokens whose bit is 0 in the llguidance bitmask to -inf (in place)."""
         allowed = ((mask.unsqueeze(1) >> self._shifts) & 1).reshape(-1).bool()
@@ -560,28 +525,6 @@ class _Worker:
         if allowed.numel() < vocab:
             allowed = torch.cat([allowed, torch.zeros(vocab - allowed.numel(), dtype=torch.bool)])
         logits.masked_fill_(~allowed[:vocab], float("-inf"))
-
-
-def _pick(
-    logits: torch.Tensor,
-    params: GenParams,
-    top_k: int | None,
-    top_p: float | None,
-    generator: torch.Generator | None,
-) -> int:
-    if not params.sample:
-        return int(torch.argmax(logits))
-    logits = logits / params.temperature
-    if top_k:
-        kth = torch.topk(logits, min(top_k, logits.shape[0])).values[-1]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    if top_p is not None and top_p < 1.0:
-        ordered, index = torch.sort(logits, descending=True)
-        cumulative = torch.softmax(ordered, dim=-1).cumsum(dim=-1)
-        drop = cumulative - torch.softmax(ordered, dim=-1) > top_p  # keep the token crossing top_p
-        logits = logits.index_fill(0, index[drop], float("-inf"))
-    probs = torch.softmax(logits, dim=-1)
-    return int(torch.multinomial(probs, 1, generator=generator))
 
 
 def _finish(text: str, params: GenParams, hit_eos: bool, n_tokens: int) -> tuple[str, str]:
@@ -643,7 +586,7 @@ class HFModel(ModelAPI):
             schema=request.json_schema,
             future=loop.create_future(),
             loop=loop,
-            key=None if constrained else params,
+            key=("json", params) if constrained else params,
         )
         self._ensure_worker().queue.put(job)
         return await job.future

@@ -20,6 +20,13 @@ class HFModelConfig(ModelConfig):
     device: str = "cpu"
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = "float32"
     constrained_decoding: Literal["llguidance", "none"] = "llguidance"
+    num_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="torch intra-op threads for the worker (None: torch default); 1 is much faster "
+        "when other processes compete for the CPU",
+    )
     batch_wait_s: float = Field(
         default=0.01, ge=0, le=5, description="how long an idle worker waits to fill a batch"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
@@ -88,7 +87,7 @@ class OpenAIModel(ModelAPI):
                         f"{where}: HTTP {resp.status}{self._redact(_error_detail(text, resp.status))}",
                         retryable=resp.status in _RETRYABLE_STATUS, status=resp.status,
                         retry_after=_retry_after(resp.headers))
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             raise ProviderError(f"{where}: no answer within {self.config.timeout_s:g} s",
                                 retryable=True) from None
         except aiohttp.ClientConnectorError as exc:

@@ -17,9 +17,13 @@ from dialectbias.run._limits import RateLimiter, backoff_delay
 from dialectbias.run._specs import call_hash
 from dialectbias.run._stage import Outcome, Stage, Write
 from dialectbias.run._summary import StageStats
-from dialectbias.store import Store, dumps
+from dialectbias.store import Store, dumps, dumps_ordered
 
 FLUSH_ROWS = 256
+#: a model that fails this many requests in a row before any success is stopped (server down, wrong URL)
+STOP_AFTER_CONSECUTIVE = 8
+#: HTTP statuses that no retry or later request can fix: wrong key, no access, wrong URL or model
+FATAL_STATUS = {401, 403, 404}
 FLUSH_SECONDS = 0.2
 PAGE = 2000
 
@@ -57,8 +61,12 @@ class _ModelRunner:
         self.rng = random.Random(seed)
         self.after = ""
         self.queue: list[sqlite3.Row] = []
+        self.successes = 0
+        self.consecutive_failures = 0
 
     def _next(self) -> sqlite3.Row | None:
+        if self.stats.stopped:
+            return None
         if not self.queue:
             self.queue = self.store.pending_requests(self.stage.name, self.config.id, after=self.after,
                                                      limit=PAGE)[::-1]
@@ -131,11 +139,16 @@ class _ModelRunner:
                 self.stats.parse_failed += outcome.parsed.status == "failed"
         except ProviderError as exc:
             self.stats.failed += 1
-            if len(self.stats.errors) < 5:
-                self.stats.errors.append(str(exc))
+            self.stats.note(str(exc))
+            self.consecutive_failures += 1
+            if exc.status in FATAL_STATUS or (
+                    self.successes == 0 and self.consecutive_failures >= STOP_AFTER_CONSECUTIVE):
+                self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
             self.progress(self.config.id, 1, 1)
             return [("results", _result(row["request_id"], "failed", None, error=str(exc),
                                         retries=getattr(exc, "attempts", 0)))]
+        self.successes += 1
+        self.consecutive_failures = 0
         self.progress(self.config.id, 1, 0)
         writes.append(("results", _result(row["request_id"], "ok", response, cache_hit=hit, retries=retries)))
         if self.stage.finalize is not None:
@@ -148,7 +161,7 @@ class _ModelRunner:
         retry = ChatRequest(messages=reask_messages(request.messages, bad, error or "invalid"),
                             params=request.params, json_schema=request.json_schema)
         key = call_hash(self.config.provider, self.config.model, dumps(retry.params), dumps(retry.messages),
-                        None if retry.json_schema is None else dumps(retry.json_schema))
+                        None if retry.json_schema is None else dumps_ordered(retry.json_schema))
         try:
             response, _, _, writes = await self._cached_call(key, retry, self.store.cached(key))
         except ProviderError as exc:

@@ -28,8 +28,7 @@ def _compile(stage: Stage, store: Store, model_stats: dict[str, StageStats]) -> 
             for spec in stage.build(store, model):
                 if isinstance(spec, Skipped):
                     stats.skipped += 1
-                    if len(stats.errors) < 5:
-                        stats.errors.append(f"skipped: {spec.reason}")
+                    stats.note(f"skipped: {spec.reason}")
                     continue
                 assert isinstance(spec, RequestSpec)
                 yield spec.to_row()

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.providers import ChatRequest, ModelConfig
-from dialectbias.store import dumps
+from dialectbias.store import dumps, dumps_ordered
 
 
 def _sha(text: str) -> str:
@@ -54,7 +54,7 @@ class RequestSpec(BaseModel):
     def to_row(self) -> dict[str, Any]:
         """The request-table row; each part is serialised once and the hashes are built from those."""
         messages, params = dumps(self.messages), dumps(self.params)
-        schema = None if self.json_schema is None else dumps(self.json_schema)
+        schema = None if self.json_schema is None else dumps_ordered(self.json_schema)
         cache_key = call_hash(self.model.provider, self.model.model, params, messages, schema)
         where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
         return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,

@@ -20,7 +20,13 @@ class StageStats(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     skipped: int = 0
-    errors: list[str] = []
+    errors: dict[str, int] = {}
+    stopped: str | None = None
+
+    def note(self, error: str) -> None:
+        """Count an error message; distinct messages are kept (up to 20), repeats are counted."""
+        if error in self.errors or len(self.errors) < 20:
+            self.errors[error] = self.errors.get(error, 0) + 1
 
 
 class RunSummary(BaseModel):
@@ -36,6 +42,10 @@ class RunSummary(BaseModel):
     @property
     def failed(self) -> int:
         return sum(s.failed for s in self.stages)
+
+    @property
+    def stopped(self) -> list[str]:
+        return [f"{s.stage} · {s.model_id} stopped: {s.stopped}" for s in self.stages if s.stopped]
 
     @property
     def parse_failed(self) -> int:

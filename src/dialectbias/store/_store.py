@@ -19,6 +19,11 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+def dumps_ordered(value: Any) -> str:
+    """UTF-8 JSON keeping key order: for JSON schemas, where property order is what the model sees."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 class Store:
     """One experiment's store. Open with `Store.open(path)`; use as a context manager."""
 

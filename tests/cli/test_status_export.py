@@ -1,0 +1,101 @@
+"""`dialectbias status` and `dialectbias export` on a finished qa_bias run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GENERATION_FIELDS = {"request_id", "model", "item_id", "variant", "prompt_template", "prompt_hash",
+                     "rendered_prompt",
+                     "params", "status", "output", "finish_reason", "tokens_in", "tokens_out", "latency_s",
+                     "cache_hit", "retries", "error", "completed_at"}
+JUDGMENT_FIELDS = {"request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
+                   "parsed",
+                   "score", "confidence", "script_ok_judge", "script_ok_code", "script_share", "refusal",
+                   "parse_status", "needs_review", "flagged", "reason", "generation_ids", "prompt_template",
+                   "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"}
+ANNOTATION_FIELDS = {"annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at"}
+FIELDS = {"generations": GENERATION_FIELDS, "judgments": JUDGMENT_FIELDS, "annotations": ANNOTATION_FIELDS}
+
+
+def read(path: Path, fmt: str) -> tuple[set[str], list[dict[str, Any]]]:
+    if fmt == "csv":
+        with path.open(encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh)
+            return set(reader.fieldnames or []), list(reader)
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        return set().union(*(set(r) for r in rows)) if rows else set(), rows
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    return set(table.column_names), table.to_pylist()
+
+
+def test_status_shows_counts_per_stage_and_model(clean_run: Any, cli: Any, qa: Any) -> None:
+    result = cli("status", clean_run.project.yaml_path)
+    assert result.exit_code == 0, result.output
+    rows = {(r["stage"], r["model"]): (r["requests"], r["done"], r["failed"], r["pending"])
+            for r in qa.parse_table(result.stdout)}
+    assert rows == {("judge", "judge-1"): ("24", "24", "0", "0"), ("generate", "model-a"): ("18", "18",
+                                                                                            "0", "0"),
+                    ("generate", "model-b"): ("18", "18", "0", "0")}
+    assert "judgments: 24 · unscored (parse failed): 0" in result.stdout
+
+
+def test_status_counts_failed_requests(qa_server: Any, qa_project: Any, cli: Any, qa: Any) -> None:
+    item = qa.qa_item(1)
+    prompt = qa.answer_prompt(item["variants"]["sylhet"], "sylhet")
+    qa_server.set_faults([{"kind": "500", "match": f"model-b\n{prompt}"}])
+    project = qa_project(qa_server.base_url, n_items=2, model={"max_retries": 0})
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 3
+    rows = {(r["stage"], r["model"]): (r["requests"], r["done"], r["failed"], r["pending"])
+            for r in qa.parse_table(cli("status", project.yaml_path).stdout)}
+    assert rows == {("judge", "judge-1"): ("7", "7", "0", "0"), ("generate", "model-a"): ("6", "6", "0", "0"),
+                    ("generate", "model-b"): ("6", "5", "1", "0")}
+
+
+def test_status_before_any_run_is_a_clear_error(qa_project: Any, cli: Any) -> None:
+    project = qa_project("http://127.0.0.1:1/v1")
+    result = cli("status", project.yaml_path)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and "no run store yet" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_export_writes_every_table_with_every_field(clean_run: Any, cli: Any, fmt: str,
+                                                    tmp_path: Path) -> None:
+    result = cli("export", clean_run.project.yaml_path, "--format", fmt, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    expected_rows = {"generations": 36, "judgments": 24, "annotations": 0}
+    for name, fields in FIELDS.items():
+        path = tmp_path / f"{name}.{fmt}"
+        assert f"{expected_rows[name]:>8} {name} → {path}" in result.stdout
+        columns, rows = read(path, fmt)
+        assert len(rows) == expected_rows[name]
+        if rows or fmt != "jsonl":
+            assert columns == fields, name
+    _, gens = read(tmp_path / f"generations.{fmt}", fmt)
+    assert all(g["status"] == "ok" and str(g["output"]).startswith("উত্তর: ") for g in gens)
+    assert {(g["model"], g["variant"]) for g in gens} == {(m, v) for m in ("model-a", "model-b")
+                                                         for v in ("standard", "chittagong", "sylhet")}
+
+
+def test_export_rows_match_the_store(clean_run: Any, cli: Any, tmp_path: Path) -> None:
+    cli("export", clean_run.project.yaml_path, "--format", "jsonl", "--out", tmp_path)
+    _, judgments = read(tmp_path / "judgments.jsonl", "jsonl")
+    with sqlite3.connect(clean_run.project.store_path) as db:
+        stored = dict(db.execute("SELECT request_id, score FROM judgments").fetchall())
+    assert {j["request_id"]: j["score"] for j in judgments} == stored
+    assert all(len(json.loads(j["generation_ids"])) == 2 for j in judgments)
+
+
+def test_export_rejects_an_unknown_format(clean_run: Any, cli: Any, tmp_path: Path) -> None:
+    result = cli("export", clean_run.project.yaml_path, "--format", "xlsx", "--out", tmp_path)
+    assert result.exit_code == 1
+    assert "--format must be csv, jsonl or parquet, not 'xlsx'" in result.stderr

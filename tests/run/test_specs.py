@@ -1,0 +1,101 @@
+"""Request specs: stable request ids (SPEC §5) and cache keys shared by identical calls."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from dialectbias.judges import rlaif_json_schema
+from dialectbias.providers._openai import OpenAIModelConfig
+from dialectbias.run import RequestSpec, content_hash
+
+MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
+MESSAGES = [{"role": "user", "content": "ঢাকা জেলার প্রধান নদীর নাম কী?"}]
+
+
+def spec(**changes) -> RequestSpec:
+    fields = {"stage": "generate", "model": MODEL, "item_id": "q1", "variant": "sylhet",
+              "template": "qa_bias/answer", "messages": MESSAGES, "params": {"temperature": 0,
+                                                                             "max_tokens": 64}}
+    return RequestSpec(**{**fields, **changes})
+
+
+BUILD = """
+from dialectbias.providers._openai import OpenAIModelConfig
+from dialectbias.run import RequestSpec
+m = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
+s = RequestSpec(stage="generate", model=m, item_id="q1", variant="sylhet", template="qa_bias/answer",
+                messages=[{"role": "user", "content": "ঢাকা জেলার প্রধান নদীর নাম কী?"}],
+                params={"max_tokens": 64, "temperature": 0})
+print(s.request_id(), s.cache_key())
+"""
+
+
+def test_request_id_is_stable_across_processes() -> None:
+    env_seed = {"PYTHONHASHSEED": "12345"}  # a different str-hash seed must not matter
+    out = subprocess.run([sys.executable, "-c", BUILD], capture_output=True, text=True, check=True,
+                         env={**os.environ, **env_seed}).stdout.split()
+    assert out == [spec().request_id(), spec().cache_key()]
+
+
+def test_content_hash_is_of_canonical_json() -> None:
+    assert content_hash({"b": 1, "a": "ক"}) == content_hash({"a": "ক", "b": 1})
+    assert content_hash({"a": 1}) != content_hash({"a": "1"})
+    assert len(content_hash({})) == 32
+
+
+def test_request_id_ignores_param_order() -> None:
+    assert spec(params={"max_tokens": 64, "temperature": 0}).request_id() == spec().request_id()
+
+
+def test_request_id_changes_with_messages() -> None:
+    other = [{"role": "user", "content": "খুলনা জেলার প্রধান নদীর নাম কী?"}]
+    assert spec(messages=other).request_id() != spec().request_id()
+
+
+def test_request_id_changes_with_params() -> None:
+    assert spec(params={"temperature": 0.7, "max_tokens": 64}).request_id() != spec().request_id()
+
+
+def test_request_id_changes_with_schema() -> None:
+    assert spec(json_schema=rlaif_json_schema()).request_id() != spec().request_id()
+
+
+def test_request_id_changes_with_the_model_name() -> None:
+    other = MODEL.model_copy(update={"model": "other-model"})
+    assert spec(model=other).request_id() != spec().request_id()
+    assert spec(model=other).cache_key() != spec().cache_key()
+
+
+def test_request_id_changes_with_the_model_id() -> None:
+    alias = MODEL.model_copy(update={"id": "m2"})  # same model under another id: same cache, own rows
+    assert spec(model=alias).request_id() != spec().request_id()
+    assert spec(model=alias).cache_key() == spec().cache_key()
+
+
+def test_request_id_ignores_transport_settings() -> None:
+    tuned = MODEL.model_copy(update={"max_concurrency": 2, "timeout_s": 5, "max_retries": 0,
+                                     "base_url": "http://127.0.0.1:2/v1"})
+    assert spec(model=tuned).request_id() == spec().request_id()
+
+
+def test_cache_key_is_shared_by_identical_calls_of_different_items() -> None:
+    a, b = spec(item_id="q1"), spec(item_id="q2")
+    assert a.cache_key() == b.cache_key()
+    assert a.request_id() != b.request_id()
+
+
+def test_request_id_depends_on_variant_stage_and_refs() -> None:
+    base = spec().request_id()
+    assert spec(variant="chittagong").request_id() != base
+    assert spec(stage="judge").request_id() != base
+    assert spec(refs=["x", "y"]).request_id() != base
+
+
+def test_row_has_everything_needed_to_send() -> None:
+    row = spec(json_schema={"type": "object"}).to_row()
+    assert row["request_id"] == spec(json_schema={"type": "object"}).request_id()
+    assert row["prompt_hash"] == content_hash(MESSAGES)
+    assert "ঢাকা" in row["messages"]  # stored as UTF-8 JSON
+    assert row["json_schema"] == '{"type":"object"}'

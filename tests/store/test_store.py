@@ -1,0 +1,164 @@
+"""The SQLite run store: schema and migrations, WAL, idempotent requests, pagination, atomic writes."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dialectbias.errors import StoreError
+from dialectbias.providers._openai import OpenAIModelConfig
+from dialectbias.run import RequestSpec
+from dialectbias.store import SCHEMA_VERSION, Store
+
+MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
+
+
+def request_row(i: int, stage: str = "generate", model: OpenAIModelConfig = MODEL) -> dict[str, Any]:
+    return RequestSpec(stage=stage, model=model, item_id=f"q{i}", variant="standard", template="t",
+                       messages=[{"role": "user", "content": f"প্রশ্ন {i}"}]).to_row()
+
+
+def result_row(request_id: str, status: str = "ok") -> dict[str, Any]:
+    return {"request_id": request_id, "status": status, "output": "উত্তর", "finish_reason": "stop",
+            "tokens_in": 1, "tokens_out": 2, "latency_s": 0.1, "cache_hit": 0, "retries": 0,
+            "error": None if status == "ok" else "boom", "completed_at": time.time()}
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with Store.open(tmp_path / "run.sqlite") as s:
+        yield s
+
+
+def test_new_store_is_at_the_current_schema_version(store: Store) -> None:
+    assert store.schema_version == SCHEMA_VERSION
+    tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"meta", "experiments", "items", "requests", "results", "cache", "judgments",
+            "annotations"} <= tables
+
+
+def test_store_uses_wal(store: Store) -> None:
+    assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+
+
+def test_reopening_does_not_migrate_again_and_keeps_data(tmp_path: Path) -> None:
+    path = tmp_path / "run.sqlite"
+    with Store.open(path) as s:
+        s.add_requests([request_row(1)])
+    with Store.open(path) as s, Store.open(path) as again:  # idempotent, also with two connections
+        assert s.schema_version == again.schema_version == SCHEMA_VERSION
+        assert s.query("SELECT count(*) FROM requests")[0][0] == 1
+        assert s.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(SCHEMA_VERSION)
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.sqlite"
+    with Store.open(path) as s:
+        s.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(StoreError, match=r"newer than this dialectbias"):
+        Store.open(path)
+
+
+def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "run.sqlite"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match=str(path)):
+        Store.open(path)
+
+
+def test_open_without_create_needs_an_existing_store(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no run store yet"):
+        Store.open(tmp_path / "none.sqlite", create=False)
+
+
+def test_add_requests_is_idempotent(store: Store) -> None:
+    first = [request_row(i) for i in range(3)]
+    store.add_requests(first)
+    created = {r[0]: r[1] for r in store.query("SELECT request_id, created_at FROM requests")}
+    store.add_requests([request_row(i) for i in range(3)])
+    assert store.query("SELECT count(*) FROM requests")[0][0] == 3
+    assert {r[0]: r[1] for r in store.query("SELECT request_id, created_at FROM requests")} == created
+    assert store.count_pending("generate", "m") == 3
+
+
+def test_pending_requests_paginate_in_id_order(store: Store) -> None:
+    rows = [request_row(i) for i in range(7)]
+    store.add_requests(rows)
+    ids = sorted(r["request_id"] for r in rows)
+    seen, after = [], ""
+    while page := store.pending_requests("generate", "m", after=after, limit=3):
+        assert len(page) <= 3
+        seen += [r["request_id"] for r in page]
+        after = page[-1]["request_id"]
+    assert seen == ids
+
+
+def test_pending_skips_ok_results_but_not_failed_ones(store: Store) -> None:
+    rows = [request_row(i) for i in range(3)]
+    store.add_requests(rows)
+    store.write([("results", result_row(rows[0]["request_id"], "ok")),
+                 ("results", result_row(rows[1]["request_id"], "failed"))])
+    pending = {r["request_id"] for r in store.pending_requests("generate", "m")}
+    assert pending == {rows[1]["request_id"], rows[2]["request_id"]}
+    assert store.count_pending("generate", "m") == 2
+
+
+def test_pending_is_only_what_this_run_added(tmp_path: Path) -> None:
+    path = tmp_path / "run.sqlite"
+    with Store.open(path) as s:
+        s.add_requests([request_row(1), request_row(2)])
+    with Store.open(path) as s:  # the experiment file now only asks for item 2
+        s.add_requests([request_row(2)])
+        assert [r["item_id"] for r in s.pending_requests("generate", "m")] == ["q2"]
+
+
+def test_pending_carries_the_cached_output(store: Store) -> None:
+    row = request_row(1)
+    store.add_requests([row])
+    store.write([("cache", {"cache_key": row["cache_key"], "output": "ক্যাশ", "finish_reason": "stop",
+                            "tokens_in": 3, "tokens_out": 4, "latency_s": 0.5, "created_at": time.time()})])
+    (pending,) = store.pending_requests("generate", "m")
+    assert (pending["cached_output"], pending["cached_in"], pending["cached_out"]) == ("ক্যাশ", 3, 4)
+
+
+def test_write_is_atomic(store: Store) -> None:
+    rows = [request_row(i) for i in range(2)]
+    store.add_requests(rows)
+    bad = result_row(rows[1]["request_id"])
+    bad["status"] = None  # NOT NULL: fails after the first row of the batch was inserted
+    with pytest.raises(sqlite3.IntegrityError):
+        store.write([("results", result_row(rows[0]["request_id"])),
+                     ("cache", {"cache_key": "k", "output": "x", "created_at": 0.0}),
+                     ("results", bad)])
+    assert store.query("SELECT count(*) FROM results")[0][0] == 0
+    assert store.query("SELECT count(*) FROM cache")[0][0] == 0
+    assert not store.conn.in_transaction
+    store.write([("results", result_row(rows[0]["request_id"]))])  # the connection is still usable
+    assert store.query("SELECT count(*) FROM results")[0][0] == 1
+
+
+def test_write_replaces_a_failed_result(store: Store) -> None:
+    row = request_row(1)
+    store.add_requests([row])
+    store.write([("results", result_row(row["request_id"], "failed"))])
+    store.write([("results", result_row(row["request_id"], "ok"))])
+    assert [tuple(r) for r in store.query("SELECT status, error FROM results")] == [("ok", None)]
+
+
+def test_results_must_reference_a_request(store: Store) -> None:
+    with pytest.raises(sqlite3.IntegrityError):
+        store.write([("results", result_row("no-such-request"))])
+
+
+def test_items_roundtrip_in_utf8(store: Store) -> None:
+    from dialectbias.data import Item
+
+    item = Item(id="q1", variants={"standard": "নদীর নাম কী?"}, gold={"a": 1}, metadata={"src": "ওয়েব"})
+    assert store.save_items([item]) == 1
+    assert list(store.iter_items()) == [item]
+    raw = store.query("SELECT variants FROM items")[0][0]
+    assert "নদীর" in raw  # stored as UTF-8, not \\u escapes
