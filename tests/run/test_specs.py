@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -99,3 +100,12 @@ def test_row_has_everything_needed_to_send() -> None:
     assert row["prompt_hash"] == content_hash(MESSAGES)
     assert "ঢাকা" in row["messages"]  # stored as UTF-8 JSON
     assert row["json_schema"] == '{"type":"object"}'
+
+
+def test_schema_property_order_survives_the_request_table() -> None:
+    """The judge must see `chain_of_thought_reasoning` first: the stored schema keeps property order."""
+    spec = RequestSpec(stage="judge", model=MODEL, item_id="q1", variant="sylhet", template="t",
+                       messages=[{"role": "user", "content": "x"}], json_schema=rlaif_json_schema())
+    stored = json.loads(spec.to_row()["json_schema"])
+    assert list(stored["properties"]) == list(rlaif_json_schema()["properties"])
+    assert list(stored["properties"])[0] == "chain_of_thought_reasoning"
