@@ -108,4 +108,4 @@ def test_schema_property_order_survives_the_request_table() -> None:
                        messages=[{"role": "user", "content": "x"}], json_schema=rlaif_json_schema())
     stored = json.loads(spec.to_row()["json_schema"])
     assert list(stored["properties"]) == list(rlaif_json_schema()["properties"])
-    assert list(stored["properties"])[0] == "chain_of_thought_reasoning"
+    assert next(iter(stored["properties"])) == "chain_of_thought_reasoning"
