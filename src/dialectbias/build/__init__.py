@@ -1,6 +1,5 @@
-"""Building benchmark inputs: question sets from templates (SPEC §4 P1) and generations made elsewhere."""
+"""Building benchmark inputs: question sets from templates (SPEC §4 P1)."""
 
-from dialectbias.build._generations import GenerationImport, GenerationRecord, import_generations
 from dialectbias.build._questions import (
     PAPER_DOMAINS,
     QUESTION_TYPES,
@@ -12,5 +11,5 @@ from dialectbias.build._questions import (
     load_topics,
 )
 
-__all__ = ["PAPER_DOMAINS", "QUESTION_TYPES", "TEMPLATES", "DomainTopics", "GenerationImport",
-           "GenerationRecord", "Question", "build_questions", "genitive", "import_generations", "load_topics"]
+__all__ = ["PAPER_DOMAINS", "QUESTION_TYPES", "TEMPLATES", "DomainTopics", "Question", "build_questions", "genitive",
+           "load_topics"]

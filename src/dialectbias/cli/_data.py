@@ -31,8 +31,8 @@ def import_generations(
 
     Example: dialectbias import-generations bn-qa.yaml outputs/qwen3-8b.jsonl
     """
-    from dialectbias.build import import_generations as run_import
     from dialectbias.config import load_experiment
+    from dialectbias.run import import_generations as run_import
 
     exp = load_experiment(experiment)
     summary = run_import(exp, file)

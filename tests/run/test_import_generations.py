@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from dialectbias.build import import_generations
 from dialectbias.config import load_experiment
 from dialectbias.errors import DataError
+from dialectbias.run import import_generations
 from dialectbias.store import Store
 from dialectbias.tasks import get_task
 
