@@ -162,3 +162,20 @@ def test_items_roundtrip_in_utf8(store: Store) -> None:
     assert list(store.iter_items()) == [item]
     raw = store.query("SELECT variants FROM items")[0][0]
     assert "নদীর" in raw  # stored as UTF-8, not \\u escapes
+
+
+def test_a_v1_store_is_migrated_in_place_keeping_its_data(tmp_path: Path) -> None:
+    import sqlite3
+
+    from dialectbias.store._schema import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);" + MIGRATIONS[1]
+                       + "INSERT INTO meta VALUES ('schema_version', '1');"
+                       + "INSERT INTO cache VALUES ('k', 'out', 'stop', 1, 2, 0.1, 0);")
+    conn.close()
+    with Store.open(path) as s:
+        assert s.schema_version == SCHEMA_VERSION >= 2
+        assert s.query("SELECT output FROM cache")[0][0] == "out"
+        assert s.query("SELECT count(*) FROM compiled")[0][0] == 0

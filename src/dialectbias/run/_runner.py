@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -10,30 +11,56 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
+from dialectbias import __version__
 from dialectbias.config import Experiment, load_experiment
-from dialectbias.providers import ModelAPI, create_model
+from dialectbias.providers import ModelAPI, ModelConfig, create_model
 from dialectbias.run._executor import execute_stage
-from dialectbias.run._specs import RequestSpec
+from dialectbias.run._specs import RequestSpec, content_hash
 from dialectbias.run._stage import Skipped, Stage
 from dialectbias.run._summary import RunSummary, StageStats
-from dialectbias.store import Store
+from dialectbias.store import SCHEMA_VERSION, Store
 from dialectbias.tasks import get_task
+from dialectbias.tasks._base import Task
 
 
-def _compile(stage: Stage, store: Store, model_stats: dict[str, StageStats]) -> None:
+def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
+                 upstream: tuple[Any, ...]) -> str | None:
+    """Everything a stage's request set for one model depends on; None = unknown (always rebuild)."""
+    if inputs is None:
+        return None
+    return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "stage": stage.name,
+                         "model": model.model_dump(mode="json"), "experiment": exp.model_dump(mode="json"),
+                         "inputs": inputs, "upstream": upstream})
+
+
+def _compile(exp: Experiment, task: Task, stage: Stage, earlier: list[str], store: Store,
+             model_stats: dict[str, StageStats]) -> None:
+    """Build the stage's requests into the store, or reuse the set built by an identical earlier run."""
+    marks = ",".join("?" * len(earlier))
+    upstream = tuple(store.query(  # later stages are built from earlier stages' results
+        f"SELECT count(*), coalesce(max(s.rowid), 0) FROM results s JOIN requests r USING (request_id) "
+        f"WHERE s.status='ok' AND r.stage IN ({marks})", earlier)[0]) if earlier else ()
+    inputs = task.input_identity()
     for model in stage.models:
         stats = model_stats[model.id]
+        fingerprint = _fingerprint(exp, inputs, stage, model, upstream)
+        reused = store.use_compiled(fingerprint) if fingerprint else None
+        if reused is not None:
+            stats.total, stats.skipped = reused["n_requests"], reused["n_skipped"]
+            stats.errors = json.loads(reused["notes"])
+        else:
+            def rows(model: Any = model, stats: StageStats = stats) -> Any:
+                for spec in stage.build(store, model):
+                    if isinstance(spec, Skipped):
+                        stats.skipped += 1
+                        stats.note(f"skipped: {spec.reason}")
+                        continue
+                    assert isinstance(spec, RequestSpec)
+                    yield spec.to_row()
 
-        def rows(model: Any = model, stats: StageStats = stats) -> Any:
-            for spec in stage.build(store, model):
-                if isinstance(spec, Skipped):
-                    stats.skipped += 1
-                    stats.note(f"skipped: {spec.reason}")
-                    continue
-                assert isinstance(spec, RequestSpec)
-                yield spec.to_row()
-
-        stats.total = store.add_requests(rows())
+            stats.total = store.add_requests(rows(), fingerprint=fingerprint)
+            if fingerprint:
+                store.save_compiled(fingerprint, stage.name, model.id, stats.total, stats.skipped, stats.errors)
         stats.already_done = stats.total - store.count_pending(stage.name, model.id)
 
 
@@ -69,13 +96,13 @@ class _ProgressView:
                              rate=f"{self.done[model_id] / elapsed:,.1f}/s")
 
 
-async def _run_stages(exp: Experiment, stages: list[Stage], store: Store, view: _ProgressView,
+async def _run_stages(exp: Experiment, task: Task, stages: list[Stage], store: Store, view: _ProgressView,
                       summary: RunSummary) -> None:
     clients: dict[str, ModelAPI] = {}
     try:
         for stage in stages:
             stats = {m.id: StageStats(stage=stage.name, model_id=m.id) for m in stage.models}
-            _compile(stage, store, stats)
+            _compile(exp, task, stage, [s.name for s in stages[:stages.index(stage)]], store, stats)
             summary.stages.extend(stats.values())
             for m in stage.models:
                 if m.id not in clients and store.count_pending(stage.name, m.id):
@@ -87,6 +114,17 @@ async def _run_stages(exp: Experiment, stages: list[Stage], store: Store, view: 
             await client.aclose()
 
 
+def _save_items(exp: Experiment, task: Task, store: Store) -> None:
+    """Load and store the items, unless the same inputs were stored by the previous run."""
+    inputs = task.input_identity()
+    key = None if inputs is None else content_hash(
+        {"version": __version__, "experiment": exp.model_dump(mode="json"), "inputs": inputs})
+    if key is None or store.get_meta("items_fingerprint") != key:
+        store.save_items(task.load_items())
+        if key is not None:
+            store.set_meta("items_fingerprint", key)
+
+
 def run_experiment(experiment_path: str | Path, *, progress: bool = True,
                    console: Console | None = None) -> RunSummary:
     """Run (or resume) an experiment: only requests without a stored result are sent."""
@@ -95,10 +133,10 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
     task = get_task(exp.task)(exp)
     with Store.open(exp.store_path) as store:
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
-        store.save_items(task.load_items())
+        _save_items(exp, task, store)
         summary = RunSummary(experiment=exp.name, store=str(exp.store_path))
         view = _ProgressView(console, progress)
         with view.progress:
-            asyncio.run(_run_stages(exp, task.stages(), store, view, summary))
+            asyncio.run(_run_stages(exp, task, task.stages(), store, view, summary))
     summary.seconds = time.perf_counter() - started
     return summary

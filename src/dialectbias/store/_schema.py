@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -48,5 +48,14 @@ MIGRATIONS: dict[int, str] = {
         annotator TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '',
         created_at REAL NOT NULL, UNIQUE (target_id, annotator, kind, value, comment));
     CREATE INDEX annotations_target ON annotations (target_id, kind);
+    """,
+    # v2: compiled request sets, so a re-run whose inputs did not change skips rebuilding its requests
+    2: """
+    CREATE TABLE compiled (
+        fingerprint TEXT PRIMARY KEY, stage TEXT NOT NULL, model_id TEXT NOT NULL,
+        n_requests INTEGER NOT NULL, n_skipped INTEGER NOT NULL, notes TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL);
+    CREATE TABLE compiled_requests (
+        fingerprint TEXT NOT NULL, request_id TEXT NOT NULL, PRIMARY KEY (fingerprint, request_id)) WITHOUT ROWID;
     """,
 }

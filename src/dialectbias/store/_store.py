@@ -117,9 +117,11 @@ class Store:
                        validated_by=json.loads(row["validated_by"]), metadata=json.loads(row["metadata"]))
 
     # -- requests, results, cache ---------------------------------------------------------
-    def add_requests(self, rows: Iterable[dict[str, Any]]) -> int:
+    def add_requests(self, rows: Iterable[dict[str, Any]], *, fingerprint: str | None = None) -> int:
         """Insert request rows (dicts with the `requests` columns; existing ids are left alone) and mark
-        them as this run's: pending work is only what the current experiment file asks for."""
+        them as this run's: pending work is only what the current experiment file asks for.
+
+        With a `fingerprint`, the set is also recorded under it; `save_compiled` then makes it reusable."""
         cols = ("request_id", "stage", "model_id", "item_id", "variant", "refs", "template", "prompt_hash",
                 "messages", "params", "json_schema", "cache_key", "meta", "created_at")
         sql = f"INSERT OR IGNORE INTO requests ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})"
@@ -128,8 +130,33 @@ class Store:
             for row in rows:
                 self.conn.execute(sql, tuple(row[c] for c in cols))
                 self.conn.execute("INSERT OR IGNORE INTO temp.current_requests VALUES (?)", (row["request_id"],))
+                if fingerprint:
+                    self.conn.execute("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
+                                      (fingerprint, row["request_id"]))
                 n += 1
         return n
+
+    def save_compiled(self, fingerprint: str, stage: str, model_id: str, n_requests: int, n_skipped: int,
+                      notes: dict[str, int]) -> None:
+        """Mark a request set as complete (written after its rows: a crash in between only means a rebuild)."""
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO compiled VALUES (?,?,?,?,?,?,?)",
+                              (fingerprint, stage, model_id, n_requests, n_skipped, dumps(notes), time.time()))
+
+    def use_compiled(self, fingerprint: str) -> sqlite3.Row | None:
+        """Mark a previously compiled request set as this run's; None when there is none."""
+        row = self.conn.execute("SELECT * FROM compiled WHERE fingerprint=?", (fingerprint,)).fetchone()
+        if row is not None:
+            self.conn.execute("INSERT OR IGNORE INTO temp.current_requests "
+                              "SELECT request_id FROM compiled_requests WHERE fingerprint=?", (fingerprint,))
+        return row
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def pending_requests(self, stage: str, model_id: str, *, after: str = "", limit: int = 1000
                          ) -> list[sqlite3.Row]:
@@ -155,12 +182,13 @@ class Store:
 
     def write(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Write (table, row) pairs in one transaction: a result and what derives from it land together."""
+        groups: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = {}
+        for table, row in batch:  # rows of one request never share a table, so grouping keeps atomicity
+            groups.setdefault((table, tuple(row)), []).append(tuple(row.values()))
         with self.transaction():
-            for table, row in batch:
-                cols = list(row)
-                self.conn.execute(
-                    f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
-                    tuple(row.values()))
+            for (table, cols), values in groups.items():
+                self.conn.executemany(
+                    f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", values)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()

@@ -56,6 +56,27 @@ class Task(ABC):
                                                             if k in wanted}})
             yield item
 
+    def input_files(self) -> list[Path]:
+        """Files the requests are built from (data, templates, word lists): their size and mtime go
+        into the compile fingerprint, so editing one rebuilds the requests."""
+        return [self.exp.resolve(self.exp.data)] if self.exp.data else []
+
+    def input_identity(self) -> list[Any] | None:
+        """What identifies the task's external inputs; None when it cannot be told (e.g. hf:// data),
+        in which case requests are always rebuilt."""
+        if self.exp.data and self.exp.data.startswith("hf://"):
+            return None
+        identity: list[Any] = []
+        for path in self.input_files():
+            files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+            for f in files:
+                try:
+                    st = f.stat()
+                except OSError:
+                    return None
+                identity.append([str(f), st.st_size, st.st_mtime_ns])
+        return identity
+
     @abstractmethod
     def stages(self) -> list[Stage]:
         """The passes of a run, in order (e.g. generate, then judge)."""

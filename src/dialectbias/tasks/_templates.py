@@ -22,8 +22,8 @@ def _environment(user_dir: str | None) -> jinja2.Environment:
                               keep_trailing_newline=False, autoescape=False)
 
 
-@lru_cache(maxsize=256)
 def _template(name: str, user_dir: str | None) -> jinja2.Template | None:
+    """Jinja's own cache keeps compiled templates and reloads a file that changed on disk."""
     try:
         return _environment(user_dir).get_template(f"{name}.j2")
     except jinja2.TemplateNotFound:

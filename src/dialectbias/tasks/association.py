@@ -100,6 +100,10 @@ class AssociationTask(Task):
                               f"known: {sorted(self.traits)}")
         self.trait_names = o.traits or list(self.traits)
 
+    def input_files(self) -> list[Path]:
+        files = super().input_files() if self.options.setting == "usage" else []
+        return files + [self.exp.resolve(f) for f in (self.options.traits_file, self.options.labels_file) if f]
+
     def check(self) -> None:
         if self.options.setting == "usage":
             super().check()

@@ -48,11 +48,17 @@ class QABiasTask(Task):
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
         self.templates = experiment.resolve(self.options.templates_dir) if self.options.templates_dir else None
+        self._answer_templates: dict[str, str] = {}
+
+    def input_files(self) -> list[Path]:
+        return [*super().input_files(), *([self.templates] if self.templates else [])]
 
     # -- generation -------------------------------------------------------------------------
     def _answer_template(self, variant: str) -> str:
-        name = f"qa_bias/answer_{variant}"
-        return name if template_exists(name, self.templates) else "qa_bias/answer"
+        if variant not in self._answer_templates:
+            name = f"qa_bias/answer_{variant}"
+            self._answer_templates[variant] = name if template_exists(name, self.templates) else "qa_bias/answer"
+        return self._answer_templates[variant]
 
     def _generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = {"temperature": 0, "max_tokens": self.options.max_tokens, **model.params}
