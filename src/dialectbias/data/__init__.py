@@ -1,6 +1,6 @@
 """Typed records and dataset loaders."""
 
-from dialectbias.data._loaders import iter_items
+from dialectbias.data._loaders import iter_items, read_jsonl
 from dialectbias.data._records import Item
 
-__all__ = ["Item", "iter_items"]
+__all__ = ["Item", "iter_items", "read_jsonl"]

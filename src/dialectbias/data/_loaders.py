@@ -16,7 +16,8 @@ _KNOWN = {"id", "domain", "question_type", "variants", "gold", "validated_by"}
 _VARIANT_PREFIX = "variants."
 
 
-def _rows_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) per non-blank line; errors name the file and line."""
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
@@ -122,7 +123,7 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None,
         if not path.is_file():
             raise DataError(f"{path}: data file not found")
         suffix = path.suffix.lower()
-        readers = {".jsonl": _rows_jsonl, ".ndjson": _rows_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
+        readers = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
         if suffix not in readers:
             raise DataError(f"{path}: unsupported data format {suffix!r}; use .jsonl, .csv, .parquet or hf://")
         rows, label = readers[suffix](path), str(path)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dialectbias.config import Experiment
+from dialectbias.data import read_jsonl
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped
@@ -68,27 +69,14 @@ class GenerationImport:
 def _read(path: Path) -> Iterator[tuple[int, GenerationRecord]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            try:
-                yield lineno, GenerationRecord.model_validate(row)
-            except ValidationError as exc:
-                details = "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'line'}: "
-                    f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}" for e in exc.errors())
-                raise DataError(f"{path}:{lineno}: {details}") from None
+    for lineno, row in read_jsonl(path):
+        try:
+            yield lineno, GenerationRecord.model_validate(row)
+        except ValidationError as exc:
+            details = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'line'}: "
+                f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}" for e in exc.errors())
+            raise DataError(f"{path}:{lineno}: {details}") from None
 
 
 def _short(text: str, n: int = 60) -> str:
