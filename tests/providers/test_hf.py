@@ -161,19 +161,25 @@ def test_generate_returns_text_and_counts(tiny_dir: Path) -> None:
     asyncio.run(main())
 
 
+def count_generate_calls(hf: HFModel) -> list[int]:
+    """Wrap the loaded model's `generate`; the returned list gets each call's batch size."""
+    calls: list[int] = []
+    original = hf.model.generate
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs["input_ids"].shape[0])
+        return original(*args, **kwargs)
+
+    hf.model.generate = counting
+    return calls
+
+
 def test_batching_matches_sequential_and_calls_generate_less(tiny_dir: Path) -> None:
     async def main() -> None:
         hf = make(tiny_dir, batch_size=4)
         try:
             await hf.load()
-            calls: list[int] = []
-            original = hf.model.generate
-
-            def counting(*args: Any, **kwargs: Any) -> Any:
-                calls.append(kwargs["input_ids"].shape[0])
-                return original(*args, **kwargs)
-
-            hf.model.generate = counting
+            calls = count_generate_calls(hf)
             sequential = [await hf.complete(req(p, max_tokens=8)) for p in PROMPTS]
             assert calls == [1] * len(PROMPTS)
             calls.clear()
@@ -280,14 +286,7 @@ def test_constrained_requests_share_a_batch(tiny_dir: Path) -> None:
         hf = make(tiny_dir, batch_size=4)
         try:
             await hf.load()
-            calls: list[int] = []
-            original = hf.model.generate
-
-            def counting(*args: Any, **kwargs: Any) -> Any:
-                calls.append(kwargs["input_ids"].shape[0])
-                return original(*args, **kwargs)
-
-            hf.model.generate = counting
+            calls = count_generate_calls(hf)
             requests = [ChatRequest(messages=[{"role": "user", "content": p}], params={"max_tokens": 120},
                                     json_schema=SCHEMA) for p in PROMPTS[:4]]
             responses = await asyncio.gather(*(hf.complete(r) for r in requests))
