@@ -26,23 +26,22 @@ if TYPE_CHECKING:
 
 OVERRIDE_KIND = "rlaif_override"
 
+# The latest human override per judgment (SQLite returns the bare columns of the MAX row).
+_LATEST_OVERRIDE = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
+                    f"MAX(annotation_id) "
+                    f"FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
+
 # The latest judgment per (judge, model, item, variant), with a human override when one exists.
 FINAL_SCORES_SQL = f"""
 SELECT j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.score AS judge_score,
        o.score AS human_score, CASE WHEN o.target_id IS NULL THEN j.score ELSE o.score END AS final_score,
        j.confidence, j.parse_status, j.needs_review, j.flagged, j.reason, o.annotator
-FROM judgments j
-LEFT JOIN (SELECT target_id, json_extract(value, '$.score') AS score, annotator, MAX(annotation_id)
-           FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id) o
-       ON o.target_id = j.request_id
+FROM judgments j LEFT JOIN ({_LATEST_OVERRIDE}) o ON o.target_id = j.request_id
 WHERE j.rowid IN (SELECT MAX(rowid) FROM judgments GROUP BY judge_id, model_id, item_id, variant)
 """
 
 
 LIKERT_FIELDS = [name for name, _ in RLAIF_CATEGORIES]
-_LATEST_OVERRIDE = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
-                    f"MAX(annotation_id) "
-                    f"FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
 _KEYS = ["judge_id", "model_id", "item_id", "variant"]
 JUDGMENT_COLUMNS = [*_KEYS, "judge_score", "human_score", "final_score", "confidence", "parse_status",
                     "needs_review", "flagged", "zeroed", *LIKERT_FIELDS]
