@@ -17,6 +17,11 @@ from unittest import mock
 import pytest
 import yaml
 
+# the suite never reaches a hub: models are built in the tests or ship inside packages
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 RESPONDER = "dialectbias.testing._responders:qa_responder"
 DIALECTS = ("chittagong", "sylhet")
 MODELS = ("model-a", "model-b")

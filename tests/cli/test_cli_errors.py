@@ -122,9 +122,25 @@ def test_wrong_api_key_fails_and_is_never_shown_or_stored(qa: Any, cli: Any, key
         exported = cli("export", project.yaml_path, "--format", fmt, "--out", tmp_path / "out")
         assert exported.exit_code == 0, exported.output
         assert WRONG_KEY not in exported.output
+    reported = cli("report", project.yaml_path, "--out", tmp_path / "report")
+    assert reported.exit_code == 0, reported.output
     assert WRONG_KEY not in result.output
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "bnqa.sqlite" for p in files) and any(p.suffix == ".parquet" for p in files)
     for path in files:
         data = path.read_bytes()
         assert WRONG_KEY.encode() not in data and WRONG_KEY[9:].encode() not in data, path
+
+
+def test_an_unexpected_exception_is_one_message_not_a_traceback(cli: Any, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import dialectbias.report.build as build
+
+    def broken(*_: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(build, "build_report", broken)
+    monkeypatch.delenv("DIALECTBIAS_DEBUG", raising=False)
+    result = cli("report", tmp_path / "exp.yaml", "--out", tmp_path / "r")
+    assert result.exit_code == 1
+    assert "internal error: RuntimeError: boom" in result.stderr and "Traceback" not in result.output

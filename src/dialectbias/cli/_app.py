@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -40,6 +42,21 @@ def clear_errors(fn: F) -> F:
         except KeyboardInterrupt:
             err_console.print("interrupted: completed requests are stored; run again to resume")
             raise typer.Exit(130) from None
+        except sqlite3.OperationalError as exc:
+            err_console.print("[bold red]error:[/] run store:", escape(str(exc)),
+                              "(is another `dialectbias run` using the same store?)", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_ERROR) from None
+        except OSError as exc:
+            err_console.print("[bold red]error:[/]", escape(f"{exc.filename or ''}: {exc.strerror or exc}"),
+                              highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_ERROR) from None
+        except Exception as exc:
+            if os.environ.get("DIALECTBIAS_DEBUG"):
+                raise
+            err_console.print("[bold red]internal error:[/]", escape(f"{type(exc).__name__}: {exc}"),
+                              "— please report it; set DIALECTBIAS_DEBUG=1 for the traceback",
+                              highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
 

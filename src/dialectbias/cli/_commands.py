@@ -17,7 +17,7 @@ def print_summary(summary: RunSummary) -> None:
     table = Table(title=f"run summary · {summary.experiment} · {summary.seconds:.1f} s")
     for col in ("stage", "model", "requests", "already done", "calls", "cached", "retried", "failed",
                 "skipped", "parse failed", "repaired/re-asked", "tokens in", "tokens out"):
-        table.add_column(col, justify="left" if col in ("stage", "model") else "right")
+        table.add_column(col, justify="left" if col in ("stage", "model") else "right", overflow="fold")
     for s in summary.stages:
         table.add_row(s.stage, s.model_id, str(s.total), str(s.already_done), str(s.calls), str(s.cached),
                       str(s.retries), f"[red]{s.failed}[/]" if s.failed else "0", str(s.skipped),

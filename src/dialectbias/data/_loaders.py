@@ -69,7 +69,8 @@ def _rows_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _rows_hf(uri: str) -> Iterator[tuple[int, dict[str, Any]]]:
     parsed = urlparse(uri)
-    name = (parsed.netloc + parsed.path).strip("/")
+    # hf://org/name is a Hub dataset (or its local cache); hf:///abs/dir a dataset folder on disk
+    name = parsed.path if not parsed.netloc and Path(parsed.path).is_dir() else (parsed.netloc + parsed.path).strip("/")
     query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
     try:
         import datasets
