@@ -10,6 +10,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -39,6 +40,8 @@ def clear_errors(fn: F) -> F:
         except DialectBiasError as exc:
             err_console.print("[bold red]error:[/]", escape(str(exc)), highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_ERROR) from None
+        except (typer.Exit, typer.Abort, click.ClickException):
+            raise
         except KeyboardInterrupt:
             err_console.print("interrupted: completed requests are stored; run again to resume")
             raise typer.Exit(130) from None
