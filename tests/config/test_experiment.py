@@ -178,3 +178,13 @@ def test_task_options_are_validated(tmp_path: Path) -> None:
     message = error_of(path)
     assert str(path) in message
     assert "options.max_tokenz" in message
+
+
+def test_model_cost_from_prices_per_million_tokens() -> None:
+    from dialectbias.providers._openai import OpenAIModelConfig
+
+    priced = OpenAIModelConfig(id="m", model="m", base_url="http://127.0.0.1:1/v1", price_in_per_mtok=0.3,
+                               price_out_per_mtok=2.5)
+    # 2,000,000 × 0.3 / 1e6 + 400,000 × 2.5 / 1e6 = 0.6 + 1.0
+    assert priced.cost(2_000_000, 400_000) == pytest.approx(1.6)
+    assert OpenAIModelConfig(id="m", model="m", base_url="http://127.0.0.1:1/v1").cost(10, 10) is None

@@ -16,13 +16,13 @@ from dialectbias.run import RunSummary
 def print_summary(summary: RunSummary) -> None:
     table = Table(title=f"run summary · {summary.experiment} · {summary.seconds:.1f} s")
     for col in ("stage", "model", "requests", "already done", "calls", "cached", "retried", "failed",
-                "skipped", "parse failed", "repaired/re-asked", "tokens in", "tokens out"):
+                "skipped", "parse failed", "repaired/re-asked", "tokens in", "tokens out", "cost"):
         table.add_column(col, justify="left" if col in ("stage", "model") else "right", overflow="fold")
     for s in summary.stages:
         table.add_row(s.stage, s.model_id, str(s.total), str(s.already_done), str(s.calls), str(s.cached),
                       str(s.retries), f"[red]{s.failed}[/]" if s.failed else "0", str(s.skipped),
                       f"[red]{s.parse_failed}[/]" if s.parse_failed else "0", f"{s.repaired}/{s.reasked}",
-                      f"{s.tokens_in:,}", f"{s.tokens_out:,}")
+                      f"{s.tokens_in:,}", f"{s.tokens_out:,}", "—" if s.cost is None else f"{s.cost:,.4f}")
     console.print(table)
     for s in summary.stages:
         for err, count in s.errors.items():
@@ -66,15 +66,20 @@ def status(experiment: ExperimentArg) -> None:
     with Store.open(exp.store_path, create=False) as store:
         table = Table(title=f"{exp.name} · {exp.store_path}")
         for col in ("stage", "model", "requests", "done", "failed", "pending", "cache hits", "tokens in",
-                    "tokens out"):
-            table.add_column(col, justify="left" if col in ("stage", "model") else "right")
+                    "tokens out", "cost"):
+            table.add_column(col, justify="left" if col in ("stage", "model") else "right", overflow="fold")
         rows = store.query(
             "SELECT r.stage, r.model_id, count(*), sum(s.status='ok'), sum(s.status='failed'), "
             "sum(s.request_id IS NULL), sum(coalesce(s.cache_hit,0)), sum(coalesce(s.tokens_in,0)), "
-            "sum(coalesce(s.tokens_out,0)) FROM requests r LEFT JOIN results s USING (request_id) "
+            "sum(coalesce(s.tokens_out,0)), sum(CASE WHEN s.cache_hit=0 THEN s.tokens_in ELSE 0 END), "
+            "sum(CASE WHEN s.cache_hit=0 THEN s.tokens_out ELSE 0 END) "
+            "FROM requests r LEFT JOIN results s USING (request_id) "
             "GROUP BY r.stage, r.model_id ORDER BY r.stage DESC, r.model_id")
+        prices = {m.id: m for m in [*exp.models, *exp.judges]}
         for r in rows:
-            table.add_row(*(str(v or 0) if i > 1 else str(v) for i, v in enumerate(r)))
+            paid = prices[r[1]].cost(r[9] or 0, r[10] or 0) if r[1] in prices else None
+            table.add_row(*(str(v or 0) if i > 1 else str(v) for i, v in enumerate(r[:9])),
+                          "—" if paid is None else f"{paid:,.4f}")
         console.print(table if rows else "no requests yet: run `dialectbias run` first")
         j = store.query("SELECT count(*), sum(parse_status='failed'), sum(needs_review), sum(flagged) "
                         "FROM judgments")[0]

@@ -36,6 +36,8 @@ class Experiment(BaseModel):
     store: str | None = None
     options: dict[str, Any] = Field(default_factory=dict, description="task-specific settings")
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    dialects: dict[str, list[str]] = Field(
+        default_factory=dict, description="extra dialect/variant names per language, added to the registry")
     seed: int = 0
 
     _path: Path | None = PrivateAttr(default=None)

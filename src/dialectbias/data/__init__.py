@@ -2,5 +2,6 @@
 
 from dialectbias.data._loaders import iter_items, read_jsonl
 from dialectbias.data._records import Item
+from dialectbias.data._registry import known_variants, unknown_variant_message
 
-__all__ = ["Item", "iter_items", "read_jsonl"]
+__all__ = ["Item", "iter_items", "known_variants", "read_jsonl", "unknown_variant_message"]

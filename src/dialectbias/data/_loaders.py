@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from dialectbias.data._records import Item
+from dialectbias.data._registry import unknown_variant_message
 from dialectbias.errors import DataError
 
 _KNOWN = {"id", "domain", "question_type", "variants", "gold", "validated_by"}
@@ -111,9 +112,10 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
                 variants=variants, gold=row.get("gold"), validated_by=validated, metadata=meta)
 
 
-def iter_items(source: str | Path, *, base_dir: Path | None = None,
-               required_variants: tuple[str, ...] = ()) -> Iterator[Item]:
-    """Yield validated items; raise DataError naming the file and line/row of the first bad row."""
+def iter_items(source: str | Path, *, base_dir: Path | None = None, required_variants: tuple[str, ...] = (),
+               known: frozenset[str] | None = None) -> Iterator[Item]:
+    """Yield validated items; raise DataError naming the file and line/row of the first bad row.
+    With `known`, every variant name must be in it (the dialect registry)."""
     text = str(source)
     if text.startswith("hf://"):
         rows, label = _rows_hf(text), text
@@ -135,6 +137,9 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None,
         if item.id in seen:
             raise DataError(f"{where}: duplicate id {item.id!r} (first seen at line {seen[item.id]})")
         seen[item.id] = lineno
+        for name in item.variants if known is not None else ():
+            if name.lower() not in known:
+                raise DataError(f"{where}: item {item.id!r}: {unknown_variant_message(name, known)}")
         for name in required_variants:
             text_value = item.variants.get(name)
             if not isinstance(text_value, str) or not text_value.strip():

@@ -29,3 +29,11 @@ class ModelConfig(BaseModel):
     tpm: int | None = Field(default=None, ge=1, description="tokens per minute limit")
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=50)
+    price_in_per_mtok: float | None = Field(default=None, ge=0, description="price per million input tokens")
+    price_out_per_mtok: float | None = Field(default=None, ge=0, description="price per million output tokens")
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float | None:
+        """Cost of the tokens at this model's prices; None when no price is set."""
+        if self.price_in_per_mtok is None and self.price_out_per_mtok is None:
+            return None
+        return (tokens_in * (self.price_in_per_mtok or 0) + tokens_out * (self.price_out_per_mtok or 0)) / 1e6

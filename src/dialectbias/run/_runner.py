@@ -109,6 +109,8 @@ async def _run_stages(exp: Experiment, task: Task, stages: list[Stage], store: S
                     clients[m.id] = create_model(m)
             view.add(stage.name, stats)
             await execute_stage(stage, store, clients, stats, view.hook, seed=exp.seed)
+            for m in stage.models:
+                stats[m.id].cost = m.cost(stats[m.id].tokens_in, stats[m.id].tokens_out)
     finally:
         for client in clients.values():
             await client.aclose()

@@ -20,6 +20,7 @@ class StageStats(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     skipped: int = 0
+    cost: float | None = None
     errors: dict[str, int] = {}
     stopped: str | None = None
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dialectbias.config import Experiment
-from dialectbias.data import Item, iter_items
+from dialectbias.data import Item, iter_items, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError
 from dialectbias.run._stage import Stage
 from dialectbias.store import Store
@@ -44,13 +44,17 @@ class Task(ABC):
     def check(self) -> None:
         if self.exp.data is None:
             raise ConfigError(f"{self.exp.path}: task {self.name!r} needs `data:` (a file or hf://name)")
+        known = known_variants(self.exp.dialects)
+        for name in self.exp.variants or []:
+            if name.lower() not in known:
+                raise ConfigError(f"{self.exp.path}: variants: {unknown_variant_message(name, known)}")
 
     def load_items(self) -> Iterator[Item]:
         """Items from `data`, restricted to the experiment's `variants` when given."""
         assert self.exp.data is not None
         wanted = set(self.exp.variants) if self.exp.variants else None
-        for item in iter_items(self.exp.data, base_dir=self.exp.base_dir,
-                               required_variants=self.required_variants):
+        for item in iter_items(self.exp.data, base_dir=self.exp.base_dir, required_variants=self.required_variants,
+                               known=known_variants(self.exp.dialects)):
             if wanted is not None:
                 item = item.model_copy(update={"variants": {k: v for k, v in item.variants.items()
                                                             if k in wanted}})

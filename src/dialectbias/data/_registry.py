@@ -1,0 +1,34 @@
+"""The registry of dialect and language names (SPEC §3), extensible per experiment."""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+STANDARD = "standard"
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> frozenset[str]:
+    data = yaml.safe_load((resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8"))
+    names = {STANDARD, *data.get("languages", [])}
+    for key, entry in data.items():
+        if key != "languages":
+            names.update(entry.get("dialects", []))
+    return frozenset(names)
+
+
+def known_variants(extra: dict[str, list[str]] | None = None) -> frozenset[str]:
+    """`standard`, the registered dialects and languages, and an experiment's own additions."""
+    added = {name.lower() for names in (extra or {}).values() for name in names}
+    return _builtin() | added
+
+
+def unknown_variant_message(name: str, known: frozenset[str]) -> str:
+    close = difflib.get_close_matches(name.lower(), sorted(known), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (f"unknown variant {name!r} ({hint}add it to the registry with `dialects: {{<language>: [{name}]}}` "
+            "in the experiment file)")
