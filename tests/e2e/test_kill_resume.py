@@ -89,3 +89,19 @@ def test_kill_9_then_resume_gives_the_same_results(kill_at: float, clean_big: An
         ids = [r["request_id"] for r in resumed[name]]
         assert len(ids) == len(set(ids)), f"duplicate {name}"
         assert resumed[name] == clean_big[name], name
+
+
+def test_results_are_committed_while_a_slow_request_is_still_running(qa: Any, qa_server: Any, qa_project: Any,
+                                                                     tmp_path: Path) -> None:
+    """The buffer is flushed on a timer too: fast results do not wait for a slow one to land."""
+    qa_server.set_faults([{"kind": "slow", "delay_s": 20, "match": qa.gen_match(qa.PLACES[0])}])
+    project = qa_project(qa_server.base_url, n_items=2, model={"timeout_s": 30}, judge=SETTINGS)
+    proc = subprocess.Popen([*qa.dialectbias_command(), "run", str(project.yaml_path), "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=qa.subprocess_env())
+    try:
+        # item 2's 3 variants × 2 models answer at once; item 1's 6 requests take 20 s
+        wait_until(lambda: committed(project.store_path) >= 6, proc, timeout=10)
+        assert committed(project.store_path) == 6
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

@@ -192,8 +192,16 @@ async def execute_stage(stage: Stage, store: Store, clients: dict[str, ModelAPI]
     writer = _Writer(store)
     runners = [_ModelRunner(stage, m, clients[m.id], store, writer, stats[m.id], progress, seed)
                for m in stage.models if store.count_pending(stage.name, m.id)]
+
+    async def flush_periodically() -> None:  # a slow model's last result is not left in the buffer
+        while True:
+            await asyncio.sleep(FLUSH_SECONDS)
+            writer.flush()
+
+    flusher = asyncio.create_task(flush_periodically())
     try:
         await asyncio.gather(*(r.run() for r in runners))
     finally:
+        flusher.cancel()
         writer.flush()
 
