@@ -41,7 +41,9 @@ def test_nine_dialects_three_judges_report(qa: Any, qa_server: Any, cli: Any, tm
     exp = tmp_path / "study.yaml"
     exp.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
 
-    assert cli("run", exp, "--no-progress").exit_code == 0
+    ran = cli("run", exp, "--no-progress")
+    assert ran.exit_code == 0, ran.output
+    assert "judge primary: 216 judgments · 0 unscored (parse failed)" in ran.stdout  # 3 models × 8 items × 9
     # 3 models × 8 items × 10 variants, then 3 judges × 3 models × 8 items × 9 dialects
     assert qa_server.stats()["chat_requests"] == 240 + 648
     out = tmp_path / "report"

@@ -22,6 +22,7 @@ def test_quickstart_runs_the_association_probe_on_smollm2(cli: Any, tmp_path: Pa
     result = cli("quickstart", "--out", out, "--samples", "1")
     assert result.exit_code == 0, result.output
     assert "demonstration subject" in result.output and "provider: openai" in result.output
+    assert "smollm2-135m: " in result.output and "rejected by strict parsing" in result.output
     assert (out / "quickstart.yaml").is_file() and (out / "quickstart.sqlite").is_file()
     assert (out / "report" / "index.html").is_file()
     with (out / "report" / "association_bias.csv").open(encoding="utf-8") as fh:

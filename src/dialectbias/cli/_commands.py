@@ -28,6 +28,8 @@ def print_summary(summary: RunSummary) -> None:
         for err, count in s.errors.items():
             times = f" ({count}×)" if count > 1 else ""
             console.print(f"  [yellow]{s.stage} · {escape(s.model_id)}{times}:[/] {escape(err)}", highlight=False)
+    for line in summary.outcome:
+        console.print(line, highlight=False, markup=False)
     console.print(f"store: {summary.store}")
 
 

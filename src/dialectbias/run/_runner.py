@@ -140,5 +140,6 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
         view = _ProgressView(console, progress)
         with view.progress:
             asyncio.run(_run_stages(exp, task, task.stages(), store, view, summary))
+        summary.outcome = task.summary_lines(store)
     summary.seconds = time.perf_counter() - started
     return summary

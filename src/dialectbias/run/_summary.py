@@ -34,6 +34,7 @@ class RunSummary(BaseModel):
     experiment: str
     store: str
     stages: list[StageStats] = []
+    outcome: list[str] = []
     seconds: float = 0.0
 
     @property

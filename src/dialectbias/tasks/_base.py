@@ -89,6 +89,6 @@ class Task(ABC):
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
         """Write the task's tables (CSV) and return what the HTML report shows."""
 
-    def summary_rows(self, store: Store) -> list[tuple[str, str]]:
-        """Extra (label, value) lines for `dialectbias status`."""
+    def summary_lines(self, store: Store) -> list[str]:
+        """What the task made of the results (rejected answers, unscored judgments…), for the run summary."""
         return []

@@ -196,6 +196,13 @@ class AssociationTask(Task):
             out.update(bias=score.bias, flagged=score.flagged, n_neutral=score.n_neutral)
         return out
 
+    def summary_lines(self, store: Store) -> list[str]:
+        counts: dict[str, list[int]] = {}
+        for row in self.scored_rows(store):
+            counts.setdefault(row["model"], [0, 0])[0 if row["accepted"] else 1] += 1
+        return [f"{model}: {ok} answers accepted · {rejected} rejected by strict parsing"
+                for model, (ok, rejected) in counts.items()]
+
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
         from dialectbias.tasks._association_report import write_association_report
 

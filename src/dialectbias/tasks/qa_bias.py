@@ -140,6 +140,18 @@ class QABiasTask(Task):
                                 finalize=self._finalize_judgment))
         return stages
 
+    def summary_lines(self, store: Store) -> list[str]:
+        lines = []
+        for judge in self.exp.judges:
+            n, unscored, zeroed, review = store.query(
+                "SELECT count(*), coalesce(sum(parse_status='failed'), 0), "
+                "coalesce(sum(parse_status!='failed' AND reason IS NOT NULL), 0), coalesce(sum(needs_review), 0) "
+                "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(rowid) FROM judgments "
+                "GROUP BY judge_id, model_id, item_id, variant)", (judge.id,))[0]
+            lines.append(f"judge {judge.id}: {n} judgments · {unscored} unscored (parse failed) · {zeroed} zeroed "
+                         f"(script/refusal) · {review} for human review")
+        return lines
+
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
         from dialectbias.tasks._qa_report import write_qa_report
 
