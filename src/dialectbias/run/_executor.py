@@ -122,7 +122,8 @@ class _ModelRunner:
         schema = json.loads(row["json_schema"]) if row["json_schema"] else None
         messages = json.loads(row["messages"])
         params = json.loads(row["params"])
-        request = ChatRequest(messages=messages, params=params, json_schema=schema)
+        # built from a stored, already validated request row: skip re-validation on the hot path
+        request = ChatRequest.model_construct(messages=messages, params=params, json_schema=schema)
         cached = None
         if row["cached_output"] is not None:
             cached = {"output": row["cached_output"], "finish_reason": row["cached_finish"],

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +127,16 @@ class Store:
                 "messages", "params", "json_schema", "cache_key", "meta", "created_at")
         sql = f"INSERT OR IGNORE INTO requests ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})"
         n = 0
+        iterator = iter(rows)
         with self.transaction():
-            for row in rows:
-                self.conn.execute(sql, tuple(row[c] for c in cols))
-                self.conn.execute("INSERT OR IGNORE INTO temp.current_requests VALUES (?)", (row["request_id"],))
+            while chunk := [tuple(row[c] for c in cols) for row in islice(iterator, 1000)]:
+                ids = [(values[0],) for values in chunk]
+                self.conn.executemany(sql, chunk)
+                self.conn.executemany("INSERT OR IGNORE INTO temp.current_requests VALUES (?)", ids)
                 if fingerprint:
-                    self.conn.execute("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
-                                      (fingerprint, row["request_id"]))
-                n += 1
+                    self.conn.executemany("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
+                                          [(fingerprint, rid) for (rid,) in ids])
+                n += len(chunk)
         return n
 
     def save_compiled(self, fingerprint: str, stage: str, model_id: str, n_requests: int, n_skipped: int,
