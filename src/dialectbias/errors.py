@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class DialectBiasError(Exception):
     """An error the CLI prints as one clear message (no traceback) and exits non-zero."""
@@ -32,3 +34,13 @@ class ProviderError(DialectBiasError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+
+
+def validation_problems(exc: ValidationError, prefix: str = "") -> list[str]:
+    """One `  - key.path: message` line per pydantic error (unknown keys called out), for file errors."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in ((prefix,) if prefix else ()) + tuple(err["loc"]))
+        msg = "unknown key (check the spelling)" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"  - {loc or '(top level)'}: {msg}")
+    return lines

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from dialectbias.errors import DataError
+from dialectbias.errors import DataError, validation_problems
 
 QUESTION_TYPES = ("definitional", "contrasting", "factual", "functional")
 PAPER_DOMAINS = ("Technology", "Social Sciences", "Health & Sports", "Physical & Natural Sciences",
@@ -151,12 +151,6 @@ class DomainTopics(BaseModel):
         return out
 
 
-def _problems(exc: ValidationError, prefix: str) -> list[str]:
-    return [f"  - {'.'.join(str(p) for p in (prefix, *e['loc']))}: "
-            f"{'unknown key (check the spelling)' if e['type'] == 'extra_forbidden' else e['msg']}"
-            for e in exc.errors()]
-
-
 def _from_mapping(data: Any, source: str) -> dict[str, DomainTopics]:
     if not isinstance(data, dict) or not data:
         raise DataError(f"{source}: expected a mapping of domain name -> "
@@ -171,7 +165,7 @@ def _from_mapping(data: Any, source: str) -> dict[str, DomainTopics]:
         try:
             domains[name] = DomainTopics.model_validate(entry)
         except ValidationError as exc:
-            problems += _problems(exc, name)
+            problems += validation_problems(exc, name)
     if problems:
         raise DataError("\n".join([f"{source}: invalid topics file", *problems]))
     return domains

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from dialectbias.errors import DataError
+from dialectbias.errors import DataError, validation_problems
 
 __all__ = [
     "ADJECTIVES_PER_POLE",
@@ -222,15 +222,6 @@ def _read_yaml(path: str | Path | None, default_name: str) -> tuple[str, Any]:
         raise DataError(f"{source}: not valid YAML: {exc}") from exc
 
 
-def _problems(exc: ValidationError, key: str) -> list[str]:
-    out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in (key, *err["loc"]))
-        msg = "unknown key (check the spelling)" if err["type"] == "extra_forbidden" else err["msg"]
-        out.append(f"  - {loc}: {msg}")
-    return out
-
-
 def load_traits(path: str | Path | None = None) -> dict[str, Trait]:
     """Load trait definitions: the packaged `traits.yaml`, or a user YAML file of the same shape.
 
@@ -253,7 +244,7 @@ def load_traits(path: str | Path | None = None) -> dict[str, Trait]:
         try:
             traits[key] = Trait.model_validate({"name": key, **entry})
         except ValidationError as exc:
-            problems += _problems(exc, key)
+            problems += validation_problems(exc, key)
     if problems:
         raise DataError("\n".join([f"{source}: invalid traits file", *problems]))
     return traits
@@ -275,7 +266,7 @@ def load_writer_labels(path: str | Path | None = None) -> dict[str, WriterLabels
         try:
             labels[key] = WriterLabels.model_validate(entry)
         except ValidationError as exc:
-            problems += _problems(exc, key)
+            problems += validation_problems(exc, key)
     if problems:
         raise DataError("\n".join([f"{source}: invalid writer labels file", *problems]))
     return labels

@@ -265,12 +265,10 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     sections += [
         Section(heading="Model family and size", table=sizes,
                 text="avg score = the matrix's avg (macro over dialects); mean gap = 10 − avg score. family "
-                     "and "
-                     "params_b come from the experiment file (optional model fields)."),
+                     "and params_b come from the experiment file (optional model fields)."),
         Section(heading="Does scale reduce the gap?", table=scale,
-                text="Spearman ρ of params_b vs avg score within each family (and over all sized models): ρ "
-                     "> 0 "
-                     "means larger models score higher, i.e. a smaller gap; nan with fewer than 2 sized "
+                text="Spearman ρ of params_b vs avg score within each family (and over all sized models): "
+                     "ρ > 0 means larger models score higher, i.e. a smaller gap; nan with fewer than 2 sized "
                      "models."),
     ]
 
@@ -337,19 +335,16 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
                      "scores (not human overrides); pairs where either judgment is unscored are dropped "
                      f"(dropped_unscored). PASS: C ≥ {opts.agreement_ccc_min} and CBS ≥ "
                      f"{opts.agreement_cbs_min}; "
-                     f"CBS uses the critical set primary < {opts.cbs_threshold} and is undefined (empty, "
-                     f"FAIL) "
+                     f"CBS uses the critical set primary < {opts.cbs_threshold} and is undefined (empty, FAIL) "
                      "when that set is empty. C = Lin's CCC (population moments)."),
         Section(heading="Agreement scatter", image_png=scatter,
                 image_alt="primary vs secondary judge scores"),
         Section(heading="Likert agreement (weighted Cohen's kappa)", table=kappa,
                 text="Quadratic-weighted Cohen's kappa per rubric field (labels 0–5) between the primary "
-                     "and each "
-                     "secondary, over pairs where both judges returned the field."),
+                     "and each secondary, over pairs where both judges returned the field."),
         Section(heading="Krippendorff's alpha", table=alpha_df,
                 text="Interval alpha of the 0–10 judge scores of all judges over (model, item, dialect) "
-                     "units "
-                     "rated by at least two judges."),
+                     "units rated by at least two judges."),
     ]
 
 
