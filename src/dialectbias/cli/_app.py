@@ -10,7 +10,6 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -40,7 +39,7 @@ def clear_errors(fn: F) -> F:
         except DialectBiasError as exc:
             err_console.print("[bold red]error:[/]", escape(str(exc)), highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_ERROR) from None
-        except (typer.Exit, typer.Abort, click.ClickException):
+        except (typer.Exit, typer.Abort, typer.TyperException):  # typer's own usage errors and exits
             raise
         except KeyboardInterrupt:
             err_console.print("interrupted: completed requests are stored; run again to resume")
