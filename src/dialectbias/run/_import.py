@@ -22,7 +22,7 @@ from dialectbias.data import read_jsonl
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped
-from dialectbias.store import Store, dumps
+from dialectbias.store import RunLock, Store, dumps
 from dialectbias.tasks import get_task
 
 GENERATE_STAGE = "generate"
@@ -105,7 +105,7 @@ def import_generations(exp: Experiment, path: str | Path) -> GenerationImport:
                             f"(models: {', '.join(models)})")
     _raise(path, problems)
 
-    with Store.open(exp.store_path) as store:
+    with RunLock(exp.store_path, "import-generations"), Store.open(exp.store_path) as store:
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         store.save_items(task.load_items())
         items = {item.id: set(item.variants) for item in store.iter_items()}

@@ -18,7 +18,7 @@ from dialectbias.run._executor import execute_stage
 from dialectbias.run._specs import RequestSpec, content_hash
 from dialectbias.run._stage import Skipped, Stage
 from dialectbias.run._summary import RunSummary, StageStats
-from dialectbias.store import SCHEMA_VERSION, Store
+from dialectbias.store import SCHEMA_VERSION, RunLock, Store
 from dialectbias.tasks import get_task
 from dialectbias.tasks._base import Task
 
@@ -133,7 +133,7 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
     started = time.perf_counter()
     exp = load_experiment(experiment_path)
     task = get_task(exp.task)(exp)
-    with Store.open(exp.store_path) as store:
+    with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         _save_items(exp, task, store)
         summary = RunSummary(experiment=exp.name, store=str(exp.store_path))
