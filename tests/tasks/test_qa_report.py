@@ -92,7 +92,7 @@ def project(tmp_path: Path) -> Path:
             if (judge, model, item, dialect) == ("judge-s1", "m-large", "q3", "tangail"):
                 insert_judgment(conn, rid, judge, model, item, dialect, None)  # unscored
                 continue
-            extra = {"reason": "judge: refusal", "score": 0.0} if (
+            extra = {"reason": "zeroed: refusal: judge and code agree (pattern bn_sorry)", "score": 0.0} if (
                 judge, model, item, dialect) == ("judge-p", "m-small", "q4", "chittagong") else {}
             insert_judgment(conn, rid, judge, model, item, dialect, likert_for(judge, model, item, dialect),
                             **extra)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from dialectbias.text import check_script, script_share
@@ -47,45 +51,76 @@ def test_bengali_answer_passes() -> None:
 
 def test_bengali_with_technical_terms_passes() -> None:
     v = check_script("DNA হলো জীবের বংশগতির তথ্য বহনকারী অণু। Python একটি প্রোগ্রামিং ভাষা।")
-    assert (v.ok, v.share) == (True, 1.0)
+    assert (v.ok, v.share, v.terms) == (True, 1.0, ("DNA", "Python"))
 
 
 def test_tolerance_is_what_lets_latin_heavy_answer_pass() -> None:
     # Latin letters: JavaScript 10 + TypeScript 10 = 20; Bengali: ও 1, দুটোই 5, ভাষা 4, যা 2,
     # ওয়েবে 6 (য় is য + nukta under NFC), চলে 3 = 21 → raw share 21/41 ≈ 0.51 < 0.6.
-    # 2 of 8 word tokens (25% ≤ 30%) are tolerated → share 21/21 = 1.0
+    # both Latin words are embedded terms → share 21/21 = 1.0
     text = "JavaScript ও TypeScript দুটোই ভাষা, যা ওয়েবে চলে"
     assert script_share(text, "bengali") == (pytest.approx(21 / 41), 41)
     assert check_script(text).ok
 
 
-def test_too_many_latin_tokens_are_not_tolerated() -> None:
-    # Python, JavaScript are 2 of 4 tokens (50% > 30%) → raw share (ও 1 + শিখুন 5)/22 = 6/22
-    v = check_script("Python ও JavaScript শিখুন")
-    assert (v.ok, v.share) == (False, pytest.approx(6 / 22))
+def test_lowercase_technical_terms_are_tolerated() -> None:
+    # আমি 3 + করি 3 Bengali letters count; 'email check' (2 words, no grammar word) is an embedded term
+    v = check_script("আমি email check করি")
+    assert (v.status, v.share, v.terms) == ("ok", 1.0, ("email check",))
 
 
-def test_lowercase_english_words_are_not_tolerated() -> None:
-    # আমি 3 + করি 3 Bengali, email 5 + check 5 Latin → 6/16
-    assert check_script("আমি email check করি").share == pytest.approx(6 / 16)
+def test_latin_run_longer_than_max_term_words_counts_as_text() -> None:
+    # ব্যবহার 7 + করা 3 + হয় 3 (হ য ়) = 13 Bengali; machine 7 learning 8 model 5 training 8 pipeline 8 = 36
+    text = "machine learning model training pipeline ব্যবহার করা হয়"
+    assert check_script(text).share == pytest.approx(13 / 49)
+    assert check_script(text, max_term_words=5).ok
+
+
+def test_english_grammar_word_breaks_a_term() -> None:
+    # 'It is' has grammar words → counted: ঢাকা 4 Bengali vs It 2 + is 2 Latin → 4/8
+    v = check_script("It is ঢাকা")
+    assert (v.status, v.share, v.terms) == ("invalid", 0.5, ())
+
+
+def test_connectors_only_inside_capitalised_names() -> None:
+    assert check_script("Theory of Relativity আইনস্টাইনের আবিষ্কার").terms == ("Theory of Relativity",)
+    assert check_script("the answer: ঢাকা").terms == ()
+
+
+def test_acronyms_are_never_grammar_or_romanized_words() -> None:
+    # 'IT', 'AR' look like 'it' and romanized 'ar' but are all-caps acronyms
+    assert check_script("IT ও AR প্রযুক্তি").terms == ("IT", "AR")
+
+
+def test_max_term_words_zero_turns_tolerance_off() -> None:
+    # এটি 3 + একটি 4 Bengali, software 8 Latin → 7/15
+    v = check_script("এটি একটি software।", max_term_words=0)
+    assert (v.status, v.share) == ("invalid", pytest.approx(7 / 15))
 
 
 @pytest.mark.parametrize("text", ["ami bhat khai", "Ami Bhat Khai"])
-def test_romanized_bengali_fails(text: str) -> None:
+def test_romanized_bengali_is_clearly_invalid(text: str) -> None:
     v = check_script(text)
-    assert (v.ok, v.share, v.letters) == (False, 0.0, 11)
+    assert (v.ok, v.clear, v.share, v.letters) == (False, True, 0.0, 11)
+    assert "romanized bengali words: ami" in v.reason
 
 
-@pytest.mark.parametrize("text", ["", "১২৩ 45 !?"])
-def test_no_letters_is_not_ok(text: str) -> None:
+def test_bare_latin_term_is_invalid_but_not_clear() -> None:
+    v = check_script("Dhaka")
+    assert (v.status, v.clear, v.reason) == ("invalid", False, "no bengali letters, only Latin terms: Dhaka")
+
+
+@pytest.mark.parametrize("text", ["", "১২৩ 45 !?", "১৯৭১", "64", "৬৪"])
+def test_no_letters_is_indeterminate(text: str) -> None:
     v = check_script(text)
-    assert (v.ok, v.letters, v.reason) == (False, 0, "no letters")
+    assert (v.status, v.ok, v.clear, v.letters) == ("indeterminate", None, False, 0)
+    assert v.reason.startswith("no letters")
 
 
 @pytest.mark.parametrize(("threshold", "ok"), [(0.5, True), (0.6, False)])
 def test_threshold_is_configurable(threshold: float, ok: bool) -> None:
-    # share 3/6 = 0.5 (lowercase 'abc' is not tolerated)
-    assert check_script("আমি abc", threshold=threshold).ok is ok
+    # আমি 3 Bengali, নমস (Devanagari न म स) 3 never tolerated → share 3/6 = 0.5
+    assert check_script("আমি नमस", threshold=threshold).ok is ok
 
 
 def test_german_text_passes_german_check() -> None:
@@ -93,4 +128,22 @@ def test_german_text_passes_german_check() -> None:
 
 
 def test_bengali_text_fails_german_check() -> None:
-    assert not check_script("ঢাকা বাংলাদেশের রাজধানী।", script="german").ok
+    v = check_script("ঢাকা বাংলাদেশের রাজধানী।", script="german")
+    assert (v.ok, v.clear) == (False, True)
+
+
+CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "script_cases.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i:02d}-{c['kind']}" for i, c in enumerate(CASES)])
+def test_case_table(case: dict[str, Any]) -> None:
+    v = check_script(case["answer"])
+    assert (v.status, v.clear) == (case["status"], case.get("clear", False)), v.reason
+
+
+def test_case_table_covers_every_kind() -> None:
+    kinds = " ".join(c["kind"] for c in CASES)
+    assert len(CASES) >= 30
+    for kind in ("bengali only", "lower-case term", "numbers only", "bengali digits", "romanized", "english with",
+                 "devanagari", "urdu", "mixed", "empty", "whitespace", "emoji", "punctuation"):
+        assert kind in kinds, kind

@@ -1,7 +1,9 @@
-"""Judge rubrics, JSON schemas, parsing/repair and score computation."""
+"""Judge rubrics, JSON schemas, parsing/repair, score computation and the script/refusal decision."""
 
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
 from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
+from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDecision, script_refusal_verdict
 
-__all__ = ["RLAIF_CATEGORIES", "RlaifJudgment", "StructuredParse", "parse_structured", "reask_messages",
-           "rlaif_json_schema", "rlaif_score"]
+__all__ = ["REVIEW_PREFIX", "RLAIF_CATEGORIES", "ZEROED_PREFIX", "RlaifJudgment", "ScoringDecision",
+           "StructuredParse", "parse_structured", "reask_messages", "rlaif_json_schema", "rlaif_score",
+           "script_refusal_verdict"]

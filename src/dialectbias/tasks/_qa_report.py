@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from dialectbias.judges import RLAIF_CATEGORIES
+from dialectbias.judges import RLAIF_CATEGORIES, ZEROED_PREFIX
 from dialectbias.report import Section, heatmap
 from dialectbias.report._plots import agreement_scatter, gap_ci_plot
 from dialectbias.store import Store
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from dialectbias.tasks.qa_bias import QABiasTask
 
 OVERRIDE_KIND = "rlaif_override"
+# a judgment the script/refusal rule set to 0 (dialectbias.judges.script_refusal_verdict)
+_ZEROED_SQL = f"substr(coalesce(j.reason, ''), 1, {len(ZEROED_PREFIX)}) = '{ZEROED_PREFIX}'"
 
 # The latest human override per judgment (SQLite returns the bare columns of the MAX row).
 _LATEST_OVERRIDE = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
@@ -71,7 +73,7 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
     judge_case = "CASE j.judge_id " + " ".join("WHEN ? THEN ?" for _ in judge_ids) + " END"
     model_case = "CASE j.model_id " + " ".join("WHEN ? THEN ?" for _ in model_ids) + " END"
     sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, "
-           "j.needs_review | (j.flagged << 1) | ((j.reason IS NOT NULL AND j.parse_status != 'failed') << 2) "
+           f"j.needs_review | (j.flagged << 1) | ((j.parse_status != 'failed' AND {_ZEROED_SQL}) << 2) "
            "| ((j.parse_status = 'failed') << 3) | (coalesce(j.confidence, 0) << 4), "
            f"{likert} FROM judgments j NOT INDEXED LEFT JOIN ({_LATEST_OVERRIDE}) o "
            f"ON o.target_id = j.request_id WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) "
@@ -296,7 +298,8 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     sections.append(Section(
         heading="Judgment counts", table=counts,
         text="Unscored judgments failed to parse after repair and one re-ask; they are never scored 0. "
-             "Zeroed: script check or refusal (by the judge or the code). Overridden: a human score "
+             "Zeroed: judge and code agree the answer is not in the script or a refusal, or the code finds it "
+             "clearly not in the script. Overridden: a human score "
              "replaces the "
              "judge's (changed by review: it differs); pending review: needs review, no human score yet."))
 

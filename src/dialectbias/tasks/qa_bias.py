@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
-from dialectbias.judges import RlaifJudgment, rlaif_json_schema, rlaif_score
+from dialectbias.judges import ZEROED_PREFIX, RlaifJudgment, rlaif_json_schema, script_refusal_verdict
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, Write
@@ -30,7 +30,14 @@ class QABiasOptions(BaseModel):
 
     templates_dir: str | None = Field(default=None, description="directory overriding package templates")
     script: str = "bengali"
-    script_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    script_threshold: float = Field(
+        default=0.6, ge=0.0, le=1.0,
+        description="script check: minimum share of the answer's letters outside embedded English terms "
+                    "that must be in `script`")
+    script_max_term_words: int = Field(
+        default=4, ge=0,
+        description="script check: longest run of Latin words tolerated as one embedded term or proper noun "
+                    "(0: no tolerance)")
     max_tokens: int = Field(default=512, ge=1)
     judge_max_tokens: int = Field(default=1024, ge=1)
     agreement_ccc_min: float = Field(default=0.80, ge=-1.0, le=1.0,
@@ -103,34 +110,27 @@ class QABiasTask(Task):
     def _finalize_judgment(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
         meta, refs = json.loads(row["meta"]), json.loads(row["refs"])
         dialect_answer = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],))[0][0] or ""
-        verdict = check_script(dialect_answer, self.options.script, threshold=self.options.script_threshold)
+        verdict = check_script(dialect_answer, self.options.script, threshold=self.options.script_threshold,
+                               max_term_words=self.options.script_max_term_words)
         refusal_code = detect_refusal(dialect_answer)
         parsed = outcome.parsed
         record: dict[str, Any] = {
             "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
             "item_id": row["item_id"], "variant": row["variant"], "rubric": RUBRIC,
-            "raw_output": outcome.output, "script_ok_code": int(verdict.ok), "script_share": verdict.share,
+            "raw_output": outcome.output, "script_ok_code": None if verdict.ok is None else int(verdict.ok),
+            "script_share": verdict.share,
             "refusal": refusal_code, "parse_status": parsed.status if parsed else "failed",
             "parsed": None, "score": None, "confidence": None, "script_ok_judge": None,
             "needs_review": 1, "flagged": 0, "reason": parsed.error if parsed else "no rubric"}
         if parsed is not None and parsed.value is not None:
             judgment: RlaifJudgment = parsed.value
-            reasons = []
-            if not judgment.script_valid:
-                reasons.append("judge: dialect response not in Bengali script")
-            if not verdict.ok:
-                reasons.append(f"code: {verdict.reason}")
-            if judgment.refusal:
-                reasons.append("judge: refusal")
-            if refusal_code:
-                reasons.append(f"code: refusal ({refusal_code})")
-            flagged = judgment.script_valid != verdict.ok or judgment.refusal != bool(refusal_code)
-            score = 0.0 if reasons else rlaif_score(judgment.likert())
+            decision = script_refusal_verdict(judgment.script_valid, judgment.refusal, verdict, refusal_code)
             record.update(
-                parsed=dumps(judgment.model_dump()), score=score, confidence=judgment.confidence,
-                script_ok_judge=int(judgment.script_valid), flagged=int(flagged),
-                needs_review=int(flagged or judgment.confidence <= self.exp.review.confidence_threshold),
-                reason="; ".join(reasons) or None)
+                parsed=dumps(judgment.model_dump()), score=decision.score(judgment.likert()),
+                confidence=judgment.confidence, script_ok_judge=int(judgment.script_valid),
+                flagged=int(decision.flagged),
+                needs_review=int(decision.flagged or judgment.confidence <= self.exp.review.confidence_threshold),
+                reason=decision.reason)
         return [("judgments", record)]
 
     def stages(self) -> list[Stage]:
@@ -143,13 +143,16 @@ class QABiasTask(Task):
     def summary_lines(self, store: Store) -> list[str]:
         lines = []
         for judge in self.exp.judges:
-            n, unscored, zeroed, review = store.query(
+            n, unscored, zeroed, flagged, review = store.query(
                 "SELECT count(*), coalesce(sum(parse_status='failed'), 0), "
-                "coalesce(sum(parse_status!='failed' AND reason IS NOT NULL), 0), coalesce(sum(needs_review), 0) "
+                "coalesce(sum(parse_status!='failed' AND substr(reason, 1, ?)=?), 0), coalesce(sum(flagged), 0), "
+                "coalesce(sum(needs_review), 0) "
                 "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(rowid) FROM judgments "
-                "GROUP BY judge_id, model_id, item_id, variant)", (judge.id,))[0]
+                "GROUP BY judge_id, model_id, item_id, variant)",
+                (len(ZEROED_PREFIX), ZEROED_PREFIX, judge.id))[0]
             lines.append(f"judge {judge.id}: {n} judgments · {unscored} unscored (parse failed) · {zeroed} zeroed "
-                         f"(script/refusal) · {review} for human review")
+                         f"(script/refusal) · {flagged} flagged (judge and code disagree, or script indeterminate) "
+                         f"· {review} for human review")
         return lines
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:

@@ -2,10 +2,18 @@
 
 from dialectbias.text._normalize import normalize_text, tokenize
 from dialectbias.text._refusal import detect_refusal
-from dialectbias.text._script import SCRIPT_RANGES, ScriptVerdict, check_script, register_script, script_share
+from dialectbias.text._script import (
+    SCRIPT_RANGES,
+    ScriptStatus,
+    ScriptVerdict,
+    check_script,
+    register_script,
+    script_share,
+)
 
 __all__ = [
     "SCRIPT_RANGES",
+    "ScriptStatus",
     "ScriptVerdict",
     "check_script",
     "detect_refusal",

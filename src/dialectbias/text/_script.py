@@ -1,20 +1,41 @@
 """Deterministic script-validity check: is a response written in the expected script? (SPEC §4 P3)
 
-The Bengali paper (App. B.2) zeroes every Likert score when the dialect response's primary text is not
-Bengali script; English is allowed only for numbers, proper nouns and technical terms. This module
-gives the toolkit its own verdict to record next to the judge's.
+The Bengali paper (App. B.2, §3.3) zeroes every Likert score when the dialect response's *primary text*
+is not Bengali script; English is allowed only for numerical values, proper nouns and technical terms,
+and a response "primarily in Romanized Bengali or another script" is invalid. This module gives the
+toolkit its own verdict to record next to the judge's; the task treats it as a flag (see
+`dialectbias.judges.script_refusal_verdict`), not as the last word.
+
+The rule, for a non-Latin target script such as Bengali:
+
+1. No letters at all (`১৯৭১`, `64`, `৬৪`, emoji, punctuation, empty) → *indeterminate*: numerals are
+   allowed by the paper, so the script cannot be told from the answer.
+2. Word tokens are grouped into *Latin runs* (consecutive Latin/Greek-letter words). A run is an
+   *embedded term* — a technical term or proper noun, lower case included — when it has at most
+   `max_term_words` words, contains no romanized-Bengali function word (`ami`, `achi`, `eta`, `ekta`, …),
+   and no English grammar word (`is`, `it`, `they`, …), except the connectors of a capitalised proper
+   name (`Internet of Things`). All-caps tokens (`DNA`, `AR`, `IT`) are acronyms, never grammar words.
+3. share = target-script letters / letters outside embedded terms; *ok* when share ≥ `threshold`,
+   otherwise *invalid*. Letters of other scripts (Devanagari, Arabic, …) are never tolerated.
+4. An invalid verdict is *clear* when the answer has no target-script letter and shows another
+   language's frame: a Latin run that is not an embedded term (romanized Bengali, an English sentence)
+   or letters of another script. A bare Latin term (`Dhaka`, `Python`) is invalid but not clear.
+
+For a Latin target (German) there is no term tolerance: share = target letters / letters.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from dialectbias.text._normalize import tokenize
 
 Ranges = tuple[tuple[int, int], ...]
+ScriptStatus = Literal["ok", "invalid", "indeterminate"]
 
 _LATIN: Ranges = (
     (0x0041, 0x005A), (0x0061, 0x007A),  # ASCII letters
@@ -26,6 +47,8 @@ _ARABIC: Ranges = (
     (0x0600, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08FF),  # Arabic (incl. Urdu ٹ ڈ ڑ ں ے), Suppl., Ext-A
     (0xFB50, 0xFDFF), (0xFE70, 0xFEFF),  # presentation forms A/B (Urdu Nastaliq text often uses them)
 )
+# Scripts an embedded English term may be written in: Latin, plus Greek for symbols (π, α, Ω, µ).
+_TERM: Ranges = (*_LATIN, (0x0370, 0x03FF), (0x00B5, 0x00B5))
 
 SCRIPT_RANGES: dict[str, Ranges] = {
     "bengali": ((0x0980, 0x09FF),),
@@ -35,6 +58,31 @@ SCRIPT_RANGES: dict[str, Ranges] = {
     "arabic": _ARABIC,
     "urdu": _ARABIC,
 }
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Common romanized forms of a language's function words, pronouns and auxiliaries (casefolded): a Latin
+# run containing one is the language written in Latin letters, not an embedded English term.
+ROMANIZED_WORDS: dict[str, frozenset[str]] = {
+    "bengali": _words(
+        "ami amra amar amake tumi tomar tomake apni apnar apnake tara oder eta ota sheta ekta "
+        "ekti ei oi ki keno kothay kobe kemon kivabe kibhabe koto na nai nei naki ache achi acho achhe "
+        "achhi acche asi aso kori koro kore korbo korben korte korun korechi koreche hoy hoye hoyeche "
+        "hobe holo hocche hochche chilo chhilo thake theke thaki jonno kintu ebong ebang abar othoba "
+        "shathe sathe moddhe modhye upor niche bhalo valo kharap onek khub ekhon tokhon tahole jodi tobe "
+        "dite dibe diye jabe jao jani jano bolo bolte bolchi dekho dekhe er ar"),
+}
+
+# English words that make a sentence (verbs, auxiliaries, pronouns, negation) — never part of a term.
+_ENGLISH_GRAMMAR = _words(
+    "is are was were am be been being has have had do does did can could will would shall should may "
+    "might must it its i me my you your he him his she her we us our they them their this that these "
+    "those there here what which who whom whose not no yes because also very so than then if")
+# English connectors: allowed inside a capitalised proper name ('Internet of Things'), grammar elsewhere.
+_ENGLISH_CONNECTORS = _words("the a an of and or to in on at for with by from as into about")
 
 
 def register_script(name: str, ranges: Iterable[tuple[int, int]]) -> None:
@@ -78,47 +126,119 @@ def _count(text: str, ranges: Ranges) -> tuple[int, int]:
 
 
 class ScriptVerdict(BaseModel):
-    """Outcome of `check_script`: `share` is the share after tolerance, `letters` all letters in the text."""
+    """Outcome of `check_script`.
+
+    status: 'ok', 'invalid' or 'indeterminate' (no letters); `ok` is True / False / None for them.
+    clear: an invalid answer with no target-script letter and another language's frame (see module doc).
+    share: target-script share of the letters outside embedded terms; letters: all letters in the text;
+    terms: the Latin runs tolerated as embedded terms; reason: one human-readable sentence.
+    """
 
     model_config = ConfigDict(frozen=True)
 
-    ok: bool
+    status: ScriptStatus
+    clear: bool = False
     share: float
     letters: int
+    terms: tuple[str, ...] = ()
     reason: str
 
-
-def _tolerated_latin(token: str) -> bool:
-    """Latin proper noun / acronym / technical token: starts upper-case ('DNA', 'Python') or has a digit."""
-    letters = [ch for ch in token if _is_letter(ch)]
-    return (bool(letters) and all(_in(ch, _LATIN) for ch in letters)
-            and (token[0].isupper() or any(ch.isdigit() for ch in token)))
+    @property
+    def ok(self) -> bool | None:
+        """True (valid), False (invalid) or None (indeterminate: no letters)."""
+        return None if self.status == "indeterminate" else self.status == "ok"
 
 
-def check_script(
-    text: str, script: str = "bengali", threshold: float = 0.6, max_latin_token_share: float = 0.3
-) -> ScriptVerdict:
-    """Decide whether `text` is primarily written in `script` (SPEC §4 P3 Script validity).
+def _letters_in(token: str, ranges: Ranges) -> int:
+    return sum(_is_letter(ch) and _in(ch, ranges) for ch in token)
 
-    share = in-script letters / letters; digits are not letters, so numbers are ignored. Latin proper
-    nouns and technical terms are tolerated for a non-Latin `script`: tokens that are all-Latin and
-    start upper-case or contain a digit are removed from the denominator, but only when the text has
-    some in-script letters and such tokens are ≤ `max_latin_token_share` of its word tokens (so
-    romanized or English text still fails). ok = share ≥ threshold; no letters → ok=False, 'no letters'.
+
+def _is_acronym(token: str) -> bool:
+    return token.isupper()
+
+
+def _run_is_term(run: list[str], romanized: frozenset[str], max_words: int) -> bool:
+    """An embedded English term or proper noun: short, no romanized word, no English grammar word."""
+    if len(run) > max_words:
+        return False
+    words = [(t, t.casefold()) for t in run if not _is_acronym(t)]
+    if any(w in romanized or w in _ENGLISH_GRAMMAR for _, w in words):
+        return False
+    connectors = [t for t, w in words if w in _ENGLISH_CONNECTORS]
+    # connectors only inside a proper name: every other word capitalised ('Bank of England')
+    return not connectors or all(not t[0].islower() for t, w in words if w not in _ENGLISH_CONNECTORS)
+
+
+def _latin_runs(tokens: list[str], target: Ranges) -> tuple[list[list[str]], int]:
+    """Maximal runs of consecutive word tokens written mostly in a term script (Latin/Greek), and the
+    number of letters in tokens of any other non-target script."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    other = 0
+    for token in tokens:
+        n_target, n_term = _letters_in(token, target), _letters_in(token, _TERM)
+        n_letters = sum(_is_letter(ch) for ch in token)
+        if n_term > n_target and n_term * 2 >= n_letters:
+            current.append(token)
+            continue
+        if current:
+            runs.append(current)
+            current = []
+        other += n_letters - n_target - n_term
+    if current:
+        runs.append(current)
+    return runs, other
+
+
+def check_script(text: str, script: str = "bengali", threshold: float = 0.6, max_term_words: int = 4
+                 ) -> ScriptVerdict:
+    """Decide whether `text`'s primary text is written in `script` (SPEC §4 P3; Bengali paper App. B.2).
+
+    See the module docstring for the rule. `threshold`: minimum target-script share of the letters
+    outside embedded terms; `max_term_words`: longest Latin run tolerated as one embedded term (0 turns
+    the tolerance off). Deterministic; NFC-normalises first.
     """
     ranges = _ranges(script)
     text = unicodedata.normalize("NFC", text)
     in_script, letters = _count(text, ranges)
     if letters == 0:
-        return ScriptVerdict(ok=False, share=0.0, letters=0, reason="no letters")
-    words = [t for t in tokenize(text) if any(_is_letter(ch) for ch in t)]
-    tolerated = [] if _in("a", ranges) else [t for t in words if _tolerated_latin(t)]
-    denom, note = letters, ""
-    if in_script and tolerated and len(tolerated) <= max_latin_token_share * len(words):
-        denom -= sum(_is_letter(ch) for t in tolerated for ch in t)
-        note = f"; tolerated Latin tokens: {', '.join(tolerated)}"
-    share = in_script / denom
-    ok = share >= threshold
-    prefix = "" if ok else "only "
-    reason = f"{prefix}{share:.0%} of {denom} letters in {script} script (threshold {threshold:.0%}){note}"
-    return ScriptVerdict(ok=ok, share=share, letters=letters, reason=reason)
+        return ScriptVerdict(status="indeterminate", share=0.0, letters=0,
+                             reason="no letters (numbers, symbols or empty): script cannot be told")
+    tokens = [t for t in tokenize(text) if any(_is_letter(ch) for ch in t)]
+    latin_target = _in("a", ranges)
+    runs, other = ([], letters - in_script) if latin_target else _latin_runs(tokens, ranges)
+    romanized = ROMANIZED_WORDS.get(script.lower(), frozenset())
+    terms = [r for r in runs if max_term_words > 0 and _run_is_term(r, romanized, max_term_words)]
+    foreign = [r for r in runs if r not in terms]
+    term_tokens = [token for run in terms for token in run]
+    denom = letters - sum(_is_letter(ch) for token in term_tokens for ch in token)
+    counted = in_script - sum(_letters_in(token, ranges) for token in term_tokens)
+    # only embedded terms (e.g. 'DNA-র' split into 'DNA' + 'র' keeps a Bengali token; 'Dhaka' has none)
+    share = counted / denom if denom else float(in_script > 0)
+    term_texts = tuple(" ".join(r) for r in terms)
+    note = f"; embedded terms: {', '.join(term_texts)}" if term_texts else ""
+    measured = f"{share:.0%} of {denom} letters outside embedded terms in {script} script (threshold {threshold:.0%})"
+    if in_script and share >= threshold:
+        return ScriptVerdict(status="ok", share=share, letters=letters, terms=term_texts, reason=measured + note)
+    romanized_hits = sorted({t.casefold() for r in foreign for t in r
+                             if t.casefold() in romanized and not _is_acronym(t)})
+    evidence = []
+    if romanized_hits:
+        evidence.append(f"romanized {script} words: {', '.join(romanized_hits)}")
+    if other:
+        evidence.append(f"{other} letters of another script")
+    if foreign and not romanized_hits:
+        evidence.append(f"Latin text: {_clip(' / '.join(' '.join(r) for r in foreign))}")
+    detail = f" ({'; '.join(evidence)})" if evidence else ""
+    if in_script == 0:
+        clear = bool(foreign) or other > 0
+        reason = (f"clearly not {script} script: no {script} letters{detail}" if clear
+                  else f"no {script} letters, only Latin terms: {', '.join(term_texts)}")
+        return ScriptVerdict(status="invalid", clear=clear, share=0.0, letters=letters, terms=term_texts,
+                             reason=reason)
+    return ScriptVerdict(status="invalid", share=share, letters=letters, terms=term_texts,
+                         reason=f"only {measured}{note}{detail}")
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
