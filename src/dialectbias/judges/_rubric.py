@@ -10,7 +10,6 @@ from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
 FieldType = Literal["integer", "number", "boolean", "string"]
 ScoreRule = Literal["weighted_sum", "mean", "field", "none"]
@@ -209,7 +208,7 @@ class Rubric(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$", max_length=48)
     description: str = ""
-    fields: tuple[RubricField, ...] = Field(min_length=1)
+    fields: tuple[RubricField, ...]
     score: ScoreRule
     score_field: str | None = Field(default=None, description="score: field only")
     reasoning: bool = False
@@ -232,7 +231,7 @@ class Rubric(BaseModel):
         return self
 
     def _problems(self) -> list[Problem]:
-        problems: list[Problem] = []
+        problems: list[Problem] = [] if self.fields else [(("fields",), "a rubric needs at least one field")]
         by_name = {f.name: f for f in self.fields}
         seen: dict[str, tuple[Any, ...]] = {}
         names: list[tuple[str, tuple[Any, ...]]] = []
@@ -292,9 +291,9 @@ class Rubric(BaseModel):
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Rubric:
         """A copy re-validated when `update` is given, with its own derived schema and validator."""
-        copied = super().model_copy(update=update, deep=deep)
         if update:
-            copied = Rubric.model_validate(copied.model_dump())
+            return Rubric.model_validate({**self.model_dump(), **update})
+        copied = super().model_copy(deep=deep)
         for key in ("_schema", "_validator"):
             copied.__dict__.pop(key, None)
         return copied
@@ -489,5 +488,4 @@ def _raise(problems: list[Problem], title: str) -> None:
     (so a rubric file's error names the line of the bad key)."""
     if problems:
         raise ValidationError.from_exception_data(title, [
-            InitErrorDetails(type=PydanticCustomError("rubric", message), loc=loc, input=None)
-            for loc, message in problems])
+            {"type": "value_error", "loc": loc, "input": None, "ctx": {"error": message}} for loc, message in problems])
