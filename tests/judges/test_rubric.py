@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -315,6 +316,14 @@ def test_model_copy_with_an_update_derives_a_fresh_schema() -> None:
 def test_model_copy_with_an_update_is_validated() -> None:
     with pytest.raises(ValidationError):
         Rubric.model_validate(small_rubric()).model_copy(update={"checks": ["spelling"]})
+
+
+def test_a_rubric_pickles_after_its_validator_was_built() -> None:
+    rubric = load_rubric("translation_fidelity")
+    rubric.validator()
+    copy = pickle.loads(pickle.dumps(rubric))
+    assert copy == rubric
+    assert copy.evaluate(tf_answer(1, 9)).score == 7
 
 
 def test_validator_is_named_after_the_rubric_and_forbids_extra_keys() -> None:

@@ -298,6 +298,13 @@ class Rubric(BaseModel):
             copied.__dict__.pop(key, None)
         return copied
 
+    def __getstate__(self) -> dict[Any, Any]:
+        """Pickle without the derived schema and validator (a class made at run time, rebuilt on demand),
+        so a rubric travels to worker processes."""
+        state = super().__getstate__()
+        state["__dict__"] = {k: v for k, v in state["__dict__"].items() if k not in ("_schema", "_validator")}
+        return state
+
     # -- derivations ------------------------------------------------------------------------------
     @property
     def schema_name(self) -> str:
