@@ -415,6 +415,16 @@ def test_unknown_checks_are_rejected() -> None:
         (("checks", 1), "unknown check 'spelling'; known: script, refusal, language")]
 
 
+def test_reasoning_settings_without_reasoning_are_rejected() -> None:
+    assert problems(small_rubric(reasoning_field="chain_of_thought_reasoning")) == [
+        (("reasoning_field",), "reasoning_field needs `reasoning: true`")]
+
+
+def test_confidence_anchors_without_confidence_are_rejected() -> None:
+    assert problems(small_rubric(confidence_anchors={1: "low"})) == [
+        (("confidence_anchors",), "confidence_anchors needs `confidence: true`")]
+
+
 def test_unknown_keys_are_rejected() -> None:
     assert problems(small_rubric(wieght=1))[0][0] == ("wieght",)
 

@@ -246,6 +246,10 @@ class Rubric(BaseModel):
             elif name in seen:
                 problems.append((loc, f"duplicate field name {name!r} (also at {'.'.join(map(str, seen[name]))})"))
             seen.setdefault(name, loc)
+        for switch in ("reasoning", "explanation", "confidence"):
+            if not getattr(self, switch):
+                problems += [((key,), f"{key} needs `{switch}: true`") for key in sorted(self.model_fields_set)
+                             if key.startswith(f"{switch}_")]
         for key in ("reasoning_field", "explanation_field"):
             if getattr(self, key) in _RESERVED:
                 problems.append(((key,), f"{getattr(self, key)!r} is reserved (a pydantic model attribute)"))
@@ -283,8 +287,6 @@ class Rubric(BaseModel):
         problems += [(("checks", i), f"unknown check {c!r}; known: {', '.join(CHECKS)}")
                      for i, c in enumerate(self.checks) if c not in CHECKS]
         if self.confidence_anchors is not None:
-            if not self.confidence:
-                problems.append((("confidence_anchors",), "confidence_anchors need `confidence: true`"))
             problems += [(("confidence_anchors", k), f"confidence anchor {k} is outside 1–5")
                          for k in self.confidence_anchors if not 1 <= k <= 5]
         return problems
@@ -292,7 +294,7 @@ class Rubric(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Rubric:
         """A copy re-validated when `update` is given, with its own derived schema and validator."""
         if update:
-            return Rubric.model_validate({**self.model_dump(), **update})
+            return Rubric.model_validate({**self.model_dump(exclude_unset=True), **update})
         copied = super().model_copy(deep=deep)
         for key in ("_schema", "_validator"):
             copied.__dict__.pop(key, None)
