@@ -54,9 +54,10 @@ class RubricField(BaseModel):
 
     name: str = Field(pattern=_NAME, description="the JSON key")
     type: FieldType
-    minimum: float | None = None
-    maximum: float | None = None
-    weight: float | None = Field(default=None, ge=0, description="numeric fields, score: weighted_sum; default 1")
+    minimum: float | None = Field(default=None, allow_inf_nan=False)
+    maximum: float | None = Field(default=None, allow_inf_nan=False)
+    weight: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                 description="numeric fields, score: weighted_sum; default 1")
     description: str = ""
     anchors: dict[float, str] | None = Field(default=None, description="verbal anchors of numeric values")
     enum: list[str] | None = Field(default=None, min_length=1, description="string fields: the allowed values")
@@ -111,7 +112,8 @@ class RubricField(BaseModel):
                 problems.append((("anchors", _fmt(value)), f"anchor {_fmt(value)} is outside the field's range "
                                                             f"{self.range_text()}"))
             elif self.type == "integer" and not float(value).is_integer():
-                problems.append((("anchors", _fmt(value)), f"anchor {_fmt(value)} of an integer field"))
+                problems.append((("anchors", _fmt(value)),
+                                 f"anchor {_fmt(value)} is not an integer ({self.name} is integer)"))
         _raise(problems, "RubricField")
         return self
 
@@ -178,7 +180,7 @@ class Ceiling(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     field: str
-    max: float
+    max: float = Field(allow_inf_nan=False)
     when: Condition
 
 
