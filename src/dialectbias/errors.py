@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 
@@ -36,11 +38,35 @@ class ProviderError(DialectBiasError):
         self.status = status
 
 
-def validation_problems(exc: ValidationError, prefix: str = "") -> list[str]:
-    """One `  - key.path: message` line per pydantic error (unknown keys called out), for file errors."""
+def validation_problems(exc: ValidationError, prefix: str = "", node: Any = None) -> list[str]:
+    """One `  - key.path: message` line per pydantic error (unknown keys called out), for file errors.
+
+    `node`, the YAML node tree (`yaml.compose`) the validated data came from, adds `(line N)` of each key."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in ((prefix,) if prefix else ()) + tuple(err["loc"]))
         msg = "unknown key (check the spelling)" if err["type"] == "extra_forbidden" else err["msg"]
-        lines.append(f"  - {loc or '(top level)'}: {msg}")
+        where = yaml_line(node, tuple(err["loc"])) if node is not None else None
+        lines.append(f"  - {loc or '(top level)'}{f' (line {where})' if where else ''}: {msg}")
     return lines
+
+
+def yaml_line(node: Any, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line number of a key path in a YAML node tree (`yaml.compose`), for error messages."""
+    import yaml
+
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(key)), None)
+            if match is None:
+                key_node = next((k for k, _ in node.value if k.value == str(key)), None)
+                return key_node.start_mark.line + 1 if key_node else line
+            line = next(k.start_mark.line + 1 for k, v in node.value if k.value == str(key))
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line

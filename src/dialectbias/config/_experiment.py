@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from dialectbias.errors import ConfigError
+from dialectbias.errors import ConfigError, yaml_line
 from dialectbias.providers._config import ModelConfig
 from dialectbias.providers._registry import config_class
 
@@ -104,7 +104,7 @@ def _format_validation_error(exc: ValidationError, node: Any, prefix: tuple[Any,
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key (check the spelling)"
-        where = _line_of(node, loc)
+        where = yaml_line(node, loc)
         lines.append(f"  - {'.'.join(str(p) for p in loc) or '(top level)'}"
                      f"{f' (line {where})' if where else ''}: {msg}")
     return lines
@@ -131,25 +131,6 @@ def _validate_models(data: dict[str, Any], node: Any) -> list[str]:
             except ValidationError as exc:
                 problems += _format_validation_error(exc, node, (section, i))
     return problems
-
-
-def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line number of a key path in the YAML node tree."""
-    line = None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == key), None)
-            if match is None:
-                key_node = next((k for k, _ in node.value if k.value == key), None)
-                return key_node.start_mark.line + 1 if key_node else line
-            line = next(k.start_mark.line + 1 for k, v in node.value if k.value == key)
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
 
 
 def load_experiment(path: str | Path) -> Experiment:
