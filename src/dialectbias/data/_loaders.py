@@ -110,7 +110,9 @@ def _rows_hf(uri: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _to_item(row: dict[str, Any], where: str) -> Item:
-    if "id" not in row or str(row["id"]).strip() == "":
+    if "id" in row and str(row["id"]).strip() == "":
+        raise DataError(f"{where}: 'id' is empty")
+    if "id" not in row:
         found = ", ".join(map(str, row)) or "(none)"
         raise DataError(f"{where}: missing 'id' (an item needs 'id' and 'variants'; optional: domain, "
                         f"question_type, gold, validated_by; found: {found})")
