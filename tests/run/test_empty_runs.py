@@ -115,7 +115,7 @@ def test_input_warnings_are_repeated_when_a_run_reuses_the_stored_items(qa: Any,
     project = qa_project(qa_server.base_url, items=[qa.qa_item(0), item])
     first = run_experiment(project.yaml_path, progress=False)
     again = run_experiment(project.yaml_path, progress=False)
-    assert again.calls_made == 0
+    assert again.calls_made == 0 and again.empty == []
     assert first.warnings == again.warnings
     assert len(first.warnings) == 1 and first.warnings[0].startswith("variant 'sylhet' missing")
 
@@ -129,8 +129,9 @@ def test_all_judgments_unscored_exits_with_its_own_code(qa: Any, qa_server: Any,
     project = qa_project(qa_server.base_url, n_items=2)
     result = run(cli, project)
     assert result.exit_code == EXIT_EMPTY, result.output
-    assert "no usable result: judge: no usable result: judge-1: 0 of 8 judgments scored (8 unscored: the " \
-           "judge's answer failed validation; 0 with no answer)" in result.stderr
+    assert error_lines(result) == [
+        "error: stage judge produced no usable result: judge-1: 0 of 8 judgments scored (8 unscored: the judge's "
+        "answer failed validation; 0 with no answer)"]
     assert not warning_lines(result)
 
 
@@ -151,9 +152,12 @@ def test_all_generations_failed_exits_empty(qa: Any, qa_server: Any, qa_project:
     project = qa_project(qa_server.base_url, n_items=1, model={"max_retries": 0})
     result = run(cli, project)
     assert result.exit_code == EXIT_EMPTY, result.output
-    assert ("no usable result: generate: no usable result: model-a: 0 of 3 requests succeeded (3 failed, 0 not "
-            "done); model-b: 0 of 3 requests succeeded (3 failed, 0 not done)") in result.stderr
-    assert "no usable result: judge: no usable result: judge-1: no judge requests" in result.stderr
+    assert error_lines(result) == [
+        "error: stage generate produced no usable result: model-a: 0 of 3 requests succeeded (3 failed, 0 not "
+        "done); model-b: 0 of 3 requests succeeded (3 failed, 0 not done)",
+        "error: stage judge produced no usable result: judge-1: no judge requests (no successful generation pair "
+        "to judge)"]
+    assert "6 request(s) failed after retries; run again to retry them." in result.stdout
 
 
 def test_all_association_answers_rejected_exits_empty(qa_server: Any, tmp_path: Path, cli: Any) -> None:
@@ -166,8 +170,8 @@ def test_all_association_answers_rejected_exits_empty(qa_server: Any, tmp_path: 
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     result = cli("run", path, "--no-progress")
     assert result.exit_code == EXIT_EMPTY, result.output
-    assert ("no usable result: generate: no usable result: model-a: 0 of 2 answers accepted (2 rejected by strict "
-            "parsing)") in result.stderr
+    assert error_lines(result) == ["error: stage generate produced no usable result: model-a: 0 of 2 answers "
+                                   "accepted (2 rejected by strict parsing)"]
 
 
 # -- oversized inputs (issue 7.8) --------------------------------------------------------------------

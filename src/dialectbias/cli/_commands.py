@@ -67,13 +67,12 @@ def run(experiment: ExperimentArg,
         for line in summary.stopped:
             err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_ERROR)
-    if summary.empty:
-        for line in summary.empty:
-            err_console.print("[bold red]no usable result:[/]", escape(line), highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_EMPTY)
+    for line in summary.empty:
+        err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     if summary.failed:
         console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
-        raise typer.Exit(EXIT_FAILURES)
+    if summary.empty or summary.failed:
+        raise typer.Exit(EXIT_EMPTY if summary.empty else EXIT_FAILURES)
 
 
 @app.command()

@@ -137,8 +137,8 @@ def _check_yields(task: Task, store: Store, summary: RunSummary) -> None:
         by_stage.setdefault(y.stage, []).append(y)
     for stage, yields in by_stage.items():
         if not any(y.usable for y in yields):
-            summary.empty.append(f"{stage}: no usable result: " + "; ".join(f"{y.model_id}: {y.detail}"
-                                                                            for y in yields))
+            summary.empty.append(f"stage {stage} produced no usable result: "
+                                 + "; ".join(f"{y.model_id}: {y.detail}" for y in yields))
         else:
             summary.warnings += [f"{stage} · {y.model_id}: no usable result: {y.detail}"
                                  for y in yields if not y.usable]

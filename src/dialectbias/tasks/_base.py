@@ -74,7 +74,7 @@ class Task(ABC):
         assert self.exp.data is not None
         report = self.load_report = LoadReport(str(self.exp.data), self.exp.limits)
         yield from iter_items(self.exp.data, base_dir=self.exp.base_dir, required_variants=self.required_variants,
-                              known=known_variants(self.exp.dialects), variants=self.exp.variants,
+                              known=known_variants(self.exp.dialects), variants=self.exp.variants or None,
                               limits=self.exp.limits, report=report)
         if self.compares_dialects() and len(report.without_dialect) == report.items:
             kept = f" among variants: {self.exp.variants} of {self.exp.path}" if self.exp.variants else ""
