@@ -144,3 +144,55 @@ def test_an_unexpected_exception_is_one_message_not_a_traceback(cli: Any, tmp_pa
     result = cli("report", tmp_path / "exp.yaml", "--out", tmp_path / "r")
     assert result.exit_code == 1
     assert "internal error: RuntimeError: boom" in result.stderr and "Traceback" not in result.output
+
+
+# -- errors that name the line, once (issue 7.5) ---------------------------------------------------------
+
+
+def yaml_line(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if needle in line)
+
+
+def test_a_provider_typo_is_printed_once_per_entry_with_its_line(qa: Any, cli: Any, tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path, "http://127.0.0.1:1/v1", judge={"provider": "opnai"})
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"error: {project.yaml_path}: invalid experiment file",
+        f"  - judges.0.provider (line {yaml_line(project.yaml_path, 'provider: opnai')}): unknown provider "
+        "'opnai' (did you mean 'openai'?); expected one of: hf, openai"]
+
+
+def test_an_options_typo_is_one_error_with_its_line(qa: Any, cli: Any, tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path, "http://127.0.0.1:1/v1")
+    project.rewrite(options={"judge_max_tokns": 100})
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"error: {project.yaml_path}: invalid experiment file",
+        f"  - options.judge_max_tokns (line {yaml_line(project.yaml_path, 'judge_max_tokns')}): unknown key (did "
+        "you mean 'judge_max_tokens'? known: templates_dir, script, script_threshold, max_tokens, judge_max_tokens, "
+        "agreement_ccc_min, agreement_cbs_min, cbs_threshold, n_resamples)"]
+
+
+def test_a_variants_typo_names_file_line_and_closest_name(qa: Any, cli: Any, tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path, "http://127.0.0.1:1/v1")
+    project.rewrite(variants=["standard", "chitagong"])
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 1
+    assert error_lines(result) == [
+        f"error: {project.yaml_path}:{yaml_line(project.yaml_path, '- chitagong')}: variants: unknown variant "
+        "'chitagong' (did you mean 'chittagong'? add it to the registry with `dialects: {<language>: [chitagong]}` "
+        "in the experiment file)"]
+
+
+def test_a_csv_with_wrong_columns_lists_expected_and_found(qa: Any, cli: Any, tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path, "http://127.0.0.1:1/v1")
+    (tmp_path / "items.csv").write_text("qid,standard,chittagong\nq1,নদী,গাঙ\n", encoding="utf-8")
+    project.rewrite(data="items.csv")
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 1
+    assert error_lines(result) == [
+        f"error: {tmp_path / 'items.csv'}:1: missing column(s) id, variants.standard; expected columns: id, "
+        "variants.standard, variants.<dialect>, … (or one 'variants' column holding a JSON object), optional "
+        "domain, question_type, gold, validated_by; found: qid, standard, chittagong"]

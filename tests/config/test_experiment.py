@@ -188,3 +188,62 @@ def test_model_cost_from_prices_per_million_tokens() -> None:
     # 2,000,000 × 0.3 / 1e6 + 400,000 × 2.5 / 1e6 = 0.6 + 1.0
     assert priced.cost(2_000_000, 400_000) == pytest.approx(1.6)
     assert OpenAIModelConfig(id="m", model="m", base_url="http://127.0.0.1:1/v1").cost(10, 10) is None
+
+
+# -- errors that name the line, once (issue 7.5) -----------------------------------------------------------
+
+
+def line_of(text: str, needle: str, start: int = 0) -> int:
+    """1-based number of the first line containing `needle` at or after line `start`."""
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if i > start and needle in line)
+
+
+def test_a_provider_typo_is_reported_once_per_entry_with_its_line(tmp_path: Path) -> None:
+    text = EXAMPLE.replace("provider: openai", "provider: opnai", 1)
+    path = write(tmp_path, text)
+    assert error_of(path) == "\n".join([
+        f"{path}: invalid experiment file",
+        f"  - models.0.provider (line {line_of(text, 'opnai')}): unknown provider 'opnai' (did you mean 'openai'?); "
+        "expected one of: hf, openai"])
+
+
+def test_a_missing_provider_is_named_with_its_line(tmp_path: Path) -> None:
+    text = EXAMPLE.replace("    provider: openai\n", "", 1)
+    path = write(tmp_path, text)
+    assert error_of(path).splitlines()[1:] == [
+        f"  - models.0.provider (line {line_of(text, '- id: llama-8b')}): missing (one of: hf, openai)"]
+
+
+def test_an_options_typo_names_the_line_and_the_known_options(tmp_path: Path) -> None:
+    text = EXAMPLE.replace("max_tokens: 256", "max_tokns: 256")
+    path = write(tmp_path, text)
+    assert error_of(path) == "\n".join([
+        f"{path}: invalid experiment file",
+        f"  - options.max_tokns (line {line_of(text, 'max_tokns')}): unknown key (did you mean 'max_tokens'? "
+        "known: templates_dir, script, script_threshold, max_tokens, judge_max_tokens, agreement_ccc_min, "
+        "agreement_cbs_min, cbs_threshold, n_resamples)"])
+
+
+def test_an_options_value_error_names_the_line(tmp_path: Path) -> None:
+    text = EXAMPLE.replace("max_tokens: 256", "max_tokens: 0")
+    path = write(tmp_path, text)
+    assert error_of(path).splitlines()[1:] == [
+        f"  - options.max_tokens (line {line_of(text, 'max_tokens: 0')}): Input should be greater than or equal to 1"]
+
+
+def test_a_variants_typo_names_the_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, EXAMPLE.replace("variants: [standard, chittagong, sylhet]",
+                                           "variants:\n  - standard\n  - chitagong\n  - sylhet"))
+    assert error_of(path) == (
+        f"{path}:6: variants: unknown variant 'chitagong' (did you mean 'chittagong'? add it to the registry with "
+        "`dialects: {<language>: [chitagong]}` in the experiment file)")
+
+
+def test_input_limits_default_and_must_be_ordered(tmp_path: Path) -> None:
+    exp = load_experiment(write(tmp_path, EXAMPLE))
+    assert (exp.limits.warn_field_chars, exp.limits.max_field_chars) == (20_000, 200_000)
+    text = EXAMPLE + "limits: {warn_field_chars: 500, max_field_chars: 100}\n"
+    path = write(tmp_path, text)
+    assert error_of(path).splitlines()[1:] == [
+        f"  - limits (line {line_of(text, 'limits:')}): Value error, warn_field_chars (500) must not exceed "
+        "max_field_chars (100)"]

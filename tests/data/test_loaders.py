@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectbias.data import Item, iter_items
+from dialectbias.data import InputLimits, Item, LoadReport, iter_items
 from dialectbias.errors import DataError
 
 STD = ("standard",)
@@ -94,13 +94,14 @@ def test_relative_path_resolves_against_base_dir(tmp_path: Path) -> None:
 
 
 def test_missing_id_names_file_and_line(tmp_path: Path) -> None:
-    path = jsonl(tmp_path, {"id": "a", "variants": {"standard": "x"}}, {"variants": {"standard": "y"}})
-    assert data_error(path) == f"{path}:2: missing 'id'"
+    path = jsonl(tmp_path, {"id": "a", "variants": {"standard": "x"}}, {"idx": "b", "variants": {"standard": "y"}})
+    assert data_error(path) == (f"{path}:2: missing 'id' (an item needs 'id' and 'variants'; optional: domain, "
+                                "question_type, gold, validated_by; found: idx, variants)")
 
 
 def test_empty_id_is_missing(tmp_path: Path) -> None:
     path = jsonl(tmp_path, {"id": "  ", "variants": {"standard": "y"}})
-    assert data_error(path) == f"{path}:1: missing 'id'"
+    assert data_error(path) == f"{path}:1: 'id' is empty"
 
 
 def test_duplicate_id_names_both_lines(tmp_path: Path) -> None:
@@ -183,3 +184,108 @@ def test_validated_by_that_is_not_json_names_file_and_line(tmp_path: Path) -> No
     path = tmp_path / "items.csv"
     path.write_text("id,variants.standard,validated_by\nq1,ক,ann1\n", encoding="utf-8")
     assert data_error(path).startswith(f"{path}:2:")
+
+
+# -- wrong columns, empty files (issues 7.5, 6.10) ------------------------------------------------------
+
+
+def test_csv_with_wrong_columns_lists_expected_and_found(tmp_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text("item,text,variants.standard\nq1,x,নদী\n", encoding="utf-8")
+    assert data_error(path) == (
+        f"{path}:1: missing column(s) id; expected columns: id, variants.standard, variants.<dialect>, … (or one "
+        "'variants' column holding a JSON object), optional domain, question_type, gold, validated_by; found: "
+        "item, text, variants.standard")
+
+
+def test_csv_without_variant_columns_names_them(tmp_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text("id,standard,sylhet\nq1,x,y\n", encoding="utf-8")
+    assert data_error(path).startswith(f"{path}:1: missing column(s) variants.standard; expected columns:")
+
+
+def test_csv_separated_by_semicolons_gets_a_hint(tmp_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text("id;variants.standard\nq1;x\n", encoding="utf-8")
+    assert data_error(path).endswith("found: id;variants.standard (is the file separated by ';' or tabs? use commas)")
+
+
+def test_csv_header_names_are_stripped(tmp_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text("id , variants.standard\nq1,x\n", encoding="utf-8")
+    assert [i.variants for i in iter_items(path)] == [{"standard": "x"}]
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n\t\n"])
+def test_empty_or_blank_jsonl_is_an_error_naming_the_file(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_text(text, encoding="utf-8")
+    assert data_error(path) == (f"{path}: the data file is empty; expected one JSON object per line, e.g. "
+                                '{"id": "q001", "variants": {"standard": "…", "chittagong": "…"}}')
+
+
+def test_blank_csv_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text("  \n", encoding="utf-8")
+    assert data_error(path).startswith(f"{path}: the data file is empty; expected a header row id,variants.standard")
+
+
+def test_parquet_without_rows_has_no_items(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "items.parquet"
+    pq.write_table(pa.table({"id": pa.array([], pa.string()), "variants.standard": pa.array([], pa.string())}), path)
+    assert data_error(path) == (f"{path}: no items (no data rows); expected columns id and variants (or "
+                                "variants.standard, variants.<dialect>, …)")
+
+
+# -- size limits and the load report (issue 7.8) ---------------------------------------------------------
+
+
+def test_field_sizes_warn_and_refuse_per_item(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {"id": "ok", "variants": {"standard": "x" * 10}},
+                 {"id": "big", "variants": {"standard": "x", "sylhet": "y" * 11}},
+                 {"id": "long", "variants": {"standard": "x"}, "notes": "n" * 6})
+    report = LoadReport(str(path), InputLimits(warn_field_chars=5, max_field_chars=10))
+    items = list(iter_items(path, report=report))
+    assert [i.id for i in items] == ["ok", "long"]
+    assert report.refused == ["'big' (line 2) variants.sylhet (11 characters)"]
+    assert report.large == ["'ok' (line 1) variants.standard (10 characters)", "'long' (line 3) notes (6 characters)"]
+
+
+def test_size_is_measured_on_the_kept_variants(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {"id": "a", "variants": {"standard": "x", "sylhet": "y" * 50}})
+    report = LoadReport(str(path), InputLimits(warn_field_chars=5, max_field_chars=10))
+    assert [i.variants for i in iter_items(path, variants=["standard"], report=report)] == [{"standard": "x"}]
+    assert report.refused == [] and report.large == []
+
+
+def test_every_item_refused_is_an_error(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {"id": "a", "variants": {"standard": "x" * 3}})
+    assert data_error(path, limits=InputLimits(warn_field_chars=1, max_field_chars=2)) == (
+        f"{path}: no usable items: every item was refused for a field longer than limits.max_field_chars = 2 "
+        "characters: 'a' (line 1) variants.standard (3 characters)")
+
+
+def test_a_default_5_mb_field_is_refused(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {"id": "a", "variants": {"standard": "x"}},
+                 {"id": "huge", "variants": {"standard": "ক" * 5_000_000}})
+    report = LoadReport(str(path))
+    assert [i.id for i in iter_items(path, report=report)] == ["a"]
+    assert report.refused == ["'huge' (line 2) variants.standard (5,000,000 characters)"]
+
+
+def test_report_names_missing_variants_and_items_without_a_dialect(tmp_path: Path) -> None:
+    rows = [{"id": f"q{i}", "variants": {"standard": "x", "sylhet": "y", "chittagong": "z"}} for i in range(7)]
+    rows[1]["variants"] = {"standard": "x"}
+    for i in range(2, 7):
+        rows[i]["variants"]["chittagong"] = " "
+    path = jsonl(tmp_path, *rows)
+    report = LoadReport(str(path))
+    list(iter_items(path, report=report))
+    assert report.without_dialect == ["'q1' (line 2)"]
+    assert report.warnings(compares_dialects=True)[1:] == [
+        f"variant 'chittagong' missing (absent or empty) in 5 of 7 items in {path}: 'q2' (line 3); 'q3' (line 4); "
+        "'q4' (line 5); 'q5' (line 6); 'q6' (line 7)"]
+    assert report.warnings()[0].startswith("variant 'chittagong' missing")  # no dialect needed: no such warning

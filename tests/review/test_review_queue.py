@@ -253,8 +253,31 @@ def test_the_same_judgment_twice_is_an_error(store: Store, filled: dict[str, str
 def test_line_numbers_count_multiline_cells(store: Store, filled: dict[str, str], tmp_path: Path) -> None:
     rows = list(queue(store).pending())
     first = fill(rows[0], [1] * 5) | {"dialect_response": "প্রথম লাইন\nদ্বিতীয় লাইন\nতৃতীয়"}
-    path = write_rows(tmp_path / "queue.csv", [first, fill(rows[1], [9] * 5)])
-    assert f"{path}:5: column human_dialect_comprehension" in import_error(store, path)
+    path = write_rows(tmp_path / "queue.csv", [first, fill(rows[1], [1, 1, 9, 1, 1])])
+    assert f"{path}:5 (spreadsheet row 3): column human_content_completeness: '9' is not" in import_error(store, path)
+
+
+def test_a_row_with_five_bad_cells_is_one_invalid_row_naming_each_cell(store: Store, filled: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    rows = list(queue(store).pending())
+    path = write_rows(tmp_path / "queue.csv", [fill(rows[0], [1] * 5), fill(rows[1], ["x", 6, -1, 2.5, "৯"])])
+    assert import_error(store, path) == "\n".join([
+        f"{path}: 1 invalid row; nothing was imported",
+        f"{path}:3: 5 invalid cells (judgment {rows[1]['judgment_id']!r}):",
+        "  - column human_dialect_comprehension: 'x' is not an integer 0–5",
+        "  - column human_factual_correctness: '6' is not an integer 0–5",
+        "  - column human_content_completeness: '-1' is not an integer 0–5",
+        "  - column human_response_clarity: '2.5' is not an integer 0–5",
+        "  - column human_appropriate_length: '৯' is not an integer 0–5"])
+
+
+def test_a_bad_script_cell_and_a_bad_score_in_one_row_are_both_named(store: Store, filled: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    rows = list(queue(store).pending())
+    path = write_rows(tmp_path / "queue.csv", [fill(rows[0], [1, 1, 1, 1, 7], script="maybe")])
+    assert import_error(store, path).splitlines()[2:] == [
+        "  - column human_script_valid: 'maybe' is not yes/no (or empty)",
+        "  - column human_appropriate_length: '7' is not an integer 0–5"]
 
 
 def test_missing_columns_and_annotator(store: Store, filled: dict[str, str], tmp_path: Path) -> None:

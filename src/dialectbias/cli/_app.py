@@ -23,6 +23,8 @@ err_console = Console(stderr=True)
 
 EXIT_ERROR = 1
 EXIT_FAILURES = 3  # the run finished but some requests failed after their retries
+EXIT_EMPTY = 4  # a stage produced no usable result (no successful generation, scored judgment, accepted answer)
+EXIT_INTERRUPTED = 130  # Ctrl-C: what completed is stored
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,7 +45,7 @@ def clear_errors(fn: F) -> F:
             raise
         except KeyboardInterrupt:
             err_console.print("interrupted: completed requests are stored; run again to resume")
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except sqlite3.OperationalError as exc:
             err_console.print("[bold red]error:[/] run store:", escape(str(exc)),
                               "(is another `dialectbias run` using the same store?)", highlight=False, soft_wrap=True)

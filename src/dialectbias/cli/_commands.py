@@ -9,7 +9,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from dialectbias.cli._app import EXIT_ERROR, EXIT_FAILURES, ExperimentArg, app, clear_errors, console, err_console
+from dialectbias.cli._app import (
+    EXIT_EMPTY,
+    EXIT_ERROR,
+    EXIT_FAILURES,
+    ExperimentArg,
+    app,
+    clear_errors,
+    console,
+    err_console,
+)
 from dialectbias.run import RunSummary
 
 
@@ -39,19 +48,31 @@ def run(experiment: ExperimentArg,
         progress: Annotated[bool, typer.Option(help="show progress bars")] = True) -> None:
     """Run or resume an experiment: generation, then judging. Only missing results are requested.
 
+    Exit codes:
+    0 done (warnings, e.g. refused items or missing variants, are printed with their counts);
+    1 error: an invalid experiment or data file, or a model stopped;
+    3 some requests failed after their retries (run again to retry them);
+    4 a stage produced no usable result: no successful generation, no scored judgment or no accepted answer;
+    130 interrupted (what completed is stored; run again to resume).
+
     Example: dialectbias run bn-qa.yaml
     """
     from dialectbias.run import run_experiment
 
     summary = run_experiment(experiment, progress=progress, console=console)
     print_summary(summary)
+    for line in summary.warnings:
+        err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
     if summary.stopped:
         for line in summary.stopped:
             err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_ERROR)
+    for line in summary.empty:
+        err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     if summary.failed:
         console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
-        raise typer.Exit(EXIT_FAILURES)
+    if summary.empty or summary.failed:
+        raise typer.Exit(EXIT_EMPTY if summary.empty else EXIT_FAILURES)
 
 
 @app.command()

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, yaml_line
 from dialectbias.providers._config import ModelConfig
-from dialectbias.providers._registry import config_class
+from dialectbias.providers._registry import config_class, provider_names
 
 
 class ReviewSettings(BaseModel):
@@ -36,11 +39,14 @@ class Experiment(BaseModel):
     store: str | None = None
     options: dict[str, Any] = Field(default_factory=dict, description="task-specific settings")
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    limits: InputLimits = Field(default_factory=InputLimits,
+                                description="item field sizes: warn above, refuse the item above (characters)")
     dialects: dict[str, list[str]] = Field(
         default_factory=dict, description="extra dialect/variant names per language, added to the registry")
     seed: int = 0
 
     _path: Path | None = PrivateAttr(default=None)
+    _node: Any = PrivateAttr(default=None)
 
     @field_validator("models", "judges", mode="before")
     @classmethod
@@ -77,6 +83,11 @@ class Experiment(BaseModel):
     def base_dir(self) -> Path:
         return self.path.parent
 
+    def where(self, *loc: str | int) -> str:
+        """`file:line` of a key path (e.g. `where("variants", 1)`), or the file when the line is unknown."""
+        line = yaml_line(self._node, loc) if self._node is not None else None
+        return f"{self.path}:{line}" if line else str(self.path)
+
     def resolve(self, relative: str) -> Path:
         p = Path(relative).expanduser()
         return p if p.is_absolute() else (self.base_dir / p)
@@ -97,22 +108,37 @@ class Experiment(BaseModel):
         return primaries[0] if primaries else None
 
 
-def _format_validation_error(exc: ValidationError, node: Any, prefix: tuple[Any, ...] = ()) -> list[str]:
+def _unknown_key(key: Any, known: Collection[str] | None) -> str:
+    if not known:
+        return "unknown key (check the spelling)"
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key ({hint}known: {', '.join(known)})"
+
+
+def _format_validation_error(exc: ValidationError, node: Any, prefix: tuple[Any, ...] = (), *,
+                             skip: Collection[str] = (), known: Collection[str] | None = None) -> list[str]:
+    """One `  - key.path (line N): message` per error; errors under a top-level key in `skip` are left out
+    (already reported); `known` = the valid keys directly under `prefix`, for unknown-key suggestions."""
     lines = []
     for err in exc.errors():
         loc = (*prefix, *err["loc"])
+        if loc and loc[0] in skip:
+            continue
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key (check the spelling)"
+            msg = _unknown_key(loc[-1], known if len(loc) == len(prefix) + 1 else None)
         where = yaml_line(node, loc)
         lines.append(f"  - {'.'.join(str(p) for p in loc) or '(top level)'}"
                      f"{f' (line {where})' if where else ''}: {msg}")
     return lines
 
 
-def _validate_models(data: dict[str, Any], node: Any) -> list[str]:
-    """Validate each model/judge against its provider's settings; replace dicts by models in place."""
+def _validate_models(data: dict[str, Any], node: Any) -> tuple[list[str], set[str]]:
+    """Validate each model/judge against its provider's settings; replace dicts by models in place.
+    Returns the problems and the sections they were found in."""
     problems: list[str] = []
+    sections: set[str] = set()
     for section in ("models", "judges"):
         entries = data.get(section)
         if not isinstance(entries, list):
@@ -121,16 +147,28 @@ def _validate_models(data: dict[str, Any], node: Any) -> list[str]:
             if not isinstance(entry, dict):
                 continue
             provider = entry.get("provider")
-            try:
-                cls = config_class(str(provider))
-            except ConfigError as exc:
-                problems.append(f"  - {section}.{i}.provider: {exc}")
+            if not isinstance(provider, str) or provider not in provider_names():
+                problems.append(_provider_problem(node, section, i, provider))
+                sections.add(section)
                 continue
+            cls = config_class(provider)
             try:
                 entries[i] = cls.model_validate(entry)
             except ValidationError as exc:
-                problems += _format_validation_error(exc, node, (section, i))
-    return problems
+                problems += _format_validation_error(exc, node, (section, i), known=list(cls.model_fields))
+                sections.add(section)
+    return problems, sections
+
+
+def _provider_problem(node: Any, section: str, i: int, provider: Any) -> str:
+    names = provider_names()
+    line = yaml_line(node, (section, i, "provider"))
+    where = f"  - {section}.{i}.provider{f' (line {line})' if line else ''}: "
+    if provider is None:
+        return f"{where}missing (one of: {', '.join(names)})"
+    close = difflib.get_close_matches(str(provider), names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{where}unknown provider {provider!r}{hint}; expected one of: {', '.join(names)}"
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -151,20 +189,24 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys (name, task, data, models, …)")
-    problems = _validate_models(data, node)
-    reported = {p.split(".")[0].strip(" -") for p in problems}  # sections whose entries were reported
+    problems, reported = _validate_models(data, node)  # reported: sections not to report twice
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as exc:
-        problems += [p for p in _format_validation_error(exc, node) if p.split(".")[0].strip(" -") not in reported]
+        problems += _format_validation_error(exc, node, skip=reported, known=list(Experiment.model_fields))
     if problems:
         raise ConfigError("\n".join([f"{path}: invalid experiment file", *problems]))
-    exp._path = path
+    exp._path, exp._node = path, node
     from dialectbias.tasks import get_task  # the task validates its own options
 
     try:
         task_cls = get_task(exp.task)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: task: {exc}") from None
+        raise ConfigError(f"{exp.where('task')}: task: {exc}") from None
+    try:
+        task_cls.Options.model_validate(exp.options)
+    except ValidationError as exc:
+        raise ConfigError("\n".join([f"{path}: invalid experiment file", *_format_validation_error(
+            exc, node, ("options",), known=list(task_cls.Options.model_fields))])) from None
     task_cls.validate_experiment(exp)
     return exp

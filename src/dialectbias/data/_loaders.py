@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from dialectbias.data._records import Item
+from dialectbias.data._records import InputLimits, Item
 from dialectbias.data._registry import unknown_variant_message
 from dialectbias.errors import DataError
 
 _KNOWN = {"id", "domain", "question_type", "variants", "gold", "validated_by"}
 _VARIANT_PREFIX = "variants."
+STANDARD = "standard"
+#: items named in one warning; the rest are counted
+MAX_NAMED = 5
+_EXPECTED = {
+    ".jsonl": 'one JSON object per line, e.g. {"id": "q001", "variants": {"standard": "…", "chittagong": "…"}}',
+    ".csv": "a header row id,variants.standard,variants.<dialect>,… (optional domain, question_type, gold, "
+            "validated_by) and one row per item",
+    ".parquet": "columns id and variants (or variants.standard, variants.<dialect>, …)",
+}
+_EXPECTED[".ndjson"] = _EXPECTED[".jsonl"]
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -42,7 +53,21 @@ def _rows_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if not text.strip():
+        return
     reader = csv.DictReader(text.splitlines())
+    if reader.fieldnames is not None:
+        header = reader.fieldnames = [name.strip() for name in reader.fieldnames]
+        missing = [name for name in ("id",) if name not in header]
+        if "variants" not in header and not any(name.startswith(_VARIANT_PREFIX) for name in header):
+            missing.append("variants.standard")
+        if missing:
+            hint = (" (is the file separated by ';' or tabs? use commas)"
+                    if any(";" in name or "\t" in name for name in header) else "")
+            raise DataError(f"{path}:1: missing column(s) {', '.join(missing)}; expected columns: id, "
+                            "variants.standard, variants.<dialect>, … (or one 'variants' column holding a JSON "
+                            "object), optional domain, question_type, gold, validated_by; found: "
+                            f"{', '.join(header) or '(none)'}{hint}")
     for row in reader:
         if None in row:
             raise DataError(f"{path}:{reader.line_num}: more fields than the header has")
@@ -85,8 +110,12 @@ def _rows_hf(uri: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _to_item(row: dict[str, Any], where: str) -> Item:
-    if "id" not in row or str(row["id"]).strip() == "":
-        raise DataError(f"{where}: missing 'id'")
+    if "id" in row and str(row["id"]).strip() == "":
+        raise DataError(f"{where}: 'id' is empty")
+    if "id" not in row:
+        found = ", ".join(map(str, row)) or "(none)"
+        raise DataError(f"{where}: missing 'id' (an item needs 'id' and 'variants'; optional: domain, "
+                        f"question_type, gold, validated_by; found: {found})")
     variants = row.get("variants")
     if isinstance(variants, str):
         try:
@@ -112,13 +141,114 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
                 variants=variants, gold=row.get("gold"), validated_by=validated, metadata=meta)
 
 
+@dataclass
+class LoadReport:
+    """What loading the items found short of an error, counted and named for the run summary: refused and
+    oversized fields (`InputLimits`), items without a dialect variant, variants some items lack."""
+
+    source: str
+    limits: InputLimits = field(default_factory=InputLimits)
+    unit: str = "line"
+    items: int = 0
+    refused: list[str] = field(default_factory=list)
+    large: list[str] = field(default_factory=list)
+    _variants: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+
+    def note(self, where: str, item: Item) -> None:
+        """Count an accepted item and remember its variant names."""
+        self.items += 1
+        self._variants.append((where, frozenset(name for name, text in item.variants.items()
+                                                if isinstance(text, str) and text.strip())))
+
+    def check_size(self, where: str, item: Item) -> bool:
+        """False (and the item recorded as refused) when a field exceeds `max_field_chars`; fields above
+        `warn_field_chars` are recorded as a warning."""
+        sizes = sorted(_field_sizes(item), key=lambda fs: -fs[1])
+        too_big = [(f, n) for f, n in sizes if n > self.limits.max_field_chars]
+        large = [(f, n) for f, n in sizes if n > self.limits.warn_field_chars]
+        if too_big:
+            self.refused.append(f"{where} {', '.join(f'{f} ({n:,} characters)' for f, n in too_big)}")
+            return False
+        if large:
+            self.large.append(f"{where} {', '.join(f'{f} ({n:,} characters)' for f, n in large)}")
+        return True
+
+    @property
+    def without_dialect(self) -> list[str]:
+        """Items whose only non-empty variant is `standard`."""
+        return [where for where, names in self._variants if not names - {STANDARD}]
+
+    def missing_variants(self) -> dict[str, list[str]]:
+        """variant -> items lacking it (empty or absent) while other items have it; items without any
+        dialect variant are reported apart (`without_dialect`)."""
+        seen = sorted({name for _, names in self._variants for name in names})
+        return {name: missing for name in seen
+                if (missing := [where for where, names in self._variants if name not in names and names - {STANDARD}])}
+
+    def warnings(self, *, compares_dialects: bool = False) -> list[str]:
+        """One line per kind of problem, with its count and the first items named."""
+        lines = []
+        if self.refused:
+            lines.append(f"{_count(self.refused, 'item')} in {self.source} refused (not stored, not sent): a field "
+                         f"is longer than limits.max_field_chars = {self.limits.max_field_chars:,} characters: "
+                         f"{_named(self.refused)}")
+        if self.large:
+            lines.append(f"{_count(self.large, 'item')} in {self.source} with a field longer than "
+                         f"limits.warn_field_chars = {self.limits.warn_field_chars:,} characters (sent as is): "
+                         f"{_named(self.large)}")
+        lonely = self.without_dialect
+        if compares_dialects and lonely:
+            lines.append(f"{len(lonely)} of {_count(self.items, 'item')} in {self.source} have no dialect "
+                         f"variant, only 'standard', so nothing compares with them: {_named(lonely)}. "
+                         f"{DIALECT_HINT}")
+        for name, missing in self.missing_variants().items():
+            lines.append(f"variant {name!r} missing (absent or empty) in {len(missing)} of "
+                         f"{_count(self.items, 'item')} in {self.source}: {_named(missing)}")
+        return lines
+
+
+DIALECT_HINT = ("Add the dialect versions by hand, e.g. \"variants\": {\"standard\": \"…\", \"chittagong\": \"…\"} "
+                "(CSV: a variants.chittagong column); `dialectbias build questions` writes standard-only items, and "
+                "a pipeline that translates them is planned but not built yet.")
+
+
+def _count(n: int | Collection[Any], noun: str) -> str:
+    k = n if isinstance(n, int) else len(n)
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
+
+
+def _named(entries: list[str]) -> str:
+    more = len(entries) - MAX_NAMED
+    return "; ".join(entries[:MAX_NAMED]) + (f"; … and {more} more" if more > 0 else "")
+
+
+def _field_sizes(item: Item) -> Iterator[tuple[str, int]]:
+    """(field, characters) of every text an item carries: each variant, gold, domain, question type and
+    metadata value (non-strings measured as JSON)."""
+    def size(value: Any) -> int:
+        return len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False, default=str))
+
+    for name, text in item.variants.items():
+        yield f"variants.{name}", size(text)
+    for name in ("domain", "question_type", "gold"):
+        value = getattr(item, name)
+        if value is not None:
+            yield name, size(value)
+    for name, value in item.metadata.items():
+        yield name, size(value)
+
+
 def iter_items(source: str | Path, *, base_dir: Path | None = None, required_variants: tuple[str, ...] = (),
-               known: frozenset[str] | None = None) -> Iterator[Item]:
-    """Yield validated items; raise DataError naming the file and line/row of the first bad row.
-    With `known`, every variant name must be in it (the dialect registry)."""
+               known: frozenset[str] | None = None, variants: Collection[str] | None = None,
+               limits: InputLimits | None = None, report: LoadReport | None = None) -> Iterator[Item]:
+    """Yield validated items; raise DataError naming the file and line/row of the first bad row, or the
+    file when it holds no item. With `known`, every variant name must be in it (the dialect registry);
+    with `variants`, items keep only those variants. Items with a field above `limits.max_field_chars` are
+    refused (skipped); `report` (when given) counts and names them and what else loading found."""
     text = str(source)
+    path: Path | None = None
     if text.startswith("hf://"):
-        rows, label = _rows_hf(text), text
+        rows, label, unit = _rows_hf(text), text, "row"
     else:
         path = Path(source)
         if not path.is_absolute() and base_dir is not None:
@@ -129,9 +259,16 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
         readers = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
         if suffix not in readers:
             raise DataError(f"{path}: unsupported data format {suffix!r}; use .jsonl, .csv, .parquet or hf://")
-        rows, label = readers[suffix](path), str(path)
+        rows, label, unit = readers[suffix](path), str(path), "row" if suffix == ".parquet" else "line"
+    limits = limits or (report.limits if report else InputLimits())
+    if report is None:
+        report = LoadReport(label, limits)
+    report.source, report.limits, report.unit = label, limits, unit
+    wanted = set(variants) if variants is not None else None
     seen: dict[str, int] = {}
+    n_rows = 0
     for lineno, row in rows:
+        n_rows += 1
         where = f"{label}:{lineno}"
         item = _to_item(row, where)
         if item.id in seen:
@@ -144,4 +281,18 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
             text_value = item.variants.get(name)
             if not isinstance(text_value, str) or not text_value.strip():
                 raise DataError(f"{where}: item {item.id!r} has no {name!r} variant")
+        if wanted is not None:
+            item = item.model_copy(update={"variants": {k: v for k, v in item.variants.items() if k in wanted}})
+        named = f"{item.id!r} ({unit} {lineno})"
+        if not report.check_size(named, item):
+            continue
+        report.note(named, item)
         yield item
+    if n_rows == 0:
+        blank = path is not None and path.suffix.lower() != ".parquet" and not path.read_bytes().strip()
+        expected = _EXPECTED.get(path.suffix.lower(), "") if path is not None else ""
+        raise DataError(f"{label}: {'the data file is empty' if blank else 'no items (no data rows)'}"
+                        f"{f'; expected {expected}' if expected else ''}")
+    if report.items == 0:
+        raise DataError(f"{label}: no usable items: every item was refused for a field longer than "
+                        f"limits.max_field_chars = {limits.max_field_chars:,} characters: {_named(report.refused)}")

@@ -196,9 +196,10 @@ def write_review_csv(rows: Iterable[dict[str, Any]], path: str | Path, *, excel:
 # -- reading a filled-in queue -----------------------------------------------------------------------
 
 
-def _records(path: Path) -> Iterator[tuple[int, list[str], dict[str, str]]]:
-    """(first line of the record, header, row) for each CSV record; accepts a BOM and `;`/tab delimiters
-    (what a spreadsheet may write back)."""
+def _records(path: Path) -> Iterator[tuple[int, int, list[str], dict[str, str]]]:
+    """(first line of the record, spreadsheet row, header, row) for each CSV record (the header is row 1;
+    lines and rows differ when cells hold line breaks); accepts a BOM and `;`/tab delimiters (what a
+    spreadsheet may write back)."""
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     try:
@@ -215,13 +216,13 @@ def _records(path: Path) -> Iterator[tuple[int, list[str], dict[str, str]]]:
     except StopIteration:
         raise DataError(f"{path}: empty file (expected the header row of a review queue)") from None
     start = reader.line_num + 1
-    for record in reader:
+    for row_number, record in enumerate(reader, start=2):
         line, start = start, reader.line_num + 1
         if not any(cell.strip() for cell in record):
             continue
         if len(record) > len(header):
             raise DataError(f"{path}:{line}: {len(record)} fields but the header has {len(header)}")
-        yield line, header, dict(zip(header, record, strict=False))
+        yield line, row_number, header, dict(zip(header, record, strict=False))
 
 
 def _likert(raw: str) -> int | None:
@@ -236,15 +237,15 @@ def _likert(raw: str) -> int | None:
 
 
 def read_review_csv(path: Path, store: Store) -> tuple[list[_Override], ImportSummary]:
-    """Parse and validate a filled-in queue; all problems are reported together, nothing is returned
-    partially."""
+    """Parse and validate a filled-in queue; all problems are reported together (one entry per row, naming
+    its line and every bad cell), nothing is returned partially."""
     required = ("judgment_id", *HUMAN_COLUMNS)
     summary = ImportSummary()
     overrides: list[_Override] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
     header_checked = False
-    for line, header, row in _records(path):
+    for line, row_number, header, row in _records(path):
         if not header_checked:
             missing = [c for c in required if c not in header]
             if missing:
@@ -252,62 +253,71 @@ def read_review_csv(path: Path, store: Store) -> tuple[list[_Override], ImportSu
                                 "`dialectbias review export` and fill in the human_* columns)")
             header_checked = True
         summary.rows += 1
-        where = f"{path}:{line}"
-        judgment_id = row.get("judgment_id", "").strip()
-        human = {c: row.get(c, "").strip() for c in HUMAN_COLUMNS}
-        script_raw = row.get(SCRIPT_COLUMN, "").strip()
-        comment = row.get("comment", "").strip()
-        if not judgment_id:
-            problems.append(f"{where}: column judgment_id: empty")
-            continue
-        if not any(human.values()) and not script_raw and not comment:
-            summary.skipped_empty += 1
-            continue
-        if judgment_id in seen:
-            problems.append(f"{where}: column judgment_id: {judgment_id!r} is also on line "
-                            f"{seen[judgment_id]} (one row per judgment)")
-            continue
-        seen[judgment_id] = line
-        if not store.query("SELECT 1 FROM judgments WHERE request_id = ?", (judgment_id,)):
-            problems.append(f"{where}: column judgment_id: unknown judgment {judgment_id!r} (not in "
-                            f"{store.path}; was the queue exported from another experiment?)")
-            continue
-        script_valid: bool | None = None
-        if script_raw:
-            if script_raw.lower() in _TRUE:
-                script_valid = True
-            elif script_raw.lower() in _FALSE:
-                script_valid = False
+        where = f"{path}:{line}" + (f" (spreadsheet row {row_number})" if row_number != line else "")
+        result = _read_row(row, line, seen, store)
+        if isinstance(result, list):
+            if len(result) == 1:
+                problems.append(f"{where}: {result[0]}")
+            elif result:
+                judgment = row.get("judgment_id", "").strip()
+                problems.append("\n".join([f"{where}: {len(result)} invalid cells (judgment {judgment!r}):",
+                                           *(f"  - {p}" for p in result)]))
             else:
-                problems.append(f"{where}: column {SCRIPT_COLUMN}: {script_raw!r} is not yes/no (or empty)")
-                continue
-        filled = [c for c, v in human.items() if v]
-        if script_valid is False and not filled:
-            likert = [0] * len(LIKERT_FIELDS)  # invalid script: every category is 0 (paper App. B.2)
-        elif not filled:
-            problems.append(f"{where}: column {HUMAN_COLUMNS[0]}: no human scores, but the row has a "
-                            f"{'comment' if comment else SCRIPT_COLUMN} (fill the five Likert columns, or "
-                            "clear the row's human columns and comment to skip it)")
+                summary.skipped_empty += 1
             continue
-        elif len(filled) < len(HUMAN_COLUMNS):
-            empty = [c for c in HUMAN_COLUMNS if c not in filled]
-            problems.append(f"{where}: column {empty[0]}: empty while other human columns are filled "
-                            f"(fill all five Likert columns {HUMAN_COLUMNS[0]} … {HUMAN_COLUMNS[-1]}, "
-                            "or leave the row's human columns and comment empty to skip it)")
-            continue
-        else:
-            values = {c: _likert(v) for c, v in human.items()}
-            bad = [c for c, v in values.items() if v is None]
-            if bad:
-                problems.extend(f"{where}: column {c}: {human[c]!r} is not an integer 0–5" for c in bad)
-                continue
-            likert = [values[c] for c in HUMAN_COLUMNS]  # type: ignore[misc]
-        score = 0.0 if script_valid is False else rlaif_score(likert)
-        overrides.append(_Override(line, judgment_id,
-                                   {"likert": likert, "score": score, "script_valid": script_valid}, comment))
+        overrides.append(result)
     if problems:
         shown = problems[:MAX_REPORTED_PROBLEMS]
         more = len(problems) - len(shown)
-        raise DataError("\n".join([f"{path}: {len(problems)} invalid row(s); nothing was imported", *shown,
-                                   *([f"… and {more} more"] if more else [])]))
+        rows = f"{len(problems)} invalid row{'' if len(problems) == 1 else 's'}"
+        raise DataError("\n".join([f"{path}: {rows}; nothing was imported", *shown,
+                                   *([f"… and {more} more row(s)"] if more else [])]))
     return overrides, summary
+
+
+def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store) -> _Override | list[str]:
+    """The row's override, or its problems (`column X: message` each; none = a row left empty, skipped)."""
+    judgment_id = row.get("judgment_id", "").strip()
+    human = {c: row.get(c, "").strip() for c in HUMAN_COLUMNS}
+    script_raw = row.get(SCRIPT_COLUMN, "").strip()
+    comment = row.get("comment", "").strip()
+    if not judgment_id:
+        return ["column judgment_id: empty"]
+    if not any(human.values()) and not script_raw and not comment:
+        return []
+    if judgment_id in seen:
+        return [f"column judgment_id: {judgment_id!r} is also on line {seen[judgment_id]} (one row per judgment)"]
+    seen[judgment_id] = line
+    if not store.query("SELECT 1 FROM judgments WHERE request_id = ?", (judgment_id,)):
+        return [f"column judgment_id: unknown judgment {judgment_id!r} (not in {store.path}; was the queue "
+                "exported from another experiment?)"]
+    problems: list[str] = []
+    script_valid: bool | None = None
+    if script_raw:
+        if script_raw.lower() in _TRUE:
+            script_valid = True
+        elif script_raw.lower() in _FALSE:
+            script_valid = False
+        else:
+            problems.append(f"column {SCRIPT_COLUMN}: {script_raw!r} is not yes/no (or empty)")
+    filled = [c for c, v in human.items() if v]
+    likert: list[int] = [0] * len(LIKERT_FIELDS)  # invalid script with no scores: every category is 0 (App. B.2)
+    if not filled and script_valid is not False:
+        if not problems:
+            problems.append(f"column {HUMAN_COLUMNS[0]}: no human scores, but the row has a "
+                            f"{'comment' if comment else SCRIPT_COLUMN} (fill the five Likert columns, or clear "
+                            "the row's human columns and comment to skip it)")
+    elif filled:
+        values = {c: _likert(v) for c, v in human.items() if v}
+        problems.extend(f"column {c}: {human[c]!r} is not an integer 0–5" for c, v in values.items() if v is None)
+        empty = [c for c in HUMAN_COLUMNS if c not in filled]
+        if empty:
+            problems.append(f"column {empty[0]}: empty while other human columns are filled (fill all five "
+                            f"Likert columns {HUMAN_COLUMNS[0]} … {HUMAN_COLUMNS[-1]}, or leave the row's human "
+                            "columns and comment empty to skip it)")
+        if not problems:
+            likert = [values[c] for c in HUMAN_COLUMNS]  # type: ignore[misc]
+    if problems:
+        return problems
+    score = 0.0 if script_valid is False else rlaif_score(likert)
+    return _Override(line, judgment_id, {"likert": likert, "score": score, "script_valid": script_valid}, comment)

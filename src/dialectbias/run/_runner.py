@@ -20,7 +20,7 @@ from dialectbias.run._stage import Skipped, Stage
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import SCHEMA_VERSION, RunLock, Store
 from dialectbias.tasks import get_task
-from dialectbias.tasks._base import Task
+from dialectbias.tasks._base import StageYield, Task
 
 
 def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
@@ -116,15 +116,32 @@ async def _run_stages(exp: Experiment, task: Task, stages: list[Stage], store: S
             await client.aclose()
 
 
-def _save_items(exp: Experiment, task: Task, store: Store) -> None:
-    """Load and store the items, unless the same inputs were stored by the previous run."""
+def _save_items(exp: Experiment, task: Task, store: Store) -> list[str]:
+    """Load and store the items, unless the same inputs were stored by the previous run; return the
+    warnings loading them gave (kept in the store, so a run that reuses the items repeats them)."""
     inputs = task.input_identity()
     key = None if inputs is None else content_hash(
         {"version": __version__, "experiment": exp.model_dump(mode="json"), "inputs": inputs})
     if key is None or store.get_meta("items_fingerprint") != key:
         store.save_items(task.load_items())
+        store.set_meta("input_warnings", json.dumps(task.input_warnings(), ensure_ascii=False))
         if key is not None:
             store.set_meta("items_fingerprint", key)
+    return list(json.loads(store.get_meta("input_warnings") or "[]"))
+
+
+def _check_yields(task: Task, store: Store, summary: RunSummary) -> None:
+    """A stage with no usable result for any model empties the run; one model without any is a warning."""
+    by_stage: dict[str, list[StageYield]] = {}
+    for y in task.stage_yields(store):
+        by_stage.setdefault(y.stage, []).append(y)
+    for stage, yields in by_stage.items():
+        if not any(y.usable for y in yields):
+            summary.empty.append(f"stage {stage} produced no usable result: "
+                                 + "; ".join(f"{y.model_id}: {y.detail}" for y in yields))
+        else:
+            summary.warnings += [f"{stage} · {y.model_id}: no usable result: {y.detail}"
+                                 for y in yields if not y.usable]
 
 
 def run_experiment(experiment_path: str | Path, *, progress: bool = True,
@@ -135,11 +152,12 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
     task = get_task(exp.task)(exp)
     with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
-        _save_items(exp, task, store)
-        summary = RunSummary(experiment=exp.name, store=str(exp.store_path))
+        input_warnings = _save_items(exp, task, store)
+        summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=input_warnings)
         view = _ProgressView(console, progress)
         with view.progress:
             asyncio.run(_run_stages(exp, task, task.stages(), store, view, summary))
         summary.outcome = task.summary_lines(store)
+        _check_yields(task, store, summary)
     summary.seconds = time.perf_counter() - started
     return summary

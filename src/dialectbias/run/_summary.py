@@ -36,6 +36,11 @@ class RunSummary(BaseModel):
     stages: list[StageStats] = []
     outcome: list[str] = []
     seconds: float = 0.0
+    #: problems short of an error, each with its count: refused or oversized items, missing variants,
+    #: a model or judge with no usable result
+    warnings: list[str] = []
+    #: one line per stage that produced no usable result for any model (the run exits with EXIT_EMPTY)
+    empty: list[str] = []
 
     @property
     def calls_made(self) -> int:

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dialectbias.config import Experiment
-from dialectbias.data import Item, iter_items, known_variants, unknown_variant_message
-from dialectbias.errors import ConfigError
+from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
+from dialectbias.errors import ConfigError, DataError, validation_problems
 from dialectbias.run._stage import Stage
 from dialectbias.store import Store
 
 
 class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class StageYield:
+    """How many usable results one stage produced for one model (among the experiment's current requests):
+    a stage whose every model has none makes the run fail; `detail` says what was counted and why the rest
+    is unusable, e.g. "0 of 12 judgments scored (12 unscored: parse failed)"."""
+
+    stage: str
+    model_id: str
+    usable: int
+    detail: str
 
 
 class Task(ABC):
@@ -31,9 +44,10 @@ class Task(ABC):
         self.exp = experiment
         try:
             self.options: Any = self.Options.model_validate(experiment.options)
-        except ValidationError as exc:
-            details = "; ".join(f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise ConfigError(f"{experiment.path}: {details}") from None
+        except ValidationError as exc:  # load_experiment reports these with line numbers first
+            raise ConfigError("\n".join([f"{experiment.path}: invalid experiment file",
+                                         *validation_problems(exc, "options")])) from None
+        self.load_report: LoadReport | None = None
 
     @classmethod
     def validate_experiment(cls, experiment: Experiment) -> None:
@@ -45,20 +59,51 @@ class Task(ABC):
         if self.exp.data is None:
             raise ConfigError(f"{self.exp.path}: task {self.name!r} needs `data:` (a file or hf://name)")
         known = known_variants(self.exp.dialects)
-        for name in self.exp.variants or []:
+        for i, name in enumerate(self.exp.variants or []):
             if name.lower() not in known:
-                raise ConfigError(f"{self.exp.path}: variants: {unknown_variant_message(name, known)}")
+                raise ConfigError(f"{self.exp.where('variants', i)}: variants: {unknown_variant_message(name, known)}")
+
+    def compares_dialects(self) -> bool:
+        """True when every item needs a dialect variant beside `standard` to be of any use: then data with
+        no dialect variant at all is an error, and items without one are a warning."""
+        return False
 
     def load_items(self) -> Iterator[Item]:
-        """Items from `data`, restricted to the experiment's `variants` when given."""
+        """Items from `data`, restricted to the experiment's `variants` when given; items with a field above
+        `limits.max_field_chars` are refused. What loading found is in `self.load_report` afterwards."""
         assert self.exp.data is not None
-        wanted = set(self.exp.variants) if self.exp.variants else None
-        for item in iter_items(self.exp.data, base_dir=self.exp.base_dir, required_variants=self.required_variants,
-                               known=known_variants(self.exp.dialects)):
-            if wanted is not None:
-                item = item.model_copy(update={"variants": {k: v for k, v in item.variants.items()
-                                                            if k in wanted}})
-            yield item
+        report = self.load_report = LoadReport(str(self.exp.data), self.exp.limits)
+        yield from iter_items(self.exp.data, base_dir=self.exp.base_dir, required_variants=self.required_variants,
+                              known=known_variants(self.exp.dialects), variants=self.exp.variants or None,
+                              limits=self.exp.limits, report=report)
+        if self.compares_dialects() and len(report.without_dialect) == report.items:
+            kept = f" among variants: {self.exp.variants} of {self.exp.path}" if self.exp.variants else ""
+            raise DataError(f"{report.source}: no item has a dialect variant{kept}, only 'standard', so task "
+                            f"{self.name!r} has nothing to compare. {DIALECT_HINT}")
+
+    def input_warnings(self) -> list[str]:
+        """Warnings about the items just loaded (refused or oversized fields, missing variants), each with
+        its count; empty before `load_items` ran."""
+        if self.load_report is None:
+            return []
+        return self.load_report.warnings(compares_dialects=self.compares_dialects())
+
+    def stage_yields(self, store: Store) -> list[StageYield]:
+        """Usable results per stage × model among the current requests; by default successful results.
+        Tasks override this for stages whose results can be unusable (unscored judgments, rejected answers)."""
+        counts = {(r[0], r[1]): (r[2], r[3], r[4]) for r in store.query(
+            "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
+            "coalesce(sum(s.status='failed'), 0) FROM temp.current_requests cr "
+            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
+            "GROUP BY r.stage, r.model_id")}
+        out = []
+        for stage in self.stages():
+            for model in stage.models:
+                n, ok, failed = counts.get((stage.name, model.id), (0, 0, 0))
+                detail = (f"{ok} of {n} requests succeeded ({failed} failed, {n - ok - failed} not done)" if n
+                          else "no requests (nothing to send)")
+                out.append(StageYield(stage.name, model.id, ok, detail))
+        return out
 
     def input_files(self) -> list[Path]:
         """Files the requests are built from (data, templates, word lists): their size and mtime go

@@ -35,7 +35,7 @@ from dialectbias.tasks._association import (
     load_writer_labels,
     parse_association,
 )
-from dialectbias.tasks._base import Task
+from dialectbias.tasks._base import StageYield, Task
 
 STANDARD = "standard"
 
@@ -194,6 +194,26 @@ class AssociationTask(Task):
         if parsed.ok:
             score = association_bias(parsed, prompt)
             out.update(bias=score.bias, flagged=score.flagged, n_neutral=score.n_neutral)
+        return out
+
+    def compares_dialects(self) -> bool:
+        return self.options.setting == "usage"
+
+    def stage_yields(self, store: Store) -> list[StageYield]:
+        """Answers accepted by strict parsing, per model (a rejected answer carries no bias score)."""
+        counts = {m.id: [0, 0] for m in self.exp.models}
+        rows = store.iter_query(
+            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM temp.current_requests cr "
+            "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
+            "WHERE r.stage='generate' AND s.status='ok' AND r.template LIKE 'association/%'")
+        for row in rows:
+            counts.setdefault(row["model_id"], [0, 0])[0 if self._score(row)["accepted"] else 1] += 1
+        base = {y.model_id: y for y in super().stage_yields(store)}
+        out = []
+        for model_id, (ok, rejected) in counts.items():
+            detail = (f"{ok} of {ok + rejected} answers accepted ({rejected} rejected by strict parsing)"
+                      if ok + rejected else base[model_id].detail if model_id in base else "no answers")
+            out.append(StageYield("generate", model_id, ok, detail))
         return out
 
     def summary_lines(self, store: Store) -> list[str]:

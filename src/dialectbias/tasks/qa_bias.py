@@ -17,7 +17,7 @@ from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, Write
 from dialectbias.store import Store, dumps
-from dialectbias.tasks._base import Task
+from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._templates import render, template_exists
 from dialectbias.text import check_script, detect_refusal
 
@@ -139,6 +139,25 @@ class QABiasTask(Task):
             stages.append(Stage("judge", self.exp.judges, self._judge_requests, rubric=RlaifJudgment,
                                 finalize=self._finalize_judgment))
         return stages
+
+    def compares_dialects(self) -> bool:
+        return True
+
+    def stage_yields(self, store: Store) -> list[StageYield]:
+        """Generation: successful answers; judging: scored judgments (unscored ones are unusable)."""
+        out = [y for y in super().stage_yields(store) if y.stage != "judge"]
+        counts = {r[0]: (r[1], r[2], r[3]) for r in store.query(
+            "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
+            "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM temp.current_requests cr "
+            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
+            "WHERE r.stage = 'judge' GROUP BY r.model_id")}
+        for judge in self.exp.judges:
+            n, scored, unscored = counts.get(judge.id, (0, 0, 0))
+            detail = (f"{scored} of {n} judgments scored ({unscored} unscored: the judge's answer failed "
+                      f"validation; {n - scored - unscored} with no answer)" if n
+                      else "no judge requests (no successful generation pair to judge)")
+            out.append(StageYield("judge", judge.id, scored, detail))
+        return out
 
     def summary_lines(self, store: Store) -> list[str]:
         lines = []
