@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from dialectbias.tasks.qa_bias import QABiasOptions
 from dialectbias.testing import TestServer
 
 RIGHT_KEY = "sk-right-5f1c2d3e4a5b6c7d8e9f"
@@ -171,8 +172,7 @@ def test_an_options_typo_is_one_error_with_its_line(qa: Any, cli: Any, tmp_path:
     assert result.stderr.splitlines() == [
         f"error: {project.yaml_path}: invalid experiment file",
         f"  - options.judge_max_tokns (line {yaml_line(project.yaml_path, 'judge_max_tokns')}): unknown key (did "
-        "you mean 'judge_max_tokens'? known: templates_dir, script, script_threshold, max_tokens, judge_max_tokens, "
-        "agreement_ccc_min, agreement_cbs_min, cbs_threshold, n_resamples)"]
+        f"you mean 'judge_max_tokens'? known: {', '.join(QABiasOptions.model_fields)})"]
 
 
 def test_a_variants_typo_names_file_line_and_closest_name(qa: Any, cli: Any, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 from dialectbias.config import load_experiment
 from dialectbias.errors import ConfigError
 from dialectbias.providers._openai import OpenAIModelConfig
+from dialectbias.tasks.qa_bias import QABiasOptions
 
 EXAMPLE = """\
 name: bn-qa
@@ -220,8 +221,7 @@ def test_an_options_typo_names_the_line_and_the_known_options(tmp_path: Path) ->
     assert error_of(path) == "\n".join([
         f"{path}: invalid experiment file",
         f"  - options.max_tokns (line {line_of(text, 'max_tokns')}): unknown key (did you mean 'max_tokens'? "
-        "known: templates_dir, script, script_threshold, max_tokens, judge_max_tokens, agreement_ccc_min, "
-        "agreement_cbs_min, cbs_threshold, n_resamples)"])
+        f"known: {', '.join(QABiasOptions.model_fields)})"])
 
 
 def test_an_options_value_error_names_the_line(tmp_path: Path) -> None:
