@@ -97,7 +97,8 @@ class OpenAIModel(ModelAPI):
             raise ProviderError(f"{where}: no answer within {self.config.timeout_s:g} s",
                                 retryable=True) from None
         except aiohttp.ClientConnectorError as exc:
-            raise ProviderError(f"{where}: cannot connect ({exc.os_error or exc})", retryable=True) from None
+            raise ProviderError(f"{where}: cannot connect ({exc.os_error or exc})", retryable=True,
+                                unreachable=True) from None
         except aiohttp.ClientError as exc:
             raise ProviderError(f"{where}: connection error ({type(exc).__name__}: {exc})",
                                 retryable=True) from None

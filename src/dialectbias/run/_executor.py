@@ -24,6 +24,10 @@ FLUSH_ROWS = 256
 STOP_AFTER_CONSECUTIVE = 8
 #: HTTP statuses that no retry or later request can fix: wrong key, no access, wrong URL or model
 FATAL_STATUS = {401, 403, 404}
+#: a model whose server cannot be reached (connection refused, unknown host) before any success is probed
+#: this many times per request, PROBE_PAUSE_S apart, then stopped as down: no long backoff against nothing
+PROBE_ATTEMPTS = 2
+PROBE_PAUSE_S = 0.2
 FLUSH_SECONDS = 0.2
 PAGE = 2000
 
@@ -96,12 +100,17 @@ class _ModelRunner:
                     raise ProviderError(f"model {self.config.id!r}: empty output", retryable=True)
                 return response, attempt
             except ProviderError as exc:
-                if not exc.retryable or attempt >= self.config.max_retries:
-                    exc.attempts = attempt  # type: ignore[attr-defined]
+                probing = exc.unreachable and self.successes == 0  # down from the start: a short probe only
+                limit = min(self.config.max_retries, PROBE_ATTEMPTS - 1) if probing else self.config.max_retries
+                exc.attempts = attempt  # type: ignore[attr-defined]
+                if not exc.retryable or attempt >= limit or self.stats.stopped:
+                    raise
+                await asyncio.sleep(PROBE_PAUSE_S if probing else backoff_delay(attempt + 1, exc.retry_after,
+                                                                                self.rng))
+                if self.stats.stopped:  # another request found the model down meanwhile: do not send again
                     raise
                 attempt += 1
                 self.stats.retries += 1
-                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, self.rng))
 
     async def _cached_call(self, row_key: str, request: ChatRequest, cached: sqlite3.Row | None
                            ) -> tuple[ChatResponse, bool, int, list[Write]]:
@@ -141,7 +150,11 @@ class _ModelRunner:
             self.stats.failed += 1
             self.stats.note(str(exc))
             self.consecutive_failures += 1
-            if exc.status in FATAL_STATUS or (
+            if self.successes == 0 and exc.unreachable:
+                self.stats.stopped = self.stats.stopped or (
+                    f"{exc}: the server is down or the URL is wrong (no request got through; remaining requests "
+                    "not sent; start it or fix the URL and run again)")
+            elif exc.status in FATAL_STATUS or (
                     self.successes == 0 and self.consecutive_failures >= STOP_AFTER_CONSECUTIVE):
                 self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
             self.progress(self.config.id, 1, 1)
