@@ -27,15 +27,17 @@ class ProviderError(DialectBiasError):
     """A model call failed.
 
     `retryable` marks transient failures (429, 5xx, timeouts, connection resets);
-    `retry_after` is the server's Retry-After hint in seconds, when it sent one.
+    `retry_after` is the server's Retry-After hint in seconds, when it sent one;
+    `unreachable` marks a call that reached no server at all (connection refused, unknown host).
     """
 
     def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
-                 status: int | None = None) -> None:
+                 status: int | None = None, unreachable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        self.unreachable = unreachable
 
 
 def validation_problems(exc: ValidationError, prefix: str = "", node: Any = None) -> list[str]:

@@ -6,10 +6,16 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
+
+import pytest
 
 from dialectbias.judges import rlaif_json_schema
+from dialectbias.providers import create_model
+from dialectbias.providers._hf_config import HFModelConfig
 from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec, content_hash
+from dialectbias.store import dumps
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 MESSAGES = [{"role": "user", "content": "ঢাকা জেলার প্রধান নদীর নাম কী?"}]
@@ -109,3 +115,74 @@ def test_schema_property_order_survives_the_request_table() -> None:
     stored = json.loads(spec.to_row()["json_schema"])
     assert list(stored["properties"]) == list(rlaif_json_schema()["properties"])
     assert next(iter(stored["properties"])) == "chain_of_thought_reasoning"
+
+
+# -- the model identity in the cache key (issue 6.6) ------------------------------------------------------
+
+HF = HFModelConfig(id="h", model="/models/smollm2")
+
+
+def hf_spec(model: HFModelConfig) -> RequestSpec:
+    return spec(model=model)
+
+
+@pytest.mark.parametrize("change", [{"gguf_file": "smollm2-q8.gguf"}, {"dtype": "bfloat16"},
+                                    {"constrained_decoding": "none"}, {"params": {"temperature": 0.7}},
+                                    {"structured_output": "json_object"}])
+def test_hf_configs_differing_in_an_output_setting_do_not_share_the_cache(change: dict[str, Any]) -> None:
+    """Two hf models in one folder (another GGUF file, dtype …) must never share cached outputs."""
+    other = HF.model_copy(update=change)
+    assert hf_spec(other).cache_key() != hf_spec(HF).cache_key()
+    assert hf_spec(other).request_id() != hf_spec(HF).request_id()
+
+
+def test_two_gguf_files_in_one_folder_get_their_own_keys() -> None:
+    a = HFModelConfig(id="a", model="/models/smollm2", gguf_file="q4.gguf")
+    b = HFModelConfig(id="a", model="/models/smollm2", gguf_file="q8.gguf")
+    assert hf_spec(a).cache_key() != hf_spec(b).cache_key()
+
+
+class _AdapterConfig(HFModelConfig):
+    """A provider plug-in adding output-affecting fields: they are in the identity without any code."""
+
+    revision: str | None = None
+    adapter: str | None = None
+
+
+@pytest.mark.parametrize("change", [{"revision": "v2"}, {"adapter": "lora/sylhet"}])
+def test_a_new_output_setting_of_a_provider_is_in_the_identity_by_default(change: dict[str, Any]) -> None:
+    base = _AdapterConfig(id="h", model="/models/smollm2")
+    assert hf_spec(base.model_copy(update=change)).cache_key() != hf_spec(base).cache_key()
+    assert base.identity() == HF.identity()  # unset optional fields leave existing keys unchanged
+
+
+def test_the_same_config_gives_the_same_key() -> None:
+    again = HFModelConfig(id="h", model="/models/smollm2")
+    assert hf_spec(again).cache_key() == hf_spec(HF).cache_key()
+    assert hf_spec(again).request_id() == hf_spec(HF).request_id()
+
+
+def test_hf_execution_settings_keep_the_cache() -> None:
+    tuned = HF.model_copy(update={"batch_size": 32, "num_threads": 1, "batch_wait_s": 0.5, "device": "cuda:1",
+                                  "max_concurrency": 8, "timeout_s": 3, "family": "SmolLM2", "params_b": 0.135})
+    assert hf_spec(tuned).request_id() == hf_spec(HF).request_id()
+
+
+def test_secrets_and_the_url_are_not_in_the_key_input() -> None:
+    keyed = OpenAIModelConfig(id="m", model="test-model", api_key_env="DB_SECRET_KEY_NAME",
+                              base_url="https://user:pa55word@127.0.0.1:1/v1?key=sk-query-secret")
+    identity = dumps(keyed.identity())
+    for secret in ("DB_SECRET_KEY_NAME", "pa55word", "sk-query-secret", "127.0.0.1"):
+        assert secret not in identity
+    assert spec(model=keyed).cache_key() == spec().cache_key()
+    assert json.loads(identity) == {"provider": "openai", "model": "test-model", "params": {},
+                                    "structured_output": "json_schema"}
+
+
+def test_the_provider_client_reports_the_config_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_TEST_IDENTITY_KEY", "sk-never-in-identity")
+    config = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1",
+                               api_key_env="DB_TEST_IDENTITY_KEY", params={"top_p": 0.9})
+    client = create_model(config)
+    assert client.identity() == config.identity()
+    assert "sk-never-in-identity" not in dumps(client.identity())

@@ -20,10 +20,15 @@ GENERATION_COLUMNS = ["request_id", "model", "item_id", "variant", "prompt_templ
 JUDGMENT_COLUMNS = ["request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
                     "parsed",
                     "score", "confidence", "script_ok_judge", "script_ok_code", "script_share", "refusal",
-                    "parse_status", "needs_review", "flagged", "reason", "generation_ids", "prompt_template",
-                    "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"]
+                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "generation_ids",
+                    "prompt_template", "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit",
+                    "completed_at"]
+REASK_COLUMNS = ["request_id", "reask_of", "stage", "model", "item_id", "variant", "refs", "prompt_template",
+                 "prompt_hash", "rendered_prompt", "params", "meta", "first_output", "status", "output",
+                 "finish_reason", "tokens_in", "tokens_out", "latency_s", "cache_hit", "retries", "error",
+                 "completed_at"]
 ANNOTATION_COLUMNS = ["annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at"]
-COLUMNS = {"generations": GENERATION_COLUMNS, "judgments": JUDGMENT_COLUMNS,
+COLUMNS = {"generations": GENERATION_COLUMNS, "judgments": JUDGMENT_COLUMNS, "reasks": REASK_COLUMNS,
            "annotations": ANNOTATION_COLUMNS}
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 JUDGE = OpenAIModelConfig(id="j", model="judge-model", base_url="http://127.0.0.1:1/v1")
@@ -79,10 +84,11 @@ def filled(tmp_path: Path) -> Path:
 def test_export_has_every_field(filled: Path, tmp_path: Path, fmt: str) -> None:
     with Store.open(filled) as store:
         counts = export_store(store, tmp_path / "out", fmt)  # type: ignore[arg-type]
-    assert counts == {"generations": 2, "judgments": 1, "annotations": 1}
+    assert counts == {"generations": 2, "judgments": 1, "reasks": 0, "annotations": 1}
     for name, expected in COLUMNS.items():
         columns, rows = read(tmp_path / "out" / f"{name}.{fmt}", fmt)
-        assert columns == expected, name
+        if rows or fmt != "jsonl":  # an empty JSONL file has no header to carry the columns
+            assert columns == expected, name
         assert len(rows) == counts[name]
     _, gens = read(tmp_path / "out" / f"generations.{fmt}", fmt)
     by_variant = {g["variant"]: g for g in gens}
@@ -100,7 +106,7 @@ def test_export_has_every_field(filled: Path, tmp_path: Path, fmt: str) -> None:
 def test_empty_export_writes_every_file(tmp_path: Path, fmt: str) -> None:
     with Store.open(tmp_path / "run.sqlite") as store:
         counts = export_store(store, tmp_path / "out", fmt)  # type: ignore[arg-type]
-    assert counts == {"generations": 0, "judgments": 0, "annotations": 0}
+    assert counts == {"generations": 0, "judgments": 0, "reasks": 0, "annotations": 0}
     for name, expected in COLUMNS.items():
         columns, rows = read(tmp_path / "out" / f"{name}.{fmt}", fmt)
         assert rows == []

@@ -179,3 +179,26 @@ def test_a_v1_store_is_migrated_in_place_keeping_its_data(tmp_path: Path) -> Non
         assert s.schema_version == SCHEMA_VERSION >= 2
         assert s.query("SELECT output FROM cache")[0][0] == "out"
         assert s.query("SELECT count(*) FROM compiled")[0][0] == 0
+
+
+def test_a_v2_store_gets_the_judgment_source_column(tmp_path: Path) -> None:
+    """Migration 3: a judgment names the request it was parsed from; unknown for re-asks made before v3."""
+    import sqlite3
+
+    from dialectbias.store._schema import MIGRATIONS
+
+    path = tmp_path / "v2.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);" + MIGRATIONS[1]
+                       + MIGRATIONS[2] + "INSERT INTO meta VALUES ('schema_version', '2');")
+    for rid, status in (("a", "ok"), ("b", "reasked"), ("c", "failed")):
+        conn.execute("INSERT INTO requests VALUES (?, 'judge', 'j', 'q1', 'sylhet', '[]', 't', 'h', '[]', "
+                     "'{}', NULL, 'k', '{}', 0)", (rid,))
+        conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, "
+                     "parse_status) VALUES (?, 'j', 'm', 'q1', 'sylhet', 'rlaif_v1', ?)", (rid, status))
+    conn.commit()
+    conn.close()
+    with Store.open(path) as s:
+        assert s.schema_version == SCHEMA_VERSION >= 3
+        assert dict(s.query("SELECT request_id, source_request_id FROM judgments").__iter__()) == {
+            "a": "a", "b": None, "c": "c"}

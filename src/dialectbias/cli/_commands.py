@@ -60,12 +60,12 @@ def run(experiment: ExperimentArg,
     from dialectbias.run import run_experiment
 
     summary = run_experiment(experiment, progress=progress, console=console)
+    for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
+        err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)
     for line in summary.warnings:
         err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
     if summary.stopped:
-        for line in summary.stopped:
-            err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_ERROR)
     for line in summary.empty:
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)

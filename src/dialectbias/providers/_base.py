@@ -59,5 +59,9 @@ class ModelAPI(ABC):
         """Release connections, threads or models."""
 
     def identity(self) -> dict[str, Any]:
-        """What identifies this model for caching (never secrets)."""
+        """What identifies this model's outputs for caching (never secrets): the config's `identity()`,
+        the very dict that goes into every request's cache key and request id."""
+        identity = getattr(self.config, "identity", None)
+        if callable(identity):
+            return identity()
         return {"provider": self.name, "model": getattr(self.config, "model", "")}

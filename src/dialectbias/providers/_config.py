@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -13,6 +13,14 @@ class ModelConfig(BaseModel):
     """Settings shared by every provider (a model under test or a judge)."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    #: Fields left out of `identity()`: names and report metadata (id, role, family, params_b), pacing and
+    #: transport (concurrency, rate limits, timeout, retries) and prices. None of them changes what the
+    #: model answers. Providers add their own (e.g. `base_url`, `api_key_env`). Everything else is in the
+    #: identity, so a field a provider adds later (a revision, an adapter …) changes the cache key by default.
+    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = frozenset({
+        "id", "role", "family", "params_b", "max_concurrency", "rpm", "tpm", "timeout_s", "max_retries",
+        "price_in_per_mtok", "price_out_per_mtok"})
 
     id: str = Field(min_length=1, description="name used in tables and the store")
     provider: str
@@ -31,6 +39,15 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(default=5, ge=0, le=50)
     price_in_per_mtok: float | None = Field(default=None, ge=0, description="price per million input tokens")
     price_out_per_mtok: float | None = Field(default=None, ge=0, description="price per million output tokens")
+
+    def identity(self) -> dict[str, Any]:
+        """Every setting that can change this model's outputs (provider, model, decoding params, structured
+        output mode, and each provider's own: GGUF file, dtype …), never a secret. It is part of the
+        request cache key and of every request id: two configs share cached outputs only when it is equal.
+
+        Unset (None) fields are left out, so adding an optional field keeps existing keys valid."""
+        dumped = self.model_dump(mode="json", exclude=set(self.NOT_IN_IDENTITY))
+        return {name: value for name, value in dumped.items() if value is not None}
 
     def cost(self, tokens_in: int, tokens_out: int) -> float | None:
         """Cost of the tokens at this model's prices; None when no price is set."""

@@ -598,10 +598,3 @@ class HFModel(ModelAPI):
             return
         worker.queue.put(_STOP)
         await asyncio.to_thread(worker.thread.join)
-
-    def identity(self) -> dict[str, Any]:
-        ident = super().identity()
-        if self.config.gguf_file:
-            ident["gguf_file"] = self.config.gguf_file
-        ident["dtype"] = self.config.dtype
-        return ident

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,12 @@ from dialectbias.providers._config import ModelConfig
 
 class HFModelConfig(ModelConfig):
     """`model` is a local directory (or a directory holding `gguf_file`)."""
+
+    #: Execution settings, not the model: batching, threads and device change only floating-point
+    #: round-off (and the cache freezes one such sample anyway), so retuning them keeps cached outputs.
+    #: `gguf_file`, `dtype` (the weights actually used) and `constrained_decoding` are in the identity.
+    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
+        "batch_size", "batch_wait_s", "num_threads", "device"}
 
     provider: Literal["hf"] = "hf"
     gguf_file: str | None = Field(default=None, description="GGUF file name inside `model`")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import aiohttp
 from pydantic import Field
@@ -19,6 +19,12 @@ _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 
 class OpenAIModelConfig(ModelConfig):
     """`base_url` ends in /v1 (or the server's equivalent); the key is read from `api_key_env`."""
+
+    #: `api_key_env` names a secret; `base_url` says where the model is served, not which model it is (a
+    #: local server moved to another port, or a proxy in front of the same API, keeps its cached outputs),
+    #: and a URL may carry credentials (user:password@host, ?key=…), which must never reach the store.
+    #: To keep two deployments of one model name apart, serve them under different model names.
+    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env"}
 
     provider: Literal["openai"] = "openai"
     base_url: str = Field(pattern=r"^https?://")
@@ -91,7 +97,8 @@ class OpenAIModel(ModelAPI):
             raise ProviderError(f"{where}: no answer within {self.config.timeout_s:g} s",
                                 retryable=True) from None
         except aiohttp.ClientConnectorError as exc:
-            raise ProviderError(f"{where}: cannot connect ({exc.os_error or exc})", retryable=True) from None
+            raise ProviderError(f"{where}: cannot connect ({exc.os_error or exc})", retryable=True,
+                                unreachable=True) from None
         except aiohttp.ClientError as exc:
             raise ProviderError(f"{where}: connection error ({type(exc).__name__}: {exc})",
                                 retryable=True) from None

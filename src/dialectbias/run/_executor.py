@@ -11,19 +11,23 @@ from collections.abc import Callable
 from typing import Any
 
 from dialectbias.errors import ProviderError
-from dialectbias.judges._structured import parse_structured, reask_messages
+from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
 from dialectbias.providers import ChatRequest, ChatResponse, ModelAPI, ModelConfig
 from dialectbias.run._limits import RateLimiter, backoff_delay
-from dialectbias.run._specs import call_hash
+from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Stage, Write
 from dialectbias.run._summary import StageStats
-from dialectbias.store import Store, dumps, dumps_ordered
+from dialectbias.store import Store
 
 FLUSH_ROWS = 256
 #: a model that fails this many requests in a row before any success is stopped (server down, wrong URL)
 STOP_AFTER_CONSECUTIVE = 8
 #: HTTP statuses that no retry or later request can fix: wrong key, no access, wrong URL or model
 FATAL_STATUS = {401, 403, 404}
+#: a model whose server cannot be reached (connection refused, unknown host) before any success is probed
+#: this many times per request, PROBE_PAUSE_S apart, then stopped as down: no long backoff against nothing
+PROBE_ATTEMPTS = 2
+PROBE_PAUSE_S = 0.2
 FLUSH_SECONDS = 0.2
 PAGE = 2000
 
@@ -44,8 +48,8 @@ class _Writer:
             self.flush()
 
     def flush(self) -> None:
-        if self.buffer:
-            self.store.write(self.buffer)
+        if self.buffer:  # request rows first: a re-ask's result refers to its request row
+            self.store.write(sorted(self.buffer, key=lambda write: write[0] != "requests"))
             self.buffer = []
         self.last = time.monotonic()
 
@@ -96,12 +100,17 @@ class _ModelRunner:
                     raise ProviderError(f"model {self.config.id!r}: empty output", retryable=True)
                 return response, attempt
             except ProviderError as exc:
-                if not exc.retryable or attempt >= self.config.max_retries:
-                    exc.attempts = attempt  # type: ignore[attr-defined]
+                probing = exc.unreachable and self.successes == 0  # down from the start: a short probe only
+                limit = min(self.config.max_retries, PROBE_ATTEMPTS - 1) if probing else self.config.max_retries
+                exc.attempts = attempt  # type: ignore[attr-defined]
+                if not exc.retryable or attempt >= limit or self.stats.stopped:
+                    raise
+                await asyncio.sleep(PROBE_PAUSE_S if probing else backoff_delay(attempt + 1, exc.retry_after,
+                                                                                self.rng))
+                if self.stats.stopped:  # another request found the model down meanwhile: do not send again
                     raise
                 attempt += 1
                 self.stats.retries += 1
-                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, self.rng))
 
     async def _cached_call(self, row_key: str, request: ChatRequest, cached: sqlite3.Row | None
                            ) -> tuple[ChatResponse, bool, int, list[Write]]:
@@ -130,19 +139,22 @@ class _ModelRunner:
                       "tokens_in": row["cached_in"], "tokens_out": row["cached_out"]}
         try:
             response, hit, retries, writes = await self._cached_call(row["cache_key"], request, cached)
-            outcome = Outcome(output=response.output)
+            outcome = Outcome(output=response.output, source_request_id=row["request_id"])
             if self.stage.rubric is not None:
                 outcome.parsed = parse_structured(response.output, self.stage.rubric)
                 if outcome.parsed.status == "failed":
-                    outcome.parsed, more = await self._reask(request, response.output, outcome.parsed.error)
-                    writes += more
+                    writes += await self._reask(row, request, outcome)
                 self.stats.repaired += outcome.parsed.status == "repaired"
                 self.stats.parse_failed += outcome.parsed.status == "failed"
         except ProviderError as exc:
             self.stats.failed += 1
             self.stats.note(str(exc))
             self.consecutive_failures += 1
-            if exc.status in FATAL_STATUS or (
+            if self.successes == 0 and exc.unreachable:
+                self.stats.stopped = self.stats.stopped or (
+                    f"{exc}: the server is down or the URL is wrong (no request got through; remaining requests "
+                    "not sent; start it or fix the URL and run again)")
+            elif exc.status in FATAL_STATUS or (
                     self.successes == 0 and self.consecutive_failures >= STOP_AFTER_CONSECUTIVE):
                 self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
             self.progress(self.config.id, 1, 1)
@@ -156,24 +168,35 @@ class _ModelRunner:
             writes += self.stage.finalize(self.store, row, outcome)
         return writes
 
-    async def _reask(self, request: ChatRequest, bad: str, error: str | None) -> tuple[Any, list[Write]]:
-        """One re-ask with the parse error; itself cached, so a resumed run does not pay twice."""
+    async def _reask(self, row: sqlite3.Row, request: ChatRequest, outcome: Outcome) -> list[Write]:
+        """One re-ask with the parse error, stored as a request of its own: stage "<stage>:reask", refs =
+        [the first request], meta = the first's plus `reask_of`, with its own result row. Its rows land in
+        the first request's transaction; it is in no compiled request set, so it is never pending, and
+        its output is cached, so it is never sent twice. `outcome` then holds the re-ask's answer and id."""
         self.stats.reasked += 1
-        retry = ChatRequest(messages=reask_messages(request.messages, bad, error or "invalid"),
-                            params=request.params, json_schema=request.json_schema)
-        key = call_hash(self.config.provider, self.config.model, dumps(retry.params), dumps(retry.messages),
-                        None if retry.json_schema is None else dumps_ordered(retry.json_schema))
+        first_id, error = row["request_id"], outcome.parsed.error if outcome.parsed else None
+        spec = RequestSpec(
+            stage=f"{self.stage.name}:reask", model=self.config, item_id=row["item_id"], variant=row["variant"],
+            template=row["template"], messages=reask_messages(request.messages, outcome.output, error or "invalid"),
+            params=request.params, json_schema=request.json_schema, refs=[first_id],
+            meta={**json.loads(row["meta"]), "reask_of": first_id})
+        reask = spec.to_row()
+        writes: list[Write] = [("requests", reask)]
         try:
-            response, _, _, writes = await self._cached_call(key, retry, self.store.cached(key))
+            response, hit, retries, more = await self._cached_call(reask["cache_key"], spec.chat_request(),
+                                                                   self.store.cached(reask["cache_key"]))
         except ProviderError as exc:
-            return parse_structured("", self.stage.rubric).model_copy(  # type: ignore[arg-type]
-                update={"error": f"{error}; re-ask failed: {exc}"}), []
+            outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {exc}")
+            return [*writes, ("results", _result(reask["request_id"], "failed", None, error=str(exc),
+                                                 retries=getattr(exc, "attempts", 0)))]
         parsed = parse_structured(response.output, self.stage.rubric)  # type: ignore[arg-type]
         if parsed.status != "failed":
             parsed.status = "reasked"
         else:
             parsed.error = f"{error}; after re-ask: {parsed.error}"
-        return parsed, writes
+        outcome.output, outcome.parsed, outcome.source_request_id = response.output, parsed, reask["request_id"]
+        return [*writes, *more, ("results", _result(reask["request_id"], "ok", response, cache_hit=hit,
+                                                    retries=retries))]
 
 
 def _result(request_id: str, status: str, response: ChatResponse | None, *, cache_hit: bool = False,

@@ -50,10 +50,14 @@ def _compile(exp: Experiment, task: Task, stage: Stage, earlier: list[str], stor
             stats.errors = json.loads(reused["notes"])
         else:
             def rows(model: Any = model, stats: StageStats = stats) -> Any:
+                folded: dict[str, str] = {}  # kind -> its note, with the first case as the example
                 for spec in stage.build(store, model):
                     if isinstance(spec, Skipped):
                         stats.skipped += 1
-                        stats.note(f"skipped: {spec.reason}")
+                        if spec.kind is None:
+                            stats.note(f"skipped: {spec.reason}")
+                        else:
+                            stats.note(folded.setdefault(spec.kind, f"skipped: {spec.kind} (e.g. {spec.reason})"))
                         continue
                     assert isinstance(spec, RequestSpec)
                     yield spec.to_row()

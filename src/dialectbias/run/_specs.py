@@ -21,9 +21,11 @@ def content_hash(value: Any) -> str:
     return _sha(dumps(value))
 
 
-def call_hash(provider: str, model: str, params: str, messages: str, schema: str | None) -> str:
-    """The cache key: hash of (provider, model, parameters, messages, schema), each canonical JSON."""
-    return _sha("\n".join((dumps(provider), dumps(model), params, messages, schema or "null")))
+def call_hash(identity: str, params: str, messages: str, schema: str | None) -> str:
+    """The cache key: hash of (model identity, parameters, messages, schema), each canonical JSON.
+
+    `identity` is `dumps(config.identity())`: provider, model and every other output-affecting setting."""
+    return _sha("\n".join((identity, params, messages, schema or "null")))
 
 
 class RequestSpec(BaseModel):
@@ -44,7 +46,7 @@ class RequestSpec(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     def cache_key(self) -> str:
-        """Content hash of (provider, model, parameters, messages, schema): identical calls share it."""
+        """Content hash of (model identity, parameters, messages, schema): identical calls share it."""
         return self.to_row()["cache_key"]
 
     def request_id(self) -> str:
@@ -55,7 +57,7 @@ class RequestSpec(BaseModel):
         """The request-table row; each part is serialised once and the hashes are built from those."""
         messages, params = dumps(self.messages), dumps(self.params)
         schema = None if self.json_schema is None else dumps_ordered(self.json_schema)
-        cache_key = call_hash(self.model.provider, self.model.model, params, messages, schema)
+        cache_key = call_hash(dumps(self.model.identity()), params, messages, schema)
         where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
         return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,
                 "item_id": self.item_id, "variant": self.variant, "refs": dumps(self.refs),

@@ -19,16 +19,27 @@ Write = tuple[str, dict[str, Any]]
 
 @dataclass(frozen=True)
 class Skipped:
-    """A request a stage could not build (e.g. its generation failed); counted in the summary."""
+    """A request a stage could not build (e.g. its generation failed); counted in the summary.
+
+    Without `kind`, `reason` is one summary note of its own (distinct notes are listed). With `kind`, a
+    short reason shared by many items (e.g. "no successful generation to judge"), the summary folds them
+    into one counted note per stage × model, keeping the first `reason` (then just what was skipped,
+    e.g. "model-a/q01/sylhet") as its example."""
 
     reason: str
+    kind: str | None = None
 
 
 @dataclass
 class Outcome:
-    """What came back for one request, after structured parsing (and the one re-ask) if any."""
+    """What came back for one request, after structured parsing (and the one re-ask) if any.
+
+    `output` is the text that was parsed: the re-ask's answer when there was a re-ask, else the request's
+    own; `source_request_id` is the request whose result holds it (the re-ask's own request row, stage
+    "<stage>:reask", or the request itself), so a judgment points at what it was parsed from."""
 
     output: str
+    source_request_id: str
     parsed: StructuredParse | None = None
 
 

@@ -29,6 +29,19 @@ LEFT JOIN results s ON s.request_id = j.request_id
 ORDER BY j.judge_id, j.model_id, j.item_id, j.variant
 """
 
+# re-asks after a structured output failed validation: the request (its prompt is the first conversation,
+# the first answer and the error), its result, and `reask_of` = the first request; a judgment parsed from a
+# re-ask has `source_request_id` = the re-ask's `request_id`
+REASKS_SQL = """
+SELECT r.request_id, json_extract(r.meta, '$.reask_of') AS reask_of, r.stage, r.model_id AS model, r.item_id,
+       r.variant, r.refs, r.template AS prompt_template, r.prompt_hash, r.messages AS rendered_prompt, r.params,
+       r.meta, f.output AS first_output, s.status, s.output, s.finish_reason, s.tokens_in, s.tokens_out,
+       s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
+FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
+LEFT JOIN results f ON f.request_id = json_extract(r.meta, '$.reask_of')
+WHERE r.stage LIKE '%:reask' ORDER BY r.model_id, r.item_id, r.variant, r.request_id
+"""
+
 ANNOTATIONS_SQL = "SELECT * FROM annotations ORDER BY annotation_id"
 
 
@@ -67,11 +80,12 @@ def _write(rows: Iterator[dict], columns: list[str], path: Path, fmt: ExportForm
 
 
 def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, int]:
-    """Write generations, judgments and annotations tables; return the row count of each."""
+    """Write generations, judgments, re-asks and annotations tables; return the row count of each."""
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = {}
     for name, sql, params in (("generations", GENERATIONS_SQL, ("generate",)),
-                              ("judgments", JUDGMENTS_SQL, ()), ("annotations", ANNOTATIONS_SQL, ())):
+                              ("judgments", JUDGMENTS_SQL, ()), ("reasks", REASKS_SQL, ()),
+                              ("annotations", ANNOTATIONS_SQL, ())):
         cur = store.conn.execute(sql, params)
         columns = [d[0] for d in cur.description]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -57,5 +57,11 @@ MIGRATIONS: dict[int, str] = {
         created_at REAL NOT NULL);
     CREATE TABLE compiled_requests (
         fingerprint TEXT NOT NULL, request_id TEXT NOT NULL, PRIMARY KEY (fingerprint, request_id)) WITHOUT ROWID;
+    """,
+    # v3: a judgment names the request whose output it was parsed from (its own, or its re-ask's request,
+    # stage "<stage>:reask"); before v3 a re-asked judgment's source was not recorded, so it stays NULL
+    3: """
+    ALTER TABLE judgments ADD COLUMN source_request_id TEXT;
+    UPDATE judgments SET source_request_id = request_id WHERE parse_status != 'reasked';
     """,
 }

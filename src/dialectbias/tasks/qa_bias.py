@@ -93,7 +93,8 @@ class QABiasTask(Task):
                         continue
                     dia = answers.get((item.id, variant))
                     if std is None or dia is None:
-                        yield Skipped(f"{model.id}/{item.id}/{variant}: no successful generation to judge")
+                        yield Skipped(f"{model.id}/{item.id}/{variant}",
+                                      kind="no successful generation to judge")
                         continue
                     if variant not in system_cache:
                         system_cache[variant] = render("qa_bias/judge_system", self.templates, dialect=variant)
@@ -117,8 +118,8 @@ class QABiasTask(Task):
         record: dict[str, Any] = {
             "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
             "item_id": row["item_id"], "variant": row["variant"], "rubric": RUBRIC,
-            "raw_output": outcome.output, "script_ok_code": None if verdict.ok is None else int(verdict.ok),
-            "script_share": verdict.share,
+            "raw_output": outcome.output, "source_request_id": outcome.source_request_id,
+            "script_ok_code": None if verdict.ok is None else int(verdict.ok), "script_share": verdict.share,
             "refusal": refusal_code, "parse_status": parsed.status if parsed else "failed",
             "parsed": None, "score": None, "confidence": None, "script_ok_judge": None,
             "needs_review": 1, "flagged": 0, "reason": parsed.error if parsed else "no rubric"}
