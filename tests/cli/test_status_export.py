@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-GENERATION_FIELDS = {"request_id", "model", "item_id", "variant", "prompt_template", "prompt_hash",
+GENERATION_FIELDS = {"request_id", "current", "model", "item_id", "variant", "prompt_template", "prompt_hash",
                      "rendered_prompt",
                      "params", "status", "output", "finish_reason", "tokens_in", "tokens_out", "latency_s",
                      "cache_hit", "retries", "error", "completed_at"}
 JUDGMENT_FIELDS = {"request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
                    "parsed",
                    "score", "confidence", "script_ok_judge", "script_ok_code", "script_share", "refusal",
-                   "parse_status", "needs_review", "flagged", "reason", "generation_ids", "prompt_template",
+                   "parse_status", "needs_review", "flagged", "reason", "source_request_id", "current",
+                   "generation_ids", "prompt_template",
                    "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"}
 ANNOTATION_FIELDS = {"annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at"}
 FIELDS = {"generations": GENERATION_FIELDS, "judgments": JUDGMENT_FIELDS, "annotations": ANNOTATION_FIELDS}

@@ -146,8 +146,9 @@ class QABiasTask(Task):
             n, unscored, zeroed, review = store.query(
                 "SELECT count(*), coalesce(sum(parse_status='failed'), 0), "
                 "coalesce(sum(parse_status!='failed' AND reason IS NOT NULL), 0), coalesce(sum(needs_review), 0) "
-                "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(rowid) FROM judgments "
-                "GROUP BY judge_id, model_id, item_id, variant)", (judge.id,))[0]
+                "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(j.rowid) FROM judgments j "
+                "JOIN current_requests c ON c.request_id = j.request_id "
+                "GROUP BY j.judge_id, j.model_id, j.item_id, j.variant)", (judge.id,))[0]
             lines.append(f"judge {judge.id}: {n} judgments · {unscored} unscored (parse failed) · {zeroed} zeroed "
                          f"(script/refusal) · {review} for human review")
         return lines
@@ -161,7 +162,7 @@ class QABiasTask(Task):
 def _generations(store: Store, model_id: str) -> dict[tuple[str, str], tuple[str, str]]:
     """(item, variant) -> (request id, output) of the model's successful generations."""
     rows = store.iter_query(
-        "SELECT r.item_id, r.variant, r.request_id, s.output FROM temp.current_requests cr "
+        "SELECT r.item_id, r.variant, r.request_id, s.output FROM current_requests cr "
         "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
-        "WHERE r.stage='generate' AND r.model_id=? AND s.status='ok'", (model_id,))
+        "WHERE cr.stage='generate' AND cr.model_id=? AND s.status='ok'", (model_id,))
     return {(r[0], r[1]): (r[2], r[3]) for r in rows}
