@@ -20,7 +20,8 @@ CURRENT_SQL = "{alias}.request_id IN (SELECT request_id FROM current_requests)"
 BOOLEAN_COLUMNS = ("current",)
 
 GENERATIONS_SQL = f"""
-SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, r.model_id AS model, r.item_id, r.variant, r.template AS prompt_template,
+SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, r.model_id AS model, r.item_id, r.variant,
+       r.template AS prompt_template,
        r.prompt_hash, r.messages AS rendered_prompt, r.params, s.status, s.output, s.finish_reason,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
 FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
@@ -28,7 +29,8 @@ WHERE r.stage = ? ORDER BY r.model_id, r.item_id, r.variant, r.request_id
 """
 
 JUDGMENTS_SQL = f"""
-SELECT j.*, {CURRENT_SQL.format(alias="j")} AS current, r.refs AS generation_ids, r.template AS prompt_template, r.prompt_hash,
+SELECT j.*, {CURRENT_SQL.format(alias="j")} AS current, r.refs AS generation_ids, r.template AS prompt_template,
+       r.prompt_hash,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
 FROM judgments j JOIN requests r ON r.request_id = j.request_id
 LEFT JOIN results s ON s.request_id = j.request_id
