@@ -15,10 +15,11 @@ from dialectbias.run import RunSummary
 Pair = tuple[str, str, str]  # (label, value, style)
 
 
-def _folded(pairs: list[Pair], width: int, indent: str = "  ") -> list[Text]:
-    """`label value · label value …` lines of at most `width` characters; a pair is never split."""
+def _folded(pairs: list[Pair], width: int, indent: str = "  ", first: str | None = None) -> list[Text]:
+    """`label value · label value …` lines of at most `width` characters (`first`: the first line's indent,
+    default `indent`); a pair is never split."""
     lines: list[Text] = []
-    line = Text(indent)
+    line = Text(indent if first is None else first)
     for label, value, style in pairs:
         piece = f"{label} {value}"
         if line.plain.strip() and len(line.plain) + 3 + len(piece) > width:
@@ -63,7 +64,7 @@ def print_summary(summary: RunSummary) -> None:
             console.print(f"  [yellow]{s.stage} · {escape(s.model_id)}{times}:[/] {escape(err)}", highlight=False)
     for line in summary.outcome:
         console.print(line, highlight=False, markup=False)
-    console.print(f"store: {summary.store}", highlight=False)
+    console.print(f"store: {summary.store}", highlight=False, overflow="fold")
 
 
 @app.command()
@@ -102,7 +103,7 @@ def status(experiment: ExperimentArg) -> None:
     exp = load_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
         report = read_status(exp, store)
-    console.print(Text(f"status · {exp.name} · store {exp.store_path}", style="bold"), soft_wrap=True)
+    console.print(Text(f"status · {exp.name}", style="bold"), soft_wrap=True)
     if not report.blocks:
         console.print("no requests yet: run `dialectbias run` first")
     for b in report.blocks:
@@ -122,8 +123,9 @@ def status(experiment: ExperimentArg) -> None:
                  ("needs review:", f"{j.needs_review}", ""), ("reviewed:", f"{j.reviewed}", ""),
                  ("flagged:", f"{j.flagged}", ""), *(
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
-        for line in _folded(pairs, console.width, indent=""):
+        for line in _folded(pairs, console.width, first=""):
             console.print(line, highlight=False, soft_wrap=True)
+    console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
 
 
 @app.command()
