@@ -103,7 +103,7 @@ def status(experiment: ExperimentArg) -> None:
     exp = load_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
         report = read_status(exp, store)
-    console.print(Text(f"status · {exp.name}", style="bold"), soft_wrap=True)
+    console.print(Text(f"status of {exp.name}", style="bold"), soft_wrap=True)
     if not report.blocks:
         console.print("no requests yet: run `dialectbias run` first")
     for b in report.blocks:
