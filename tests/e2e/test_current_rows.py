@@ -129,7 +129,7 @@ def test_interrupted_rerun_keeps_judgments_of_unchanged_answers_and_says_the_jud
     assert (blocks[("generate", "model-a")]["pending"], blocks[("generate", "model-a")]["superseded"]) == ("1", "1")
     judge = blocks[("judge", "judge-1")]
     assert (judge["requests"], judge["superseded"]) == ("14", "2")  # the judgments of q01/sylhet's old answers
-    assert "judge · judge-1\n  outdated: compiled before the last generate; the next run rebuilds it" in text
+    assert "judge · judge-1\n  outdated: compiled before the last generate; rebuilt by the next run\n" in text
     judgments = export(cli, qa, project, tmp_path / "export")["judgments"]
     assert {(j["model_id"], j["item_id"], j["variant"]) for j in judgments if not j["current"]} == {
         ("model-a", "q01", "sylhet"), ("model-b", "q01", "sylhet")}

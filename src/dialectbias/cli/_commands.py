@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -38,7 +39,7 @@ def _count(label: str, n: int, *, always: bool = False, bad: bool = False) -> li
     return [(label, f"{n:,}", "red" if bad and n else "")] if n or always else []
 
 
-def _print_block(title: str, pairs: list[Pair], notes: list[str] = ()) -> None:  # type: ignore[assignment]
+def _print_block(title: str, pairs: list[Pair], notes: Sequence[str] = ()) -> None:
     console.print(Text(title, style="bold"), soft_wrap=True)
     for note in notes:
         console.print(f"  {note}", highlight=False, markup=False)

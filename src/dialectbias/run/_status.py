@@ -93,8 +93,7 @@ def read_status(exp: Experiment, store: Store) -> StatusReport:
                 block.note = f"not compiled yet: the next run builds its requests{after}"
             elif earlier and compiled[key] < max(earlier):
                 block.state = "outdated"
-                block.note = (f"outdated: compiled before the last {stages[i - 1].name}; the next run rebuilds "
-                              "it (more requests may follow)")
+                block.note = f"outdated: compiled before the last {stages[i - 1].name}; rebuilt by the next run"
     stage_index = {s.name: i for i, s in enumerate(stages)}
     for row in store.query(_COUNTS_SQL):
         stage, model_id, cur = row[0], row[1], bool(row[2])
