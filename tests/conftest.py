@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -227,8 +228,40 @@ def clean_run(session_server: Any, cli: Cli, tmp_path_factory: pytest.TempPathFa
     return CleanRun(project, root / "report", root / "export")
 
 
+class _Counts(dict):
+    """A block's `label value` pairs: a count the folded output leaves out (zero-only) reads as "0"."""
+
+    def __missing__(self, key: str) -> str:
+        return "0"
+
+
+_BLOCK_TITLE = re.compile(r"^(\S+) · (\S+)$")
+_PAIR = re.compile(r"^(?P<label>[^\d\s].*?) (?P<value>[\d,./]+)$")
+
+
+def parse_blocks(text: str) -> list[dict[str, str]]:
+    """The folded stage × model blocks of `run` and `status` (a `stage · model` line, then indented
+    `label value · label value` lines) as {stage, model, label: value}; omitted counts are "0"."""
+    rows: list[dict[str, str]] = []
+    for line in text.splitlines():
+        title = _BLOCK_TITLE.match(line)
+        if title:
+            rows.append(_Counts(stage=title[1], model=title[2]))
+        elif line.startswith("  ") and rows and not line.startswith("   "):
+            for piece in line.strip().split(" · "):
+                pair = _PAIR.match(piece)
+                if pair:
+                    rows[-1][pair["label"]] = pair["value"].replace(",", "")
+        elif line.strip():
+            rows.append(_Counts(stage=None))  # anything else ends the block
+    return [r for r in rows if r["stage"] is not None]
+
+
 def parse_table(text: str) -> list[dict[str, str]]:
-    """Rows of the first rich table in `text` as {header: cell} (box-drawing borders)."""
+    """Rows of the first rich table in `text` as {header: cell} (box-drawing borders); without a table,
+    the folded blocks (`parse_blocks`)."""
+    if "┃" not in text:
+        return parse_blocks(text)
     header: list[str] | None = None
     rows: list[dict[str, str]] = []
     for line in text.splitlines():

@@ -14,16 +14,16 @@ from dialectbias.run import RequestSpec
 from dialectbias.store import Store
 from dialectbias.store._export import export_store
 
-GENERATION_COLUMNS = ["request_id", "model", "item_id", "variant", "prompt_template", "prompt_hash",
+GENERATION_COLUMNS = ["request_id", "current", "model", "item_id", "variant", "prompt_template", "prompt_hash",
                       "rendered_prompt", "params", "status", "output", "finish_reason", "tokens_in",
                       "tokens_out", "latency_s", "cache_hit", "retries", "error", "completed_at"]
 JUDGMENT_COLUMNS = ["request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
                     "parsed",
                     "score", "confidence", "script_ok_judge", "script_ok_code", "script_share", "refusal",
-                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "generation_ids",
-                    "prompt_template", "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit",
-                    "completed_at"]
-REASK_COLUMNS = ["request_id", "reask_of", "stage", "model", "item_id", "variant", "refs", "prompt_template",
+                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "current",
+                    "generation_ids", "prompt_template",
+                    "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"]
+REASK_COLUMNS = ["request_id", "current", "reask_of", "stage", "model", "item_id", "variant", "refs", "prompt_template",
                  "prompt_hash", "rendered_prompt", "params", "meta", "first_output", "status", "output",
                  "finish_reason", "tokens_in", "tokens_out", "latency_s", "cache_hit", "retries", "error",
                  "completed_at"]

@@ -107,13 +107,15 @@ def test_pending_skips_ok_results_but_not_failed_ones(store: Store) -> None:
     assert store.count_pending("generate", "m") == 2
 
 
-def test_pending_is_only_what_this_run_added(tmp_path: Path) -> None:
+def test_pending_is_only_the_current_compiled_set(tmp_path: Path) -> None:
     path = tmp_path / "run.sqlite"
     with Store.open(path) as s:
-        s.add_requests([request_row(1), request_row(2)])
+        s.add_requests([request_row(1), request_row(2)], current=("generate", "m"))
     with Store.open(path) as s:  # the experiment file now only asks for item 2
-        s.add_requests([request_row(2)])
+        s.add_requests([request_row(2)], current=("generate", "m"))
+    with Store.open(path) as s:  # and another process sees the same
         assert [r["item_id"] for r in s.pending_requests("generate", "m")] == ["q2"]
+        assert s.count_pending("generate", "m") == 1
 
 
 def test_pending_carries_the_cached_output(store: Store) -> None:

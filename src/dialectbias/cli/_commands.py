@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from dialectbias.cli._app import (
     EXIT_EMPTY,
@@ -21,25 +22,59 @@ from dialectbias.cli._app import (
 )
 from dialectbias.run import RunSummary
 
+Pair = tuple[str, str, str]  # (label, value, style)
+
+
+def _folded(pairs: list[Pair], width: int, indent: str = "  ", first: str | None = None) -> list[Text]:
+    """`label value · label value …` lines of at most `width` characters (`first`: the first line's indent,
+    default `indent`); a pair is never split."""
+    lines: list[Text] = []
+    line = Text(indent if first is None else first)
+    for label, value, style in pairs:
+        piece = f"{label} {value}"
+        if line.plain.strip() and len(line.plain) + 3 + len(piece) > width:
+            lines.append(line)
+            line = Text(indent)
+        if line.plain.strip():
+            line.append(" · ")
+        line.append(piece, style=style)
+    if line.plain.strip():
+        lines.append(line)
+    return lines
+
+
+def _count(label: str, n: int, *, always: bool = False, bad: bool = False) -> list[Pair]:
+    """One pair, or none when the count is zero (zeros of a rare kind are noise)."""
+    return [(label, f"{n:,}", "red" if bad and n else "")] if n or always else []
+
+
+def _print_block(title: str, pairs: list[Pair], notes: Sequence[str] = ()) -> None:
+    console.print(Text(title, style="bold"), soft_wrap=True)
+    for note in notes:
+        console.print(f"  {note}", highlight=False, markup=False)
+    for line in _folded(pairs, console.width):
+        console.print(line, highlight=False, soft_wrap=True)
+
 
 def print_summary(summary: RunSummary) -> None:
-    table = Table(title=f"run summary · {summary.experiment} · {summary.seconds:.1f} s")
-    for col in ("stage", "model", "requests", "already done", "calls", "cached", "retried", "failed",
-                "skipped", "parse failed", "repaired/re-asked", "tokens in", "tokens out", "cost"):
-        table.add_column(col, justify="left" if col in ("stage", "model") else "right", overflow="fold")
+    """One block per stage × model, `label value` pairs folded to the terminal width (80 in logs)."""
+    console.print(Text(f"run summary · {summary.experiment} · {summary.seconds:.1f} s", style="bold"))
     for s in summary.stages:
-        table.add_row(s.stage, s.model_id, str(s.total), str(s.already_done), str(s.calls), str(s.cached),
-                      str(s.retries), f"[red]{s.failed}[/]" if s.failed else "0", str(s.skipped),
-                      f"[red]{s.parse_failed}[/]" if s.parse_failed else "0", f"{s.repaired}/{s.reasked}",
-                      f"{s.tokens_in:,}", f"{s.tokens_out:,}", "—" if s.cost is None else f"{s.cost:,.4f}")
-    console.print(table)
+        pairs = [*_count("requests", s.total, always=True), *_count("already done", s.already_done, always=True),
+                 *_count("calls", s.calls, always=True), *_count("failed", s.failed, always=True, bad=True),
+                 *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
+                 *_count("parse failed", s.parse_failed, bad=True),
+                 *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
+                 *_count("tokens in", s.tokens_in), *_count("tokens out", s.tokens_out),
+                 *([("cost", f"{s.cost:,.4f}", "")] if s.cost is not None else [])]
+        _print_block(f"{s.stage} · {s.model_id}", pairs)
     for s in summary.stages:
         for err, count in s.errors.items():
             times = f" ({count}×)" if count > 1 else ""
             console.print(f"  [yellow]{s.stage} · {escape(s.model_id)}{times}:[/] {escape(err)}", highlight=False)
     for line in summary.outcome:
         console.print(line, highlight=False, markup=False)
-    console.print(f"store: {summary.store}")
+    console.print(f"store: {summary.store}", highlight=False, overflow="fold")
 
 
 @app.command()
@@ -78,37 +113,41 @@ def run(experiment: ExperimentArg,
 @app.command()
 @clear_errors
 def status(experiment: ExperimentArg) -> None:
-    """Show progress per stage and model, failures, parse failures and the review queue.
+    """Show progress per stage and model (current requests; superseded ones apart), stages not compiled yet,
+    and the review queue (needs review, reviewed).
 
     Example: dialectbias status bn-qa.yaml
     """
     from dialectbias.config import load_experiment
+    from dialectbias.run._status import read_status
     from dialectbias.store import Store
 
     exp = load_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
-        table = Table(title=f"{exp.name} · {exp.store_path}")
-        for col in ("stage", "model", "requests", "done", "failed", "pending", "cache hits", "tokens in",
-                    "tokens out", "cost"):
-            table.add_column(col, justify="left" if col in ("stage", "model") else "right", overflow="fold")
-        rows = store.query(
-            "SELECT r.stage, r.model_id, count(*), sum(s.status='ok'), sum(s.status='failed'), "
-            "sum(s.request_id IS NULL), sum(coalesce(s.cache_hit,0)), sum(coalesce(s.tokens_in,0)), "
-            "sum(coalesce(s.tokens_out,0)), sum(CASE WHEN s.cache_hit=0 THEN s.tokens_in ELSE 0 END), "
-            "sum(CASE WHEN s.cache_hit=0 THEN s.tokens_out ELSE 0 END) "
-            "FROM requests r LEFT JOIN results s USING (request_id) "
-            "GROUP BY r.stage, r.model_id ORDER BY r.stage DESC, r.model_id")
-        prices = {m.id: m for m in [*exp.models, *exp.judges]}
-        for r in rows:
-            paid = prices[r[1]].cost(r[9] or 0, r[10] or 0) if r[1] in prices else None
-            table.add_row(*(str(v or 0) if i > 1 else str(v) for i, v in enumerate(r[:9])),
-                          "—" if paid is None else f"{paid:,.4f}")
-        console.print(table if rows else "no requests yet: run `dialectbias run` first")
-        j = store.query("SELECT count(*), sum(parse_status='failed'), sum(needs_review), sum(flagged) "
-                        "FROM judgments")[0]
-        if j[0]:
-            console.print(f"judgments: {j[0]} · unscored (parse failed): {j[1]} · needs review: {j[2]} "
-                          f"· flagged: {j[3]}")
+        report = read_status(exp, store)
+    console.print(Text(f"status of {exp.name}", style="bold"), soft_wrap=True)
+    if not report.blocks:
+        console.print("no requests yet: run `dialectbias run` first")
+    for b in report.blocks:
+        pairs = [*_count("requests", b.requests, always=True), *_count("done", b.done, always=True),
+                 *_count("failed", b.failed, always=True, bad=True), *_count("pending", b.pending, always=True),
+                 *_count("superseded", b.superseded), *_count("cache hits", b.cache_hits),
+                 *_count("tokens in", b.tokens_in), *_count("tokens out", b.tokens_out),
+                 *([("cost", f"{b.cost:,.4f}", "")] if b.cost is not None else [])]
+        if b.state == "superseded":  # a stage or model no longer in the experiment: nothing current
+            pairs = _count("superseded", b.superseded, always=True)
+        elif b.state == "not compiled" and not b.requests:
+            pairs = _count("superseded", b.superseded)
+        _print_block(f"{b.stage} · {b.model_id}", pairs, [b.note] if b.note else [])
+    j = report.judgments
+    if j.total or j.superseded:
+        pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored}", ""),
+                 ("needs review:", f"{j.needs_review}", ""), ("reviewed:", f"{j.reviewed}", ""),
+                 ("flagged:", f"{j.flagged}", ""), *(
+                     [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
+        for line in _folded(pairs, console.width, first=""):
+            console.print(line, highlight=False, soft_wrap=True)
+    console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
 
 
 @app.command()

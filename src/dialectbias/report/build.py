@@ -18,7 +18,7 @@ def build_report(experiment_path: str | Path, out_dir: str | Path) -> Path:
     with Store.open(exp.store_path, create=False) as store:
         result = task.report(store, out)
         calls = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) "
-                            "FROM results")[0]
+                            "FROM results WHERE request_id IN (SELECT request_id FROM current_requests)")[0]
     metadata = {"experiment": exp.name, "task": exp.task, "experiment file": str(exp.path),
                 "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models),
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",

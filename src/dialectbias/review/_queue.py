@@ -45,7 +45,8 @@ FROM judgments j
 JOIN requests q ON q.request_id = j.request_id
 LEFT JOIN results std ON std.request_id = json_extract(q.refs, '$[0]')
 LEFT JOIN results dia ON dia.request_id = json_extract(q.refs, '$[1]')
-WHERE j.rowid IN (SELECT MAX(rowid) FROM judgments GROUP BY judge_id, model_id, item_id, variant)
+WHERE j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 JOIN current_requests c ON c.request_id = j2.request_id
+                  GROUP BY j2.judge_id, j2.model_id, j2.item_id, j2.variant)
   AND j.judge_id = ? AND j.model_id IN ({models})
 """
 
@@ -111,7 +112,8 @@ class ReviewQueue:
             for row in self.store.iter_query(
                     f"SELECT confidence, request_id FROM judgments WHERE judge_id = ? "
                     f"AND model_id IN ({marks}) AND confidence IS NOT NULL AND rowid IN "
-                    "(SELECT MAX(rowid) FROM judgments GROUP BY judge_id, model_id, item_id, variant) "
+                    "(SELECT MAX(j.rowid) FROM judgments j JOIN current_requests c ON c.request_id = j.request_id "
+                    "GROUP BY j.judge_id, j.model_id, j.item_id, j.variant) "
                     "ORDER BY request_id",
                     (self.judge_id, *self.model_ids)):
                 if row[0] in ids:

@@ -62,7 +62,7 @@ def _compile(exp: Experiment, task: Task, stage: Stage, earlier: list[str], stor
                     assert isinstance(spec, RequestSpec)
                     yield spec.to_row()
 
-            stats.total = store.add_requests(rows(), fingerprint=fingerprint)
+            stats.total = store.add_requests(rows(), fingerprint=fingerprint, current=(stage.name, model.id))
             if fingerprint:
                 store.save_compiled(fingerprint, stage.name, model.id, stats.total, stats.skipped, stats.errors)
         stats.already_done = stats.total - store.count_pending(stage.name, model.id)
@@ -157,10 +157,12 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
     with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         input_warnings = _save_items(exp, task, store)
+        stages = task.stages()
+        store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)
         summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=input_warnings)
         view = _ProgressView(console, progress)
         with view.progress:
-            asyncio.run(_run_stages(exp, task, task.stages(), store, view, summary))
+            asyncio.run(_run_stages(exp, task, stages, store, view, summary))
         summary.outcome = task.summary_lines(store)
         _check_yields(task, store, summary)
     summary.seconds = time.perf_counter() - started

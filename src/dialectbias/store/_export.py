@@ -1,4 +1,5 @@
-"""Dump generations and judgments with every field, streaming (CSV, JSONL or Parquet)."""
+"""Dump generations and judgments with every field, streaming (CSV, JSONL or Parquet); each generation and
+judgment says whether it is `current` (part of the experiment as it is now) or superseded."""
 
 from __future__ import annotations
 
@@ -13,16 +14,23 @@ from dialectbias.store._store import Store
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
 
-GENERATIONS_SQL = """
-SELECT r.request_id, r.model_id AS model, r.item_id, r.variant, r.template AS prompt_template,
+# true when the row belongs to the experiment as it is now (`Store`: current rows); superseded rows (an
+# edited item's old generation, a removed model's requests, …) are exported for provenance with false
+CURRENT_SQL = "{alias}.request_id IN (SELECT request_id FROM current_requests)"
+BOOLEAN_COLUMNS = ("current",)
+
+GENERATIONS_SQL = f"""
+SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, r.model_id AS model, r.item_id, r.variant,
+       r.template AS prompt_template,
        r.prompt_hash, r.messages AS rendered_prompt, r.params, s.status, s.output, s.finish_reason,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
 FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
 WHERE r.stage = ? ORDER BY r.model_id, r.item_id, r.variant, r.request_id
 """
 
-JUDGMENTS_SQL = """
-SELECT j.*, r.refs AS generation_ids, r.template AS prompt_template, r.prompt_hash,
+JUDGMENTS_SQL = f"""
+SELECT j.*, {CURRENT_SQL.format(alias="j")} AS current, r.refs AS generation_ids, r.template AS prompt_template,
+       r.prompt_hash,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
 FROM judgments j JOIN requests r ON r.request_id = j.request_id
 LEFT JOIN results s ON s.request_id = j.request_id
@@ -32,8 +40,9 @@ ORDER BY j.judge_id, j.model_id, j.item_id, j.variant
 # re-asks after a structured output failed validation: the request (its prompt is the first conversation,
 # the first answer and the error), its result, and `reask_of` = the first request; a judgment parsed from a
 # re-ask has `source_request_id` = the re-ask's `request_id`
-REASKS_SQL = """
-SELECT r.request_id, json_extract(r.meta, '$.reask_of') AS reask_of, r.stage, r.model_id AS model, r.item_id,
+REASKS_SQL = f"""
+SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, json_extract(r.meta, '$.reask_of') AS reask_of,
+       r.stage, r.model_id AS model, r.item_id,
        r.variant, r.refs, r.template AS prompt_template, r.prompt_hash, r.messages AS rendered_prompt, r.params,
        r.meta, f.output AS first_output, s.status, s.output, s.finish_reason, s.tokens_in, s.tokens_out,
        s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
@@ -92,7 +101,11 @@ def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, in
         def rows(cur=cur, columns=columns) -> Iterator[dict]:
             while batch := cur.fetchmany(2000):
                 for r in batch:
-                    yield dict(zip(columns, r, strict=True))
+                    row = dict(zip(columns, r, strict=True))
+                    for col in BOOLEAN_COLUMNS:
+                        if col in row:
+                            row[col] = bool(row[col])
+                    yield row
 
         counts[name] = _write(rows(), columns, out_dir / f"{name}.{fmt}", fmt)
     return counts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -63,5 +63,39 @@ MIGRATIONS: dict[int, str] = {
     3: """
     ALTER TABLE judgments ADD COLUMN source_request_id TEXT;
     UPDATE judgments SET source_request_id = request_id WHERE parse_status != 'reasked';
+    """,
+    # v4: which requests make up the experiment as it is now (see `Store` "current rows"). A request is
+    # current from its insertion until a run compiles its (stage, model) without it, or drops the stage or
+    # model from the experiment; superseded rows stay in `requests` for provenance. `current_stages` says
+    # which (stage, model) a run has compiled and when (a later stage compiled before an earlier one is
+    # outdated: the next run rebuilds it).
+    4: """
+    CREATE TABLE current_requests (
+        request_id TEXT PRIMARY KEY, stage TEXT NOT NULL, model_id TEXT NOT NULL) WITHOUT ROWID;
+    CREATE INDEX current_requests_stage_model ON current_requests (stage, model_id);
+    CREATE TABLE current_stages (
+        stage TEXT NOT NULL, model_id TEXT NOT NULL, fingerprint TEXT, compiled_at REAL NOT NULL,
+        PRIMARY KEY (stage, model_id)) WITHOUT ROWID;
+    CREATE TRIGGER requests_are_current AFTER INSERT ON requests BEGIN
+        INSERT OR IGNORE INTO current_requests VALUES (new.request_id, new.stage, new.model_id);
+    END;
+    -- stores of v3 and older: each (stage, model)'s most recently built compiled set is current (re-asks
+    -- of a current request too); where no set was recorded (hf:// data), all of its requests are
+    INSERT INTO current_stages (stage, model_id, fingerprint, compiled_at)
+        SELECT stage, model_id, fingerprint, max(created_at) FROM compiled GROUP BY stage, model_id;
+    INSERT OR IGNORE INTO current_requests (request_id, stage, model_id)
+        SELECT r.request_id, r.stage, r.model_id FROM current_stages c
+        JOIN compiled_requests cr ON cr.fingerprint = c.fingerprint
+        JOIN requests r ON r.request_id = cr.request_id;
+    INSERT INTO current_stages (stage, model_id, fingerprint, compiled_at)
+        SELECT stage, model_id, NULL, max(created_at) FROM requests r WHERE stage NOT GLOB '*:reask'
+        AND NOT EXISTS (SELECT 1 FROM compiled c WHERE c.stage = r.stage AND c.model_id = r.model_id)
+        GROUP BY stage, model_id;
+    INSERT OR IGNORE INTO current_requests (request_id, stage, model_id)
+        SELECT request_id, stage, model_id FROM requests r WHERE stage NOT GLOB '*:reask'
+        AND NOT EXISTS (SELECT 1 FROM compiled c WHERE c.stage = r.stage AND c.model_id = r.model_id);
+    INSERT OR IGNORE INTO current_requests (request_id, stage, model_id)
+        SELECT request_id, stage, model_id FROM requests WHERE stage GLOB '*:reask'
+        AND json_extract(meta, '$.reask_of') IN (SELECT request_id FROM current_requests)
     """,
 }

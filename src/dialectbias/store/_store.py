@@ -46,7 +46,6 @@ class Store:
             conn.execute("PRAGMA foreign_keys=ON")
             store = cls(conn, path)
             store._migrate()
-            conn.execute("CREATE TEMP TABLE current_requests (request_id TEXT PRIMARY KEY)")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: cannot open the run store ({exc})") from None
         return store
@@ -118,10 +117,13 @@ class Store:
                        validated_by=json.loads(row["validated_by"]), metadata=json.loads(row["metadata"]))
 
     # -- requests, results, cache ---------------------------------------------------------
-    def add_requests(self, rows: Iterable[dict[str, Any]], *, fingerprint: str | None = None) -> int:
-        """Insert request rows (dicts with the `requests` columns; existing ids are left alone) and mark
-        them as this run's: pending work is only what the current experiment file asks for.
+    def add_requests(self, rows: Iterable[dict[str, Any]], *, fingerprint: str | None = None,
+                     current: tuple[str, str] | None = None) -> int:
+        """Insert request rows (dicts with the `requests` columns; existing ids are left alone).
 
+        A new request is current (trigger `requests_are_current`). With `current=(stage, model_id)`, the
+        rows are that stage's whole set for the model: they become its current set, replacing the previous
+        one (rows no longer asked for are superseded, in the same transaction, so readers see either set).
         With a `fingerprint`, the set is also recorded under it; `save_compiled` then makes it reusable."""
         cols = ("request_id", "stage", "model_id", "item_id", "variant", "refs", "template", "prompt_hash",
                 "messages", "params", "json_schema", "cache_key", "meta", "created_at")
@@ -129,14 +131,22 @@ class Store:
         n = 0
         iterator = iter(rows)
         with self.transaction():
+            if current:
+                self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY)")
+                self.conn.execute("DELETE FROM temp.compiling")
             while chunk := [tuple(row[c] for c in cols) for row in islice(iterator, 1000)]:
-                ids = [(values[0],) for values in chunk]
                 self.conn.executemany(sql, chunk)
-                self.conn.executemany("INSERT OR IGNORE INTO temp.current_requests VALUES (?)", ids)
+                if current:
+                    ids = [(values[0],) for values in chunk]
+                    self.conn.executemany("INSERT OR IGNORE INTO temp.compiling VALUES (?)", ids)
+                    self.conn.executemany("INSERT OR IGNORE INTO current_requests VALUES (?, ?, ?)",
+                                          [(v[0], v[1], v[2]) for v in chunk])
                 if fingerprint:
                     self.conn.executemany("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
-                                          [(fingerprint, rid) for (rid,) in ids])
+                                          [(fingerprint, values[0]) for values in chunk])
                 n += len(chunk)
+            if current:
+                self._replace_current(*current, "SELECT request_id FROM temp.compiling", (), fingerprint)
         return n
 
     def save_compiled(self, fingerprint: str, stage: str, model_id: str, n_requests: int, n_skipped: int,
@@ -147,12 +157,77 @@ class Store:
                               (fingerprint, stage, model_id, n_requests, n_skipped, dumps(notes), time.time()))
 
     def use_compiled(self, fingerprint: str) -> sqlite3.Row | None:
-        """Mark a previously compiled request set as this run's; None when there is none."""
+        """Make a previously compiled request set its (stage, model)'s current set; None when there is none."""
         row = self.conn.execute("SELECT * FROM compiled WHERE fingerprint=?", (fingerprint,)).fetchone()
         if row is not None:
-            self.conn.execute("INSERT OR IGNORE INTO temp.current_requests "
-                              "SELECT request_id FROM compiled_requests WHERE fingerprint=?", (fingerprint,))
+            with self.transaction():
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO current_requests SELECT request_id, ?, ? FROM compiled_requests "
+                    "WHERE fingerprint=?", (row["stage"], row["model_id"], fingerprint))
+                self._replace_current(row["stage"], row["model_id"],
+                                      "SELECT request_id FROM compiled_requests WHERE fingerprint=?",
+                                      (fingerprint,), fingerprint)
         return row
+
+    # -- current rows ------------------------------------------------------------------------
+    # A request is *current* when it belongs to the experiment as it is now: its (stage, model)'s latest
+    # compiled set (or, inserted since, e.g. an imported generation), or the re-ask (stage "<stage>:reask",
+    # meta.reask_of) of a current request. Everything else is superseded: kept, marked, never counted.
+
+    def _replace_current(self, stage: str, model_id: str, ids_sql: str, params: tuple[Any, ...],
+                         fingerprint: str | None) -> None:
+        """Inside a transaction, after the new ids were inserted: supersede the (stage, model)'s other rows,
+        bring its re-asks in line, record the compile, and prune later requests built on superseded ones."""
+        removed = self.conn.execute(
+            f"DELETE FROM current_requests WHERE stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
+            (stage, model_id, *params)).rowcount
+        self.conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?)",
+                          (stage, model_id, fingerprint, time.time()))
+        self._sync_reasks(f"{stage}:reask", model_id)
+        if removed:
+            self._prune_orphans()
+
+    def _sync_reasks(self, reask_stage: str, model_id: str) -> None:
+        self.conn.execute(
+            "DELETE FROM current_requests WHERE stage=? AND model_id=? AND request_id IN (SELECT r.request_id "
+            "FROM requests r WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') NOT IN "
+            "(SELECT request_id FROM current_requests))", (reask_stage, model_id, reask_stage, model_id))
+        self.conn.execute(
+            "INSERT OR IGNORE INTO current_requests SELECT r.request_id, r.stage, r.model_id FROM requests r "
+            "WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') IN "
+            "(SELECT request_id FROM current_requests)", (reask_stage, model_id))
+
+    def _prune_orphans(self) -> None:
+        """Supersede current requests that refer to a superseded one (a judgment of an old generation, the
+        re-ask of an old judge request), until none is left: they were built from what is no longer asked."""
+        while self.conn.execute(
+                "DELETE FROM current_requests WHERE request_id IN (SELECT c.request_id FROM current_requests c "
+                "JOIN requests r ON r.request_id = c.request_id, json_each(r.refs) ref "
+                "WHERE ref.value NOT IN (SELECT request_id FROM current_requests))").rowcount:
+            pass
+
+    def retire_current(self, keep: Iterable[tuple[str, str]]) -> int:
+        """Supersede the rows of every (stage, model) not in `keep` (the experiment's stages × models; their
+        re-ask stages are kept with them), and what was built on them. Returns the rows superseded."""
+        pairs = {(stage, model) for s, model in keep for stage in (s, f"{s}:reask")}
+        with self.transaction():
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_stages (stage TEXT, model_id TEXT, "
+                              "PRIMARY KEY (stage, model_id))")
+            self.conn.execute("DELETE FROM temp.keep_stages")
+            self.conn.executemany("INSERT INTO temp.keep_stages VALUES (?, ?)", sorted(pairs))
+            gone = ("NOT EXISTS (SELECT 1 FROM temp.keep_stages k WHERE k.stage = {t}.stage "
+                    "AND k.model_id = {t}.model_id)")
+            removed = self.conn.execute(
+                f"DELETE FROM current_requests WHERE {gone.format(t='current_requests')}").rowcount
+            self.conn.execute(f"DELETE FROM current_stages WHERE {gone.format(t='current_stages')}")
+            if removed:
+                self._prune_orphans()
+        return removed
+
+    def current_stages(self) -> dict[tuple[str, str], float]:
+        """(stage, model) -> when a run last compiled it; a (stage, model) missing was never compiled."""
+        rows = self.conn.execute("SELECT stage, model_id, compiled_at FROM current_stages")
+        return {(r[0], r[1]): r[2] for r in rows}
 
     def get_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -167,17 +242,16 @@ class Store:
         return self.conn.execute(
             "SELECT r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
             "c.tokens_in AS cached_in, c.tokens_out AS cached_out "
-            "FROM temp.current_requests cr JOIN requests r ON r.request_id = cr.request_id "
+            "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
             "LEFT JOIN results s ON s.request_id = r.request_id "
             "LEFT JOIN cache c ON c.cache_key = r.cache_key "
-            "WHERE r.stage=? AND r.model_id=? AND r.request_id>? AND (s.status IS NULL OR s.status != 'ok') "
-            "ORDER BY r.request_id LIMIT ?", (stage, model_id, after, limit)).fetchall()
+            "WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND (s.status IS NULL OR s.status != 'ok') "
+            "ORDER BY cr.request_id LIMIT ?", (stage, model_id, after, limit)).fetchall()
 
     def count_pending(self, stage: str, model_id: str) -> int:
         return self.conn.execute(
-            "SELECT count(*) FROM temp.current_requests cr JOIN requests r ON r.request_id = cr.request_id "
-            "LEFT JOIN results s ON s.request_id = r.request_id "
-            "WHERE r.stage=? AND r.model_id=? AND (s.status IS NULL OR s.status != 'ok')",
+            "SELECT count(*) FROM current_requests cr LEFT JOIN results s ON s.request_id = cr.request_id "
+            "WHERE cr.stage=? AND cr.model_id=? AND (s.status IS NULL OR s.status != 'ok')",
             (stage, model_id)).fetchone()[0]
 
     def cached(self, cache_key: str) -> sqlite3.Row | None:

@@ -93,7 +93,7 @@ class Task(ABC):
         Tasks override this for stages whose results can be unusable (unscored judgments, rejected answers)."""
         counts = {(r[0], r[1]): (r[2], r[3], r[4]) for r in store.query(
             "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
-            "coalesce(sum(s.status='failed'), 0) FROM temp.current_requests cr "
+            "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
             "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
             "GROUP BY r.stage, r.model_id")}
         out = []

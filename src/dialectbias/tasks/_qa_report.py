@@ -39,7 +39,8 @@ SELECT j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.score AS ju
        o.score AS human_score, CASE WHEN o.target_id IS NULL THEN j.score ELSE o.score END AS final_score,
        j.confidence, j.parse_status, j.needs_review, j.flagged, j.reason, o.annotator
 FROM judgments j LEFT JOIN ({_LATEST_OVERRIDE}) o ON o.target_id = j.request_id
-WHERE j.rowid IN (SELECT MAX(rowid) FROM judgments GROUP BY judge_id, model_id, item_id, variant)
+WHERE j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 JOIN current_requests c ON c.request_id = j2.request_id
+                  GROUP BY j2.judge_id, j2.model_id, j2.item_id, j2.variant)
 """
 
 
@@ -76,7 +77,8 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
            f"j.needs_review | (j.flagged << 1) | ((j.parse_status != 'failed' AND {_ZEROED_SQL}) << 2) "
            "| ((j.parse_status = 'failed') << 3) | (coalesce(j.confidence, 0) << 4), "
            f"{likert} FROM judgments j NOT INDEXED LEFT JOIN ({_LATEST_OVERRIDE}) o "
-           f"ON o.target_id = j.request_id WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) "
+           "ON o.target_id = j.request_id WHERE j.request_id IN (SELECT request_id FROM current_requests) "
+           f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
            f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
     params = [*(x for i, j in enumerate(judge_ids) for x in (j, i)),
               *(x for i, m in enumerate(model_ids) for x in (m, i)), *judge_ids, *model_ids]

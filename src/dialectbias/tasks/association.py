@@ -174,8 +174,9 @@ class AssociationTask(Task):
     def scored_rows(self, store: Store) -> Iterator[dict[str, Any]]:
         """One row per answered prompt: parse verdict and bias (None when rejected)."""
         rows = store.iter_query(
-            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM requests r "
-            "JOIN results s ON s.request_id = r.request_id WHERE r.stage='generate' AND s.status='ok' "
+            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM current_requests c "
+            "JOIN requests r ON r.request_id = c.request_id JOIN results s ON s.request_id = r.request_id "
+            "WHERE c.stage='generate' AND s.status='ok' "
             "AND r.template LIKE 'association/%' ORDER BY r.model_id, r.item_id")
         for row in rows:
             yield self._score(row)
@@ -203,7 +204,7 @@ class AssociationTask(Task):
         """Answers accepted by strict parsing, per model (a rejected answer carries no bias score)."""
         counts = {m.id: [0, 0] for m in self.exp.models}
         rows = store.iter_query(
-            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM temp.current_requests cr "
+            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM current_requests cr "
             "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
             "WHERE r.stage='generate' AND s.status='ok' AND r.template LIKE 'association/%'")
         for row in rows:

@@ -149,7 +149,7 @@ class QABiasTask(Task):
         out = [y for y in super().stage_yields(store) if y.stage != "judge"]
         counts = {r[0]: (r[1], r[2], r[3]) for r in store.query(
             "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
-            "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM temp.current_requests cr "
+            "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM current_requests cr "
             "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
             "WHERE r.stage = 'judge' GROUP BY r.model_id")}
         for judge in self.exp.judges:
@@ -167,8 +167,9 @@ class QABiasTask(Task):
                 "SELECT count(*), coalesce(sum(parse_status='failed'), 0), "
                 "coalesce(sum(parse_status!='failed' AND substr(reason, 1, ?)=?), 0), coalesce(sum(flagged), 0), "
                 "coalesce(sum(needs_review), 0) "
-                "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(rowid) FROM judgments "
-                "GROUP BY judge_id, model_id, item_id, variant)",
+                "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(j.rowid) FROM judgments j "
+                "JOIN current_requests c ON c.request_id = j.request_id "
+                "GROUP BY j.judge_id, j.model_id, j.item_id, j.variant)",
                 (len(ZEROED_PREFIX), ZEROED_PREFIX, judge.id))[0]
             lines.append(f"judge {judge.id}: {n} judgments · {unscored} unscored (parse failed) · {zeroed} zeroed "
                          f"(script/refusal) · {flagged} flagged (judge and code disagree, or script indeterminate) "
@@ -184,7 +185,7 @@ class QABiasTask(Task):
 def _generations(store: Store, model_id: str) -> dict[tuple[str, str], tuple[str, str]]:
     """(item, variant) -> (request id, output) of the model's successful generations."""
     rows = store.iter_query(
-        "SELECT r.item_id, r.variant, r.request_id, s.output FROM temp.current_requests cr "
+        "SELECT r.item_id, r.variant, r.request_id, s.output FROM current_requests cr "
         "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
-        "WHERE r.stage='generate' AND r.model_id=? AND s.status='ok'", (model_id,))
+        "WHERE cr.stage='generate' AND cr.model_id=? AND s.status='ok'", (model_id,))
     return {(r[0], r[1]): (r[2], r[3]) for r in rows}

@@ -1,0 +1,123 @@
+"""What `dialectbias status` shows: per stage × model of the experiment, its current requests (done,
+failed, pending), its superseded ones apart, and whether a run has compiled it yet; then the judgments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dialectbias.config import Experiment
+from dialectbias.store import Store
+from dialectbias.tasks import get_task
+
+REASK_SUFFIX = ":reask"
+OVERRIDE_KIND = "rlaif_override"  # dialectbias.tasks._qa_report.OVERRIDE_KIND (not imported: no pandas here)
+
+State = Literal["compiled", "outdated", "not compiled", "superseded"]
+
+_COUNTS_SQL = """
+SELECT r.stage, r.model_id, c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(s.status = 'ok'), 0),
+       coalesce(sum(s.status = 'failed'), 0), coalesce(sum(s.request_id IS NULL), 0),
+       coalesce(sum(s.cache_hit), 0), coalesce(sum(s.tokens_in), 0), coalesce(sum(s.tokens_out), 0),
+       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_in END), 0),
+       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0)
+FROM requests r LEFT JOIN current_requests c ON c.request_id = r.request_id
+LEFT JOIN results s ON s.request_id = r.request_id
+GROUP BY r.stage, r.model_id, cur
+"""
+
+_JUDGMENTS_SQL = f"""
+SELECT c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(j.parse_status = 'failed'), 0),
+       coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), coalesce(sum(o.target_id IS NOT NULL), 0),
+       coalesce(sum(j.flagged), 0)
+FROM judgments j LEFT JOIN current_requests c ON c.request_id = j.request_id
+LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE kind = '{OVERRIDE_KIND}') o
+       ON o.target_id = j.request_id
+GROUP BY cur
+"""
+
+
+@dataclass
+class StageBlock:
+    """One stage × model. Counts are of current requests, except `superseded`."""
+
+    stage: str
+    model_id: str
+    state: State = "compiled"
+    note: str = ""
+    requests: int = 0
+    done: int = 0
+    failed: int = 0
+    pending: int = 0
+    superseded: int = 0
+    cache_hits: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+
+
+@dataclass
+class JudgmentCounts:
+    """Current judgments: `needs_review` counts only those no human has reviewed; `reviewed` those with an
+    override (whatever their confidence). `superseded`: judgments of requests no longer current."""
+
+    total: int = 0
+    unscored: int = 0
+    needs_review: int = 0
+    reviewed: int = 0
+    flagged: int = 0
+    superseded: int = 0
+
+
+@dataclass
+class StatusReport:
+    blocks: list[StageBlock] = field(default_factory=list)
+    judgments: JudgmentCounts = field(default_factory=JudgmentCounts)
+
+
+def read_status(exp: Experiment, store: Store) -> StatusReport:
+    stages = get_task(exp.task)(exp).stages()
+    compiled = store.current_stages()
+    configs = {m.id: m for m in [*exp.models, *exp.judges]}
+    blocks: dict[tuple[str, str], StageBlock] = {}
+    order: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for i, stage in enumerate(stages):
+        earlier = [t for (s, _), t in compiled.items() if s in {x.name for x in stages[:i]}]
+        for k, model in enumerate(stage.models):
+            key = (stage.name, model.id)
+            block = blocks[key] = StageBlock(stage.name, model.id)
+            order[key] = (i, 0, k)
+            if key not in compiled:
+                block.state = "not compiled"
+                after = f" after {stages[i - 1].name}" if i else ""
+                block.note = f"not compiled yet: the next run builds its requests{after}"
+            elif earlier and compiled[key] < max(earlier):
+                block.state = "outdated"
+                block.note = f"outdated: compiled before the last {stages[i - 1].name}; rebuilt by the next run"
+    stage_index = {s.name: i for i, s in enumerate(stages)}
+    for row in store.query(_COUNTS_SQL):
+        stage, model_id, cur = row[0], row[1], bool(row[2])
+        key = (stage, model_id)
+        if key not in blocks:
+            base = stage.removesuffix(REASK_SUFFIX)
+            known = (base, model_id) in order
+            blocks[key] = StageBlock(stage, model_id, state="compiled" if known else "superseded",
+                                     note="" if known else "no longer in the experiment")
+            order[key] = ((order[(base, model_id)][0], 1, order[(base, model_id)][2]) if known
+                          else (len(stages) + stage_index.get(base, 0), 2, 0))
+        block = blocks[key]
+        if not cur:
+            block.superseded += row[3]
+            continue
+        block.requests, block.done, block.failed, block.pending = row[3], row[4], row[5], row[6]
+        block.cache_hits, block.tokens_in, block.tokens_out = row[7], row[8], row[9]
+        if model_id in configs:
+            block.cost = configs[model_id].cost(row[10], row[11])
+    report = StatusReport(blocks=[blocks[k] for k in sorted(blocks, key=lambda k: (order[k], k))])
+    for row in store.query(_JUDGMENTS_SQL):
+        if row[0]:
+            j = report.judgments
+            j.total, j.unscored, j.needs_review, j.reviewed, j.flagged = row[1], row[2], row[3], row[4], row[5]
+        else:
+            report.judgments.superseded = row[1]
+    return report
