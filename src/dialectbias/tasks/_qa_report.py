@@ -145,15 +145,27 @@ def final_scores(store: Store, judge_id: str, model_ids: list[str]) -> pd.DataFr
 
 
 def model_by_dialect(scores: pd.DataFrame, models: list[str], dialects: list[str]) -> pd.DataFrame:
-    """Mean final score per model × dialect, `avg` = mean of the model's dialect columns (macro),
-    rows sorted by avg descending, and a last `dialect_avg` row (mean of each column over models)."""
+    """Mean final score per model × dialect (the paper's Table 4) with `avg` and `dialects_scored`.
+
+    `avg` = mean of the model's dialect columns (macro), defined only for a complete row (a scored
+    judgment in every dialect): a mean over fewer dialects is not comparable, so an incomplete row
+    has an empty `avg`, says how many dialects it covers in `dialects_scored`, and sorts after the
+    complete rows (those by avg, descending). The last row, `dialect_avg`, is the mean of each
+    column over the complete rows only, as the gap table's `all` rows, so both tables agree.
+    """
     scored = scores.dropna(subset=["final_score"])
-    matrix = scored.pivot_table(index="model_id", columns="variant", values="final_score", aggfunc="mean")
+    matrix = scored.pivot_table(index="model_id", columns="variant", values="final_score", aggfunc="mean",
+                                observed=True)
     matrix = matrix.reindex(index=models, columns=dialects)
-    matrix["avg"] = matrix[dialects].mean(axis=1)
-    matrix = matrix.sort_values("avg", ascending=False, kind="stable")
-    matrix.loc["dialect_avg"] = [*matrix[dialects].mean(axis=0).tolist(), matrix["avg"].mean()]
-    out = matrix.reset_index().rename(columns={"index": "model", "model_id": "model"})
+    covered = matrix[dialects].notna().sum(axis=1).astype(int)
+    complete = covered == len(dialects)
+    matrix["avg"] = matrix[dialects].mean(axis=1).where(complete)
+    matrix["dialects_scored"] = covered
+    head = matrix[complete].sort_values("avg", ascending=False, kind="stable")
+    tail = matrix[~complete].sort_values("dialects_scored", ascending=False, kind="stable")
+    out = pd.concat([head, tail]).astype({"dialects_scored": object})
+    out.loc["dialect_avg"] = [*head[[*dialects, "avg"]].mean(axis=0).tolist(), None]
+    out = out.reset_index().rename(columns={"index": "model", "model_id": "model"})
     out.columns.name = None
     return out
 
