@@ -113,13 +113,15 @@ def cohen_kappa(
         raise ValueError(f"a and b must have equal lengths, got {len(a)} and {len(b)}")
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    if len(a) == 0 or len(a) < min_pairs:
+    if len(a) == 0:
         return math.nan
     cats = list(labels) if labels is not None else sorted(set(a) | set(b))  # type: ignore[type-var]
     index = {c: i for i, c in enumerate(cats)}
     unknown = [v for v in (*a, *b) if v not in index]
     if unknown:
         raise ValueError(f"rating {unknown[0]!r} is not in labels {cats!r}")
+    if len(a) < min_pairs:
+        return math.nan
     k = len(cats)
     observed = np.zeros((k, k))
     np.add.at(observed, ([index[v] for v in a], [index[v] for v in b]), 1.0)

@@ -61,18 +61,8 @@ def _is_missing(v: Any) -> bool:
     return isinstance(v, float | np.floating) and math.isnan(v)
 
 
-def _integral_columns(df: pd.DataFrame) -> set[int]:
-    """Positions of columns whose every (non-missing) float is a whole number, such as counts stored as
-    floats next to NaN: shown without decimals."""
-    out = set()
-    for i, (_, col) in enumerate(df.items()):
-        floats = [float(v) for v in col if isinstance(v, float | np.floating) and not math.isnan(v)]
-        if floats and all(v.is_integer() for v in floats):
-            out.add(i)
-    return out
-
-
-def _cell(v: Any, integral: bool) -> str:
+def _cell(v: Any) -> str:
+    """A value as text: — when missing, integers without decimals, other numbers with three."""
     if _is_missing(v):
         return MISSING
     if isinstance(v, bool | np.bool_):
@@ -80,16 +70,13 @@ def _cell(v: Any, integral: bool) -> str:
     if isinstance(v, int | np.integer):
         return str(int(v))
     if isinstance(v, float | np.floating):
-        if integral and float(v).is_integer():
-            return str(int(v))
         return f"{v:.3f}"
     return html.escape(str(v))
 
 
 def _table(df: pd.DataFrame) -> str:
-    integral = _integral_columns(df)
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{_cell(v, i in integral)}</td>" for i, v in enumerate(row)) + "</tr>"
+    rows = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
                    for row in df.itertuples(index=False))
     return f"<div class='table-wrap'><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
 
@@ -110,7 +97,7 @@ def write_html(path: Path, title: str, sections: list[Section], metadata: dict[s
     if note:
         parts.append(f"<p class='caveat'>{html.escape(note)}</p>")
     parts.append("<table class='meta'>" + "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v, False)}</td></tr>" for k, v in meta.items()) + "</table>")
+        f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>" for k, v in meta.items()) + "</table>")
     for s in sections:
         parts.append(f"<h2>{html.escape(s.heading)}</h2>")
         if s.text:

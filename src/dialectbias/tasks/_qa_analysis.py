@@ -206,8 +206,9 @@ def breakdown(scores: pd.DataFrame, by: str, models: Sequence[str]) -> pd.DataFr
     table = table.reindex(index=list(models), columns=cols)
     table["all"] = s.groupby("model_id", observed=True).final_score.mean().reindex(list(models))
     table.loc["model_avg"] = table.mean(axis=0)
-    counts = s.assign(_k=key).groupby("_k").size().reindex(cols)
-    table.loc["n (scored)"] = [*counts.tolist(), len(s)]
+    counts = s.assign(_k=key).groupby("_k").size().reindex(cols, fill_value=0)
+    table = table.astype(object)  # the counts row stays integer next to the mean rows
+    table.loc["n (scored)"] = [*(int(c) for c in counts), len(s)]
     out = table.reset_index().rename(columns={"index": "model"})
     out.columns.name = None
     return out.rename(columns={out.columns[0]: "model"})
@@ -220,12 +221,18 @@ def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any]) -> pd.DataFra
     rows_by_model = matrix.set_index("model")
     avg = rows_by_model["avg"]
     covered = rows_by_model.get("dialects_scored")
-    rows = [{"model": m.id, "family": m.family, "params_b": m.params_b,
+    rows = [{"model": m.id, "family": m.family, "params_b": _whole(m.params_b),
              "avg_score": float(avg.get(m.id, math.nan)),
              "mean_gap": 10.0 - float(avg.get(m.id, math.nan)),
              "dialects_scored": None if covered is None or m.id not in covered.index else int(covered[m.id])}
             for m in configs]
-    return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"])
+    return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"],
+                        dtype=object).astype({"avg_score": float, "mean_gap": float})
+
+
+def _whole(value: float | None) -> float | int | None:
+    """70.0 → 70 (a size given as a whole number stays one in the CSV and the report)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def scale_spearman(sizes: pd.DataFrame) -> pd.DataFrame:
