@@ -314,7 +314,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                      "pair; every test is in qa_bias_paired_dialects.csv.",
                 empty="none: fewer than two dialects",
                 legend={"dialect_a, dialect_b": "the two dialects compared",
-                        "models": "models tested on this pair",
+                        "models": "models with at least 2 items scored in both dialects (tested)",
                         "mean_diff": "mean over models of mean(score in dialect_a − score in dialect_b)",
                         "models_t_holm_p<0.05": "models whose Holm-adjusted paired t-test p < 0.05",
                         "models_wilcoxon_holm_p<0.05": "models whose Holm-adjusted Wilcoxon p < 0.05"}),
@@ -429,7 +429,7 @@ def _dialect_pair_summary(tests: pd.DataFrame) -> pd.DataFrame:
                                      "models_wilcoxon_holm_p<0.05"])
     g = tests.groupby(["dialect_a", "dialect_b"], sort=False)
     return pd.DataFrame({
-        "models": g.size(), "mean_diff": g.mean_diff.mean(),
+        "models": g.n.apply(lambda n: int((n >= 2).sum())), "mean_diff": g.mean_diff.mean(),
         "models_t_holm_p<0.05": g.t_pvalue_holm.apply(lambda p: int((p < 0.05).sum())),
         "models_wilcoxon_holm_p<0.05": g.wilcoxon_pvalue_holm.apply(lambda p: int((p < 0.05).sum())),
     }).reset_index()
