@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from dialectbias.config import load_experiment
-from dialectbias.report._plots import count_norm, heatmap_size
+import dialectbias.report._plots as plots
 from dialectbias.report.build import build_report
 from dialectbias.run._import import import_generations
 from dialectbias.tasks import get_task
@@ -121,13 +121,13 @@ def test_report_tables_scroll_inside_the_page(qa_report: Path) -> None:
 def test_agreement_scatter_colour_scale_is_linear() -> None:
     from matplotlib.colors import LogNorm, Normalize
 
-    norm = count_norm(40)
+    norm = plots.count_norm(40)
     assert type(norm) is Normalize and not isinstance(norm, LogNorm)
     assert (norm.vmin, norm.vmax) == (1.0, 40.0) and norm(20.5) == pytest.approx(0.5)
 
 
 def test_heatmap_is_sized_by_its_table() -> None:
-    small, wide, tall = heatmap_size(2, 3), heatmap_size(2, 12), heatmap_size(20, 3)
+    small, wide, tall = plots.heatmap_size(2, 3), plots.heatmap_size(2, 12), plots.heatmap_size(20, 3)
     assert small[0] >= 6.0 and small[1] >= 3.5  # ≥ 660 × 385 px at 110 dpi
     assert wide[0] > small[0] and tall[1] > small[1]
 
