@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dialectbias.config import load_experiment
 import dialectbias.report._plots as plots
+from dialectbias.config import load_experiment
 from dialectbias.report.build import build_report
 from dialectbias.run._import import import_generations
 from dialectbias.tasks import get_task

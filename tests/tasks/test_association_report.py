@@ -163,3 +163,18 @@ def test_usage_setting_report_with_readme_items(tmp_path: Path) -> None:
     assert {d: r["language"] for d, r in rows.items()} == {"alemannic": "de", "bavarian": "de"}
     assert int(rows["bavarian"]["n_accepted"]) == 2 and float(rows["bavarian"]["bias"]) == 1.0
     assert int(rows["alemannic"]["n_accepted"]) == 1
+
+
+def test_usage_item_without_standard_text_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    from dialectbias.errors import DataError
+
+    (tmp_path / "items.jsonl").write_text(
+        '{"id": "t1", "variants": {"standard": "Das Haus.", "bavarian": "Des Haus."}}\n'
+        '{"id": "t2", "variants": {"bavarian": "I geh heid ned hoam."}}\n', encoding="utf-8")
+    config = {"name": "usage", "task": "association", "data": "items.jsonl",
+              "models": [{"id": "m1", "provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m1"}],
+              "options": {"setting": "usage"}}
+    (tmp_path / "usage.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    task = get_task("association")(load_experiment(tmp_path / "usage.yaml"))
+    with pytest.raises(DataError, match=r"items\.jsonl:2: item 't2' has no 'standard' variant"):
+        list(task.load_items())
