@@ -14,6 +14,9 @@ LANGUAGES = {"de": ["bavarian", "alemannic"], "bn": ["chittagong", "sylhet"]}
 SAMPLES = 6
 BATCH_SIZE = 16
 MAX_TOKENS = 80
+#: shown at the top of the quickstart report (the CLI prints the same caveat)
+NOTE = ("Demonstration subject, not a finding: SmolLM2-135M-Instruct is a 135M-parameter English-centric model "
+        "run locally on the CPU, and these few prompts per dialect × trait say little about real models.")
 
 
 def quickstart_experiment(samples: int = SAMPLES) -> dict:
@@ -31,6 +34,7 @@ def quickstart_experiment(samples: int = SAMPLES) -> dict:
         "options": {"setting": "naming", "languages": LANGUAGES, "samples": samples, "answer_format": "json",
                     "max_tokens": MAX_TOKENS, "temperature": 0.7, "n_resamples": 10_000},
         "seed": 0,
+        "note": NOTE,
     }
 
 

@@ -74,7 +74,7 @@ def summary(qa: Any, result: Any) -> dict[tuple[str, str], dict[str, str]]:
 
 def test_report_matrix_has_header_order_and_recomputed_means(clean_run: Any) -> None:
     text = clean_run.matrix_csv
-    assert text.splitlines()[0] == "model,chittagong,sylhet,avg"
+    assert text.splitlines()[0] == "model,chittagong,sylhet,avg,dialects_scored"
     judgments = clean_run.judgments()
     assert len(judgments) == 2 * 6 * 2 and all(j["score"] is not None for j in judgments)
     assert_matrix_equals(text, expected_matrix(judgments))

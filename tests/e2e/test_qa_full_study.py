@@ -51,7 +51,7 @@ def test_nine_dialects_three_judges_report(qa: Any, qa_server: Any, cli: Any, tm
     assert result.exit_code == 0, result.output
 
     table4 = _rows(out / "qa_bias_model_by_dialect.csv")
-    assert list(table4[0]) == ["model", *DIALECTS, "avg"]
+    assert list(table4[0]) == ["model", *DIALECTS, "avg", "dialects_scored"]
     assert [r["model"] for r in table4][-1] == "dialect_avg" and len(table4) == 4
     averages = [float(r["avg"]) for r in table4[:-1]]
     assert averages == sorted(averages, reverse=True)

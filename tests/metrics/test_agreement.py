@@ -41,7 +41,7 @@ def test_lin_ccc_both_constant_and_equal_is_one() -> None:
 
 def test_lin_ccc_constant_but_shifted_is_zero() -> None:
     # cov = 0, denominator = 0 + 0 + (3−5)² = 4 → 0/4
-    assert lin_ccc([3, 3], [5, 5]) == 0.0
+    assert lin_ccc([3, 3, 3], [5, 5, 5]) == 0.0
 
 
 def test_lin_ccc_empty_is_nan() -> None:
@@ -66,13 +66,13 @@ def test_cbs_is_none_when_no_critical_rows() -> None:
 def test_cbs_threshold_is_strict() -> None:
     # primary 4.0 is not < 4 → C = {row1}; secondary 3 < 4 → recall 1
     # MAE = (0 + 1)/2 = 0.5 → 0.05; CBS = 1 × 0.95
-    assert critical_bias_sensitivity([4.0, 2.0], [4.0, 3.0]) == pytest.approx(0.95)
+    assert critical_bias_sensitivity([4.0, 2.0], [4.0, 3.0], min_pairs=2) == pytest.approx(0.95)
 
 
 def test_cbs_custom_scale() -> None:
     # T=4: C = both rows; secondary 2 < 4 yes, 5 no → recall 0.5; MAE = (1+2)/2 = 1.5 → /5 = 0.3
     # CBS = 0.5 × 0.7 = 0.35
-    assert critical_bias_sensitivity([1, 3], [2, 5], scale=5.0) == pytest.approx(0.35)
+    assert critical_bias_sensitivity([1, 3], [2, 5], scale=5.0, min_pairs=2) == pytest.approx(0.35)
 
 
 def test_pearson_hand_example() -> None:
@@ -172,6 +172,40 @@ def test_krippendorff_single_value_is_nan() -> None:
 
 def test_krippendorff_no_pairable_unit_is_nan() -> None:
     assert math.isnan(krippendorff_alpha([[1, None], [None, 2]]))
+
+
+# -- too few pairs: undefined, never a perfect score (issue 6.4) ------------------------------------
+
+
+@pytest.mark.parametrize(("x", "y"), [([2], [2]), ([2, 7], [2, 7]), ([0], [9])])
+def test_lin_ccc_on_fewer_than_three_pairs_is_undefined(x: list[int], y: list[int]) -> None:
+    assert math.isnan(lin_ccc(x, y))
+
+
+def test_lin_ccc_minimum_is_a_setting() -> None:
+    # two equal pairs: var 6.25 each, cov 6.25, no shift → 12.5 / 12.5 = 1
+    assert lin_ccc([2, 7], [2, 7], min_pairs=2) == 1.0
+    assert math.isnan(lin_ccc([2, 7, 1, 4], [2, 7, 1, 4], min_pairs=5))
+
+
+def test_cbs_on_fewer_than_three_pairs_is_undefined() -> None:
+    assert critical_bias_sensitivity([1], [1]) is None
+    assert critical_bias_sensitivity([1, 2], [1, 2]) is None
+    # three pairs: C = all, recall 1, MAE 0 → 1.0
+    assert critical_bias_sensitivity([1, 2, 3], [1, 2, 3]) == 1.0
+
+
+def test_kappa_on_fewer_than_three_pairs_is_undefined() -> None:
+    assert math.isnan(cohen_kappa([1, 2], [1, 2], weights="quadratic", labels=range(6)))
+    # three identical pairs over labels 1, 2 → perfect agreement 1.0
+    assert cohen_kappa([1, 2, 2], [1, 2, 2]) == 1.0
+
+
+def test_alpha_on_fewer_than_three_pairable_units_is_undefined() -> None:
+    assert math.isnan(krippendorff_alpha([[1, 3], [1, 3]], "interval"))
+    # units (1,1), (3,3), (5,5): no disagreement → 1.0
+    assert krippendorff_alpha([[1, 3, 5], [1, 3, 5]], "interval") == 1.0
+    assert krippendorff_alpha([[1, 3], [2, 3]], "interval", min_pairs=2) == pytest.approx(8 / 11)
 
 
 def test_krippendorff_ragged_rows_raise() -> None:

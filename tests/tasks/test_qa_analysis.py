@@ -70,7 +70,51 @@ def test_cbs_undefined_fails_and_is_not_zero() -> None:
     assert row["ccc"] == 1.0 and row["cbs"] is None
     assert row["pass"] == "FAIL" and "CBS undefined" in row["note"]
     empty = qa.agreement_row(np.array([]), np.array([]), ccc_min=0.8, cbs_min=0.75, threshold=4.0)
-    assert empty["n"] == 0 and empty["pass"] == "FAIL" and empty["note"] == "no pairs"
+    assert empty["n"] == 0 and empty["pass"] == "" and empty["note"] == "no pairs"
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_agreement_row_on_too_few_pairs_is_undefined_never_pass(n: int) -> None:
+    p, s = np.array([2.0, 3.0][:n]), np.array([2.0, 3.0][:n])  # perfect agreement, critical rows present
+    row = qa.agreement_row(p, s, ccc_min=0.0, cbs_min=0.0, threshold=4.0)
+    assert row["n"] == n and math.isnan(row["ccc"]) and row["cbs"] is None
+    assert math.isnan(row["pearson"]) and math.isnan(row["spearman"])
+    assert row["pass"] == "" and row["note"] == "n < 3: agreement undefined"
+    assert row["mean_abs_diff"] == 0.0
+
+
+def test_agreement_min_pairs_is_a_setting() -> None:
+    p, s = np.array([2.0, 3.0]), np.array([2.0, 3.0])
+    row = qa.agreement_row(p, s, ccc_min=0.8, cbs_min=0.75, threshold=4.0, min_pairs=2)
+    assert row["ccc"] == 1.0 and row["cbs"] == 1.0 and row["pass"] == "PASS"
+    row = qa.agreement_row(np.arange(4.0), np.arange(4.0), ccc_min=0.8, cbs_min=0.75, threshold=4.0,
+                           min_pairs=5)
+    assert row["pass"] == "" and row["note"] == "n < 5: agreement undefined"
+
+
+def test_agreement_table_row_over_one_pair_has_no_verdict() -> None:
+    frame = synthetic_frame()
+    # keep a single sylhet pair: every other sylhet judgment of the secondary is missing
+    drop = (frame.judge_id == "gpt") & (frame.variant == "sylhet") & ~(
+        (frame.item_id == "i1") & (frame.model_id == "m1"))
+    table = qa.agreement_table(frame[~drop], "gemini", ["gpt"], ccc_min=-1.0, cbs_min=0.0, threshold=11.0,
+                               models=MODELS, dialects=DIALECTS)
+    row = table[(table.scope == "dialect") & (table.group == "sylhet")].iloc[0]
+    assert row.n == 1 and math.isnan(row.ccc) and pd.isna(row.cbs)
+    assert row["pass"] == "" and row.note == "n < 3: agreement undefined"
+    # the other dialects have 8 pairs, thresholds any score passes: PASS
+    assert (table[(table.scope == "dialect") & (table.group != "sylhet")]["pass"] == "PASS").all()
+
+
+def test_kappa_and_alpha_on_too_few_pairs_are_undefined_with_a_note() -> None:
+    frame = synthetic_frame()
+    two = frame[(frame.item_id == "i1") & (frame.variant == "sylhet")]  # 2 units (one per model)
+    kappa = qa.likert_kappa(two, "gemini", ["gpt"], FIELDS)
+    assert kappa.n.tolist() == [2] * 5 and kappa.kappa_quadratic.isna().all()
+    assert (kappa.note == "n < 3: undefined").all()
+    alpha, units = qa.interval_alpha(two, JUDGES)
+    assert units == 2 and math.isnan(alpha)
+    assert qa.undefined_note(units, alpha, 3) == "n < 3: undefined"
 
 
 def test_agreement_table_equals_metrics_computed_independently() -> None:
@@ -139,9 +183,9 @@ def test_interval_alpha_hand_checked() -> None:
     # α = 1 − 3·2/22 = 8/11 (Krippendorff's coincidence-matrix formula gives the same)
     frame = pd.DataFrame({"judge_id": ["a", "b", "a", "b"], "model_id": "m", "item_id": ["x", "x", "y", "y"],
                           "variant": "d", "judge_score": [1.0, 2.0, 3.0, 3.0]})
-    alpha, units = qa.interval_alpha(frame, ["a", "b"])
+    alpha, units = qa.interval_alpha(frame, ["a", "b"], min_pairs=2)
     assert alpha == pytest.approx(8 / 11) and units == 2
-    assert alpha == pytest.approx(krippendorff_alpha([[1, 3], [2, 3]], "interval"))
+    assert alpha == pytest.approx(krippendorff_alpha([[1, 3], [2, 3]], "interval", min_pairs=2))
 
 
 # -- breakdowns --------------------------------------------------------------------------------------

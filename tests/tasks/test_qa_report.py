@@ -177,9 +177,9 @@ def test_report_tables(project: Path, tmp_path: Path) -> None:
 
     kappa = read(out / "qa_bias_judge_kappa.csv")
     assert header(out / "qa_bias_judge_kappa.csv") == ["primary", "secondary", "field", "n",
-                                                        "kappa_quadratic"]
+                                                        "kappa_quadratic", "note"]
     assert len(kappa) == 2 * 5
-    assert header(out / "qa_bias_judge_alpha.csv") == ["judges", "units", "alpha_interval"]
+    assert header(out / "qa_bias_judge_alpha.csv") == ["judges", "units", "alpha_interval", "note"]
 
     # breakdowns
     qt = read(out / "qa_bias_by_question_type.csv").set_index("model")
@@ -189,7 +189,7 @@ def test_report_tables(project: Path, tmp_path: Path) -> None:
     want = np.mean([primary_score("m-large", i, d) for i in ("q3", "q4") for d in DIALECTS])
     assert dom.loc["m-large", "farming"] == pytest.approx(want)
     size = read(out / "qa_bias_by_model_size.csv")
-    assert list(size.columns) == ["model", "family", "params_b", "avg_score", "mean_gap"]
+    assert list(size.columns) == ["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"]
     assert size.set_index("model").loc["m-large", "mean_gap"] == pytest.approx(10 - t4.loc["m-large", "avg"])
     scale = read(out / "qa_bias_scale_by_family.csv").set_index("family")
     assert scale.loc["fam", "spearman_params_vs_score"] == pytest.approx(1.0)
@@ -249,3 +249,38 @@ def test_report_without_secondary_judges(tmp_path: Path, project: Path) -> None:
     html = build_report(project, out).read_text(encoding="utf-8")
     assert not (out / "qa_bias_judge_agreement.csv").exists()
     assert "No secondary judge" in html and (out / "qa_bias_gap.csv").exists()
+
+
+def test_model_missing_a_dialect_has_no_avg_and_sorts_last(project: Path, tmp_path: Path) -> None:
+    # m-large scores higher everywhere; remove its primary judgments in tangail: its row is incomplete
+    with sqlite3.connect(project.parent / "rep.sqlite") as db:
+        db.execute("DELETE FROM judgments WHERE judge_id = 'judge-p' AND model_id = 'm-large' "
+                   "AND variant = 'tangail'")
+    out = tmp_path / "gap"
+    build_report(project, out)
+    with (out / "qa_bias_model_by_dialect.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["model"] for r in rows] == ["m-small", "m-large", "dialect_avg"]  # complete rows first
+    small, large, avg_row = rows
+    assert large["avg"] == "" and large["tangail"] == "" and large["dialects_scored"] == "2"
+    assert small["dialects_scored"] == "3"
+    want_small = np.mean([primary_score("m-small", i, d) for i, _, _ in ITEMS for d in DIALECTS])
+    assert float(small["avg"]) == pytest.approx(want_small)
+    # the dialect average is over the complete rows only (here m-small alone)
+    for d in DIALECTS:
+        assert float(avg_row[d]) == pytest.approx(float(small[d]))
+    assert float(avg_row["avg"]) == pytest.approx(want_small)
+
+    # the gap table agrees: no 'all' value for the incomplete model, aggregates over complete models
+    gap = read(out / "qa_bias_gap.csv").set_index(["model", "dialect"])
+    assert math.isnan(gap.loc[("m-large", "all"), "mean_score"])
+    assert gap.loc[("m-small", "all"), "mean_score"] == pytest.approx(want_small)
+    for d in DIALECTS:
+        assert gap.loc[("all", d), "mean_score"] == pytest.approx(float(avg_row[d]))
+    assert gap.loc[("all", "all"), "mean_score"] == pytest.approx(float(avg_row["avg"]))
+
+    # and it never feeds the size tables as if complete
+    size = read(out / "qa_bias_by_model_size.csv").set_index("model")
+    assert math.isnan(size.loc["m-large", "avg_score"]) and size.loc["m-large", "dialects_scored"] == 2
+    scale = read(out / "qa_bias_scale_by_family.csv").set_index("family")
+    assert scale.loc["fam", "n_models"] == 1 and math.isnan(scale.loc["fam", "spearman_params_vs_score"])

@@ -44,6 +44,7 @@ class Experiment(BaseModel):
     dialects: dict[str, list[str]] = Field(
         default_factory=dict, description="extra dialect/variant names per language, added to the registry")
     seed: int = 0
+    note: str | None = Field(default=None, description="a caveat or description shown at the top of the report")
 
     _path: Path | None = PrivateAttr(default=None)
     _node: Any = PrivateAttr(default=None)

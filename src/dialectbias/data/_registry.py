@@ -32,3 +32,19 @@ def unknown_variant_message(name: str, known: frozenset[str]) -> str:
     hint = f"did you mean {close[0]!r}? " if close else ""
     return (f"unknown variant {name!r} ({hint}add it to the registry with `dialects: {{<language>: [{name}]}}` "
             "in the experiment file)")
+
+
+def language_of(variant: str, extra: dict[str, list[str]] | None = None) -> str | None:
+    """The language code a dialect belongs to (`bavarian` → `de`), from an experiment's `dialects:`
+    additions or the registry; None for `standard`, a bare language name or an unknown variant."""
+    name = variant.lower()
+    for lang, names in (extra or {}).items():
+        if name in {n.lower() for n in names}:
+            return lang
+    return _dialect_languages().get(name)
+
+
+@lru_cache(maxsize=1)
+def _dialect_languages() -> dict[str, str]:
+    data = yaml.safe_load((resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8"))
+    return {d: key for key, entry in data.items() if key != "languages" for d in entry.get("dialects", [])}

@@ -1,6 +1,7 @@
 """Agreement metrics (CCC, CBS, kappa, alpha, correlations) and statistics (bootstrap CIs, tests)."""
 
 from dialectbias.metrics._agreement import (
+    MIN_PAIRS,
     cohen_kappa,
     critical_bias_sensitivity,
     krippendorff_alpha,
@@ -20,6 +21,7 @@ from dialectbias.metrics._stats import (
 )
 
 __all__ = [
+    "MIN_PAIRS",
     "PairedTestResult",
     "bootstrap_ci",
     "cohen_kappa",

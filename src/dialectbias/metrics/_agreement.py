@@ -18,6 +18,10 @@ ArrayLike = npt.ArrayLike
 KappaWeights = Literal[None, "linear", "quadratic"]
 AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
 
+#: CCC, CBS, kappa and alpha over fewer pairs (alpha: pairable units) than this are undefined (nan/None):
+#: `lin_ccc([2], [2])` would otherwise be a perfect 1.0 and pass a Table 5 threshold on one pair.
+MIN_PAIRS = 3
+
 
 def _paired(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Return x, y as flat float arrays; ValueError naming both lengths when they differ."""
@@ -27,15 +31,16 @@ def _paired(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def lin_ccc(x: ArrayLike, y: ArrayLike) -> float:
+def lin_ccc(x: ArrayLike, y: ArrayLike, *, min_pairs: int = MIN_PAIRS) -> float:
     """Lin's concordance correlation coefficient: agreement on the y = x line, not just linearity.
 
     `2·cov(x,y) / (var(x) + var(y) + (mean(x) − mean(y))²)` with population moments (divide by n);
-    Bengali paper §3.4 Eq. 2 (Lin 1989), SPEC §4 P3. Empty input → nan. The denominator is 0 only
-    when both inputs are constant and equal, which is perfect agreement → 1.0. NaNs propagate.
+    Bengali paper §3.4 Eq. 2 (Lin 1989), SPEC §4 P3. Fewer than `min_pairs` pairs (empty included) →
+    nan: undefined, not agreement. The denominator is 0 only when both inputs are constant and equal,
+    which is perfect agreement → 1.0. NaNs propagate.
     """
     a, b = _paired(x, y)
-    if a.size == 0:
+    if a.size == 0 or a.size < min_pairs:
         return math.nan
     ma, mb = a.mean(), b.mean()
     denom = a.var() + b.var() + (ma - mb) ** 2
@@ -45,17 +50,21 @@ def lin_ccc(x: ArrayLike, y: ArrayLike) -> float:
 
 
 def critical_bias_sensitivity(
-    primary: ArrayLike, secondary: ArrayLike, threshold: float = 4.0, scale: float = 10.0
+    primary: ArrayLike, secondary: ArrayLike, threshold: float = 4.0, scale: float = 10.0, *,
+    min_pairs: int = MIN_PAIRS,
 ) -> float | None:
     """Critical Bias Sensitivity: do judges agree on the severe-bias (low-score) rows?
 
     C = rows with primary < threshold; recall = share of C where secondary < threshold;
     MAE_norm = mean |primary − secondary| over all rows / scale; CBS = recall × (1 − MAE_norm).
-    Bengali paper §3.4 Eq. 3, SPEC §4 P3. Returns None (undefined, not 0) when C is empty.
+    Bengali paper §3.4 Eq. 3, SPEC §4 P3. Returns None (undefined, not 0) when C is empty or there
+    are fewer than `min_pairs` pairs.
     """
     if scale <= 0:
         raise ValueError(f"scale must be > 0, got {scale}")
     p, s = _paired(primary, secondary)
+    if p.size < min_pairs:
+        return None
     critical = p < threshold
     if not critical.any():
         return None
@@ -90,14 +99,15 @@ def mean_abs_difference(x: ArrayLike, y: ArrayLike) -> float:
 
 def cohen_kappa(
     a: Sequence[Hashable], b: Sequence[Hashable], weights: KappaWeights = None,
-    labels: Sequence[Hashable] | None = None,
+    labels: Sequence[Hashable] | None = None, *, min_pairs: int = MIN_PAIRS,
 ) -> float:
     """Cohen's kappa for two raters on categorical / Likert ratings, optionally weighted.
 
     κ = 1 − Σ w·O / Σ w·E with O the observed and E the chance (outer product of marginals) joint
     proportions; w = 1 − I (unweighted), |i − j| (linear) or (i − j)² (quadratic) over label positions
     (Cohen 1960; weighted: Cohen 1968). `labels` fixes the category order (default: sorted observed
-    values); a rating outside `labels` raises ValueError. nan when empty or when chance disagreement is 0.
+    values); a rating outside `labels` raises ValueError. nan with fewer than `min_pairs` pairs (empty
+    included) or when chance disagreement is 0.
     """
     if len(a) != len(b):
         raise ValueError(f"a and b must have equal lengths, got {len(a)} and {len(b)}")
@@ -110,6 +120,8 @@ def cohen_kappa(
     unknown = [v for v in (*a, *b) if v not in index]
     if unknown:
         raise ValueError(f"rating {unknown[0]!r} is not in labels {cats!r}")
+    if len(a) < min_pairs:
+        return math.nan
     k = len(cats)
     observed = np.zeros((k, k))
     np.add.at(observed, ([index[v] for v in a], [index[v] for v in b]), 1.0)
@@ -126,13 +138,15 @@ def _is_missing(v: Any) -> bool:
     return v is None or (isinstance(v, float | np.floating) and math.isnan(v))
 
 
-def krippendorff_alpha(reliability_data: Sequence[Sequence[Any]], level: AlphaLevel = "interval") -> float:
+def krippendorff_alpha(reliability_data: Sequence[Sequence[Any]], level: AlphaLevel = "interval", *,
+                       min_pairs: int = MIN_PAIRS) -> float:
     """Krippendorff's alpha for any number of raters with missing ratings.
 
     `reliability_data` is raters × units; None or nan marks a missing rating. Built from the coincidence
     matrix o_ck: α = 1 − (n − 1)·Σ o_ck δ²_ck / Σ n_c n_k δ²_ck (Krippendorff 2011, "Computing
     Krippendorff's Alpha-Reliability"). Values must be numeric except for 'nominal' (any sortable labels).
-    Units with < 2 ratings are ignored. nan when no unit is pairable or fewer than 2 distinct values occur.
+    Units with < 2 ratings are ignored. nan when fewer than `min_pairs` units are pairable (none included)
+    or fewer than 2 distinct values occur.
     """
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
@@ -151,7 +165,7 @@ def krippendorff_alpha(reliability_data: Sequence[Sequence[Any]], level: AlphaLe
                 counts[u, index[v]] += 1
     m = counts.sum(axis=1)
     counts, m = counts[m >= 2], m[m >= 2]
-    if counts.size == 0:
+    if counts.size == 0 or len(m) < min_pairs:
         return math.nan
     scaled = counts / (m - 1)[:, None]
     coincidence = counts.T @ scaled - np.diag(scaled.sum(axis=0))

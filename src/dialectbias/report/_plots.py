@@ -11,14 +11,22 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.colors import Normalize
+from matplotlib.ticker import MaxNLocator
 
 
 def heatmap(matrix: pd.DataFrame, title: str, out_stem: Path | None = None, *, vmin: float | None = None,
             vmax: float | None = None, cmap: str = "RdYlGn", fmt: str = "{:.2f}") -> bytes:
-    """Heatmap of a rows × columns table with values written in the cells."""
+    """Heatmap of a rows × columns table with values written in the cells.
+
+    Sized by the table: ~1.1 in per column plus room for the row labels and the colour bar, ~0.5 in per
+    row plus room for the title and the rotated column labels, never smaller than 6 × 3.5 in (≈ 660 ×
+    385 px at the report's 110 dpi), so a 2 × 3 table is still readable.
+    """
     values = matrix.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * max(1, matrix.shape[1]),
-                                    1.0 + 0.45 * max(1, matrix.shape[0])))
+    n_rows, n_cols = max(1, matrix.shape[0]), max(1, matrix.shape[1])
+    label = max([len(str(i)) for i in matrix.index] or [1])
+    fig, ax = plt.subplots(figsize=heatmap_size(n_rows, n_cols, label))
     im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(matrix.shape[1]), [str(c) for c in matrix.columns], rotation=40, ha="right")
     ax.set_yticks(range(matrix.shape[0]), [str(i) for i in matrix.index])
@@ -29,6 +37,13 @@ def heatmap(matrix: pd.DataFrame, title: str, out_stem: Path | None = None, *, v
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     return _save(fig, out_stem)
+
+
+def heatmap_size(n_rows: int, n_cols: int, label_chars: int = 10) -> tuple[float, float]:
+    """Figure size in inches for a heatmap of n_rows × n_cols cells with row labels of `label_chars`."""
+    width = 1.6 + min(4.0, 0.08 * label_chars) + 1.1 * n_cols
+    height = 1.8 + 0.5 * n_rows
+    return max(6.0, width), max(3.5, height)
 
 
 def gap_ci_plot(gaps: pd.DataFrame, title: str, out_stem: Path | None = None, *,
@@ -62,19 +77,18 @@ def gap_ci_plot(gaps: pd.DataFrame, title: str, out_stem: Path | None = None, *,
 def agreement_scatter(panels: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str,
                       out_stem: Path | None = None, *, lim: tuple[float, float] = (0.0, 10.0),
                       bins: int = 41) -> bytes:
-    """One panel per (title, x, y): a 2-D histogram of the pairs (log colour scale, so 10⁵ points stay
-    one small image in PNG and SVG) with the y = x line of perfect agreement."""
-    from matplotlib.colors import LogNorm
-
+    """One panel per (title, x, y): a 2-D histogram of the pairs (one image, so 10⁵ points stay small
+    in PNG and SVG; linear colour scale from 1 pair, empty bins blank) with the y = x line of perfect
+    agreement."""
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.4 * max(1, len(panels)), 4.2), squeeze=False)
     edges = np.linspace(lim[0] - 0.125, lim[1] + 0.125, bins + 1)
     for ax, (title, x, y) in zip(axes[0], panels, strict=False):
         counts, _, _ = np.histogram2d(x, y, bins=[edges, edges])
         if counts.any():
             im = ax.imshow(np.ma.masked_equal(counts.T, 0), origin="lower", cmap="viridis", aspect="equal",
-                           extent=(edges[0], edges[-1], edges[0], edges[-1]), norm=LogNorm(vmin=1),
+                           extent=(edges[0], edges[-1], edges[0], edges[-1]), norm=count_norm(counts.max()),
                            interpolation="nearest")
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="pairs")
+            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="pairs", ticks=MaxNLocator(integer=True))
         ax.plot(lim, lim, color="0.4", lw=0.8, ls="--")
         ax.set_xlim(edges[0], edges[-1])
         ax.set_ylim(edges[0], edges[-1])
@@ -83,6 +97,11 @@ def agreement_scatter(panels: list[tuple[str, np.ndarray, np.ndarray]], xlabel: 
         ax.set_title(f"{title} (n = {len(x):,})", fontsize=9)
     fig.tight_layout()
     return _save(fig, out_stem)
+
+
+def count_norm(max_count: float) -> Normalize:
+    """Linear colour scale for pair counts, from 1 to the largest bin (at least 2, so one pair shows)."""
+    return Normalize(vmin=1.0, vmax=max(2.0, float(max_count)))
 
 
 def _save(fig: plt.Figure, out_stem: Path | None) -> bytes:

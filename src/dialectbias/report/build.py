@@ -24,4 +24,4 @@ def build_report(experiment_path: str | Path, out_dir: str | Path) -> Path:
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
                 "results stored": calls[0], "failed requests": calls[1] or 0,
                 "tokens in/out": f"{calls[2] or 0:,} / {calls[3] or 0:,}", **result.get("metadata", {})}
-    return write_html(out / "index.html", result["title"], result["sections"], metadata)
+    return write_html(out / "index.html", result["title"], result["sections"], metadata, note=exp.note)

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import special
 
 from dialectbias.metrics import (
+    MIN_PAIRS,
     cohen_kappa,
     critical_bias_sensitivity,
     lin_ccc,
@@ -38,7 +39,7 @@ from dialectbias.metrics import (
 KEYS = ["model_id", "item_id", "variant"]
 AGREEMENT_COLUMNS = ["primary", "secondary", "scope", "group", "n", "ccc", "cbs", "pearson", "spearman",
                      "mean_abs_diff", "pass", "note", "dropped_unscored"]
-KAPPA_COLUMNS = ["primary", "secondary", "field", "n", "kappa_quadratic"]
+KAPPA_COLUMNS = ["primary", "secondary", "field", "n", "kappa_quadratic", "note"]
 GAP_COLUMNS = ["model", "dialect", "n", "mean_score", "gap", "ci_low", "ci_high"]
 PAIRED_STAT_COLUMNS = ["n", "mean_a", "mean_b", "mean_diff", "t_statistic", "t_pvalue", "t_pvalue_holm",
                        "wilcoxon_statistic", "wilcoxon_pvalue", "wilcoxon_pvalue_holm"]
@@ -66,18 +67,21 @@ def pair_judges(judgments: pd.DataFrame, primary: str, secondary: str,
 
 
 def agreement_row(p: np.ndarray, s: np.ndarray, *, ccc_min: float, cbs_min: float,
-                  threshold: float, scale: float = 10.0) -> dict[str, Any]:
+                  threshold: float, scale: float = 10.0, min_pairs: int = MIN_PAIRS) -> dict[str, Any]:
     """C, CBS, Pearson, Spearman, mean |Δ|, n and PASS/FAIL (C ≥ ccc_min and CBS ≥ cbs_min).
 
-    CBS is None (undefined, reported empty) when no primary score is below `threshold`; the row
-    then fails with the note "CBS undefined". Empty input fails with the note "no pairs".
+    Fewer than `min_pairs` pairs: agreement is undefined, so C, CBS and the correlations are empty,
+    `pass` is empty (never PASS) and the note says "n < min_pairs" ("no pairs" when n = 0). CBS is None
+    (undefined, reported empty) when no primary score is below `threshold`; the row then fails with the
+    note "CBS undefined".
     """
     n = int(p.size)
-    if n == 0:
-        return {"n": 0, "ccc": math.nan, "cbs": None, "pearson": math.nan, "spearman": math.nan,
-                "mean_abs_diff": math.nan, "pass": "FAIL", "note": "no pairs"}
-    ccc = lin_ccc(p, s)
-    cbs = critical_bias_sensitivity(p, s, threshold=threshold, scale=scale)
+    if n < min_pairs:
+        return {"n": n, "ccc": math.nan, "cbs": None, "pearson": math.nan, "spearman": math.nan,
+                "mean_abs_diff": mean_abs_difference(p, s), "pass": "",
+                "note": "no pairs" if n == 0 else f"n < {min_pairs}: agreement undefined"}
+    ccc = lin_ccc(p, s, min_pairs=min_pairs)
+    cbs = critical_bias_sensitivity(p, s, threshold=threshold, scale=scale, min_pairs=min_pairs)
     notes = []
     if cbs is None:
         notes.append("CBS undefined (no primary score below the threshold)")
@@ -92,12 +96,12 @@ def agreement_row(p: np.ndarray, s: np.ndarray, *, ccc_min: float, cbs_min: floa
 def agreement_table(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str], *,
                     ccc_min: float = 0.80, cbs_min: float = 0.75, threshold: float = 4.0,
                     models: Sequence[str] | None = None, dialects: Sequence[str] | None = None,
-                    ) -> pd.DataFrame:
+                    min_pairs: int = MIN_PAIRS) -> pd.DataFrame:
     """Table 5 for every secondary judge vs the primary: overall, per dialect and per model."""
     rows = []
     for sec in secondaries:
         pairs, dropped = pair_judges(judgments, primary, sec)
-        kw = {"ccc_min": ccc_min, "cbs_min": cbs_min, "threshold": threshold}
+        kw = {"ccc_min": ccc_min, "cbs_min": cbs_min, "threshold": threshold, "min_pairs": min_pairs}
         p_all, s_all = pairs.p.to_numpy(float), pairs.s.to_numpy(float)
         rows.append({"primary": primary, "secondary": sec, "scope": "overall", "group": ALL,
                      **agreement_row(p_all, s_all, **kw), "dropped_unscored": dropped})
@@ -128,9 +132,11 @@ def _dropped_by(judgments: pd.DataFrame, primary: str, secondary: str, col: str)
 
 
 def likert_kappa(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str],
-                 fields: Sequence[str], labels: Sequence[int] = range(6)) -> pd.DataFrame:
+                 fields: Sequence[str], labels: Sequence[int] = range(6), min_pairs: int = MIN_PAIRS,
+                 ) -> pd.DataFrame:
     """Quadratic-weighted Cohen's kappa per Likert field between the primary and each secondary,
-    on the pairs where both judges gave that field (unparsed judgments have none)."""
+    on the pairs where both judges gave that field (unparsed judgments have none); nan with fewer than
+    `min_pairs` pairs."""
     rows = []
     a = judgments.loc[judgments.judge_id == primary, [*KEYS, *fields]]
     for sec in secondaries:
@@ -140,19 +146,28 @@ def likert_kappa(judgments: pd.DataFrame, primary: str, secondaries: Sequence[st
             ok = both[f"{f}_p"].notna() & both[f"{f}_s"].notna()
             x = both.loc[ok, f"{f}_p"].astype(int).tolist()
             y = both.loc[ok, f"{f}_s"].astype(int).tolist()
-            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x),
-                         "kappa_quadratic": cohen_kappa(x, y, weights="quadratic", labels=list(labels))})
+            kappa = cohen_kappa(x, y, weights="quadratic", labels=list(labels), min_pairs=min_pairs)
+            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "kappa_quadratic": kappa,
+                         "note": undefined_note(len(x), kappa, min_pairs)})
     return pd.DataFrame(rows, columns=KAPPA_COLUMNS)
 
 
+def undefined_note(n: int, value: float, min_pairs: int) -> str:
+    """Why an agreement statistic is empty: too few pairs, or no variation to compare against."""
+    if n < min_pairs:
+        return "no pairs" if n == 0 else f"n < {min_pairs}: undefined"
+    return "undefined (no variation)" if math.isnan(value) else ""
+
+
 def interval_alpha(judgments: pd.DataFrame, judges: Sequence[str], value: str = "judge_score",
-                   ) -> tuple[float, int]:
+                   min_pairs: int = MIN_PAIRS) -> tuple[float, int]:
     """Krippendorff's alpha (interval) of the judges' scores over units (model, item, variant).
 
     Closed form of `metrics.krippendorff_alpha(..., 'interval')` (Krippendorff 2011) in O(ratings)
     memory: with n pairable ratings, D_o = Σ_u 2·m_u·SS_u / (m_u − 1) and D_e = 2·n·SS over all
     pairable ratings (SS = sum of squares about the mean), α = 1 − (n − 1)·D_o / D_e.
-    Returns (alpha, number of pairable units); nan when there is no variation or no pairable unit.
+    Returns (alpha, number of pairable units); nan when there is no variation or fewer than `min_pairs`
+    pairable units.
     """
     df = judgments.loc[judgments.judge_id.isin(list(judges)) & judgments[value].notna(), [*KEYS, value]]
     v = df[value].to_numpy(float)
@@ -172,7 +187,7 @@ def interval_alpha(judgments: pd.DataFrame, judges: Sequence[str], value: str = 
     d_o = float(np.sum(2.0 * m[present] * ss_u[present] / (m[present] - 1)))
     n = v.size
     d_e = 2.0 * n * float(np.sum((v - v.mean()) ** 2))
-    if d_e == 0:
+    if d_e == 0 or int(present.sum()) < min_pairs:
         return math.nan, int(present.sum())
     return 1.0 - (n - 1) * d_o / d_e, int(present.sum())
 
@@ -191,20 +206,33 @@ def breakdown(scores: pd.DataFrame, by: str, models: Sequence[str]) -> pd.DataFr
     table = table.reindex(index=list(models), columns=cols)
     table["all"] = s.groupby("model_id", observed=True).final_score.mean().reindex(list(models))
     table.loc["model_avg"] = table.mean(axis=0)
-    counts = s.assign(_k=key).groupby("_k").size().reindex(cols)
-    table.loc["n (scored)"] = [*counts.tolist(), len(s)]
+    counts = s.assign(_k=key).groupby("_k").size().reindex(cols, fill_value=0)
+    table = table.astype(object)  # the counts row stays integer next to the mean rows
+    table.loc["n (scored)"] = [*(int(c) for c in counts), len(s)]
     out = table.reset_index().rename(columns={"index": "model"})
     out.columns.name = None
     return out.rename(columns={out.columns[0]: "model"})
 
 
 def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any]) -> pd.DataFrame:
-    """model, family, params_b, avg score (Table 4 avg: macro over dialects) and mean gap 10 − avg."""
-    avg = matrix.set_index("model")["avg"]
-    rows = [{"model": m.id, "family": m.family, "params_b": m.params_b,
+    """model, family, params_b, avg score (Table 4 avg: macro over dialects), mean gap 10 − avg and the
+    dialects the model is scored in. A model missing a dialect has no avg (Table 4 leaves it empty), so
+    it has an empty avg score and gap here and never enters `scale_spearman`."""
+    rows_by_model = matrix.set_index("model")
+    avg = rows_by_model["avg"]
+    covered = rows_by_model.get("dialects_scored")
+    rows = [{"model": m.id, "family": m.family, "params_b": _whole(m.params_b),
              "avg_score": float(avg.get(m.id, math.nan)),
-             "mean_gap": 10.0 - float(avg.get(m.id, math.nan))} for m in configs]
-    return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap"])
+             "mean_gap": 10.0 - float(avg.get(m.id, math.nan)),
+             "dialects_scored": None if covered is None or m.id not in covered.index else int(covered[m.id])}
+            for m in configs]
+    return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"],
+                        dtype=object).astype({"avg_score": float, "mean_gap": float})
+
+
+def _whole(value: float | None) -> float | int | None:
+    """70.0 → 70 (a size given as a whole number stays one in the CSV and the report)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def scale_spearman(sizes: pd.DataFrame) -> pd.DataFrame:
@@ -243,9 +271,10 @@ def gap_table(scores: pd.DataFrame, models: Sequence[str], dialects: Sequence[st
               max_score: float = 10.0) -> pd.DataFrame:
     """The gap `max_score − mean score` per model × dialect with percentile-bootstrap CIs of the cell
     mean, resampling items; plus per-model rows (dialect `all`: macro over the model's dialects, as
-    Table 4's avg), per-dialect rows (model `all`: macro over models, as the dialect-average row) and
-    the grand row. One item resample is shared by all cells in each replicate, so the aggregate rows
-    are bootstrapped consistently (a cluster bootstrap over items). Seeded and reproducible."""
+    Table 4's avg: empty for a model missing a dialect), per-dialect rows (model `all`: macro over the
+    complete models, those scored in every dialect, as Table 4's dialect-average row) and the grand row
+    (over the complete models). One item resample is shared by all cells in each replicate, so the
+    aggregate rows are bootstrapped consistently (a cluster bootstrap over items). Seeded, reproducible."""
     cube, _ = score_cube(scores, models, dialects)
     n_m, n_i, n_d = cube.shape
     present = ~np.isnan(cube)
@@ -261,11 +290,12 @@ def gap_table(scores: pd.DataFrame, models: Sequence[str], dialects: Sequence[st
     for mi, m in enumerate(models):
         for di, d in enumerate(dialects):
             groups.append((m, d, cell[mi, di:di + 1]))
+    complete = (n_cell.reshape(n_m, n_d) > 0).all(axis=1)  # models scored in every dialect
     for mi, m in enumerate(models):
         groups.append((m, ALL, cell[mi, :]))
     for di, d in enumerate(dialects):
-        groups.append((ALL, d, cell[:, di]))
-    groups.append((ALL, ALL, cell.ravel()))
+        groups.append((ALL, d, cell[complete, di]))
+    groups.append((ALL, ALL, cell[complete].ravel()))
     alpha = (1.0 - confidence) / 2.0
     rows = []
     with np.errstate(invalid="ignore"):

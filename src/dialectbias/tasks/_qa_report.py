@@ -149,15 +149,27 @@ def final_scores(store: Store, judge_id: str, model_ids: list[str]) -> pd.DataFr
 
 
 def model_by_dialect(scores: pd.DataFrame, models: list[str], dialects: list[str]) -> pd.DataFrame:
-    """Mean final score per model × dialect, `avg` = mean of the model's dialect columns (macro),
-    rows sorted by avg descending, and a last `dialect_avg` row (mean of each column over models)."""
+    """Mean final score per model × dialect (the paper's Table 4) with `avg` and `dialects_scored`.
+
+    `avg` = mean of the model's dialect columns (macro), defined only for a complete row (a scored
+    judgment in every dialect): a mean over fewer dialects is not comparable, so an incomplete row
+    has an empty `avg`, says how many dialects it covers in `dialects_scored`, and sorts after the
+    complete rows (those by avg, descending). The last row, `dialect_avg`, is the mean of each
+    column over the complete rows only, as the gap table's `all` rows, so both tables agree.
+    """
     scored = scores.dropna(subset=["final_score"])
-    matrix = scored.pivot_table(index="model_id", columns="variant", values="final_score", aggfunc="mean")
+    matrix = scored.pivot_table(index="model_id", columns="variant", values="final_score", aggfunc="mean",
+                                observed=True)
     matrix = matrix.reindex(index=models, columns=dialects)
-    matrix["avg"] = matrix[dialects].mean(axis=1)
-    matrix = matrix.sort_values("avg", ascending=False, kind="stable")
-    matrix.loc["dialect_avg"] = [*matrix[dialects].mean(axis=0).tolist(), matrix["avg"].mean()]
-    out = matrix.reset_index().rename(columns={"index": "model", "model_id": "model"})
+    covered = matrix[dialects].notna().sum(axis=1).astype(int)
+    complete = covered == len(dialects)
+    matrix["avg"] = matrix[dialects].mean(axis=1).where(complete)
+    matrix["dialects_scored"] = covered
+    head = matrix[complete].sort_values("avg", ascending=False, kind="stable")
+    tail = matrix[~complete].sort_values("dialects_scored", ascending=False, kind="stable")
+    out = pd.concat([head, tail]).astype({"dialects_scored": object})
+    out.loc["dialect_avg"] = [*head[[*dialects, "avg"]].mean(axis=0).tolist(), None]
+    out = out.reset_index().rename(columns={"index": "model", "model_id": "model"})
     out.columns.name = None
     return out
 
@@ -210,12 +222,20 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     body = table[table.model != "dialect_avg"].set_index("model")[dialects]
     png = heatmap(body, f"RLAIF score (0–10), judge {judge.id}", out_dir / "qa_bias_heatmap",
                   vmin=0, vmax=10) if len(body) and len(dialects) else None
+    dialect_cols = ", ".join(dialects)
+    n_complete = int(table.loc[table.model != "dialect_avg", "avg"].notna().sum())
     sections += [
         Section(heading="Model × dialect (RLAIF score, 0–10)", table=table,
-                text=f"Mean final score of the primary judge ({judge.id}) per model and dialect; human "
-                     f"review "
-                     "overrides replace judge scores; unscored judgments are excluded and counted below. "
-                     "avg = mean over the model's dialect columns; rows sorted by avg."),
+                text=f"Mean final score of the primary judge ({judge.id}) per model and dialect (the paper's "
+                     "Table 4); human review overrides replace judge scores; unscored judgments are excluded "
+                     "and counted below. Rows are sorted by avg; a model without a scored judgment in some "
+                     "dialect has no avg (a mean over fewer dialects is not comparable) and comes last.",
+                legend={"model": "the model's id; dialect_avg = mean of each column over the models scored in "
+                                 f"every dialect ({n_complete} here)",
+                        **({dialect_cols: "mean final score (0–10) in that dialect; — = no scored judgment"}
+                           if dialects else {}),
+                        "avg": "mean of the model's dialect columns; — when a dialect is missing",
+                        "dialects_scored": f"dialects with a scored judgment, of {len(dialects)}"}),
         Section(heading="Heatmap", image_png=png, image_alt="model by dialect heatmap"),
     ]
 
@@ -229,15 +249,13 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     sections += [
         Section(heading="Gap (10 − score) with 95% bootstrap CIs",
                 table=gaps[(gaps.model == qa.ALL) | (gaps.dialect == qa.ALL)].reset_index(drop=True),
-                text=f"The RLAIF score already compares each dialect answer with the standard answer, so "
-                     f"the gap "
-                     f"is 10 − score. Percentile bootstrap over items ({opts.n_resamples:,} resamples, seed "
-                     f"{task.exp.seed}); one item resample is shared by all cells, so rows 'all' (macro "
-                     f"means "
-                     "over dialects or models, as in the matrix) are bootstrapped consistently. Shown: per "
-                     "model and per dialect; every model × dialect cell is in qa_bias_gap.csv and the plot."),
-        Section(heading="Gap per model × dialect", image_png=gap_png, image_alt="gap with confidence "
-                                                                                "intervals"),
+                text=f"The RLAIF score already compares each dialect answer with the standard answer, so the "
+                     f"gap is 10 − score. Percentile bootstrap over items ({opts.n_resamples:,} resamples, "
+                     f"seed {task.exp.seed}); one item resample is shared by all cells, so the 'all' rows are "
+                     "bootstrapped consistently. Shown: per model and per dialect; every model × dialect cell "
+                     "is in qa_bias_gap.csv and the plot.",
+                legend=GAP_LEGEND),
+        Section(heading="Gap per model × dialect", image_png=gap_png, image_alt="gap with confidence intervals"),
     ]
 
     # multi-judge validation (Table 5)
@@ -256,24 +274,36 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                               ("domain", "qa_bias_by_domain.csv", "By domain")):
         tab = qa.breakdown(with_facets, by, models)
         _csv(tab, out_dir / name)
-        sections.append(Section(heading=heading, table=tab,
-                                text=f"Mean final score per model and {by.replace('_', ' ')} (all dialects "
-                                     "pooled); all = the model over every type; model_avg = mean over "
-                                     "models; "
-                                     f"n = scored judgments. Items without a {by.replace('_', ' ')}: "
-                                     "(none)."))
+        what = by.replace("_", " ")
+        groups = [str(c) for c in tab.columns if c not in ("model", "all")]
+        sections.append(Section(
+            heading=heading, table=tab,
+            text=f"Mean final score per model and {what}, all dialects pooled.",
+            legend={"model": f"the model's id; model_avg = mean of each column over the models; n (scored) = "
+                             f"scored judgments per {what}",
+                    **({", ".join(groups): f"mean final score (0–10) on items of that {what}; (none) = items "
+                                           f"without a {what}"} if groups else {}),
+                    "all": f"the model's mean over every {what}"}))
     sizes = qa.model_size_table(table, task.exp.models)
     _csv(sizes, out_dir / "qa_bias_by_model_size.csv")
     scale = qa.scale_spearman(sizes)
     _csv(scale, out_dir / "qa_bias_scale_by_family.csv")
     sections += [
         Section(heading="Model family and size", table=sizes,
-                text="avg score = the matrix's avg (macro over dialects); mean gap = 10 − avg score. family "
-                     "and params_b come from the experiment file (optional model fields)."),
+                text="family and params_b are optional model fields of the experiment file; — = not given. A "
+                     "model missing a dialect has no avg score and is left out of the scale analysis below.",
+                legend={"model": "the model's id", "family": "model family (experiment file); — = not given",
+                        "params_b": "parameters in billions (experiment file); — = not given",
+                        "avg_score": "the model × dialect table's avg (mean over dialects); — = a dialect "
+                                     "is missing",
+                        "mean_gap": "10 − avg score", "dialects_scored": f"dialects scored, of {len(dialects)}"}),
         Section(heading="Does scale reduce the gap?", table=scale,
-                text="Spearman ρ of params_b vs avg score within each family (and over all sized models): "
-                     "ρ > 0 means larger models score higher, i.e. a smaller gap; nan with fewer than 2 sized "
-                     "models."),
+                text="Spearman ρ of params_b vs avg score within each family and over all models with a size "
+                     "and a complete row: ρ > 0 means larger models score higher, i.e. a smaller gap.",
+                legend={"family": "model family; all = every model with a size",
+                        "n_models": "models with params_b and an avg score",
+                        "spearman_params_vs_score": "Spearman ρ; — with fewer than 2 such models or no "
+                                                    "variation"}),
     ]
 
     # paired tests
@@ -284,45 +314,82 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     sections += [
         Section(heading="Paired tests: dialects within each model", table=_dialect_pair_summary(pd_dialects),
                 text="For each model, every pair of dialects on the same items: paired t-test and Wilcoxon "
-                     "signed-rank (zeros dropped), Holm-adjusted over the model's pairs. Summary per "
-                     "dialect pair "
-                     "(mean difference a − b over models; models with Holm-adjusted p < 0.05); every test "
-                     "is in "
-                     "qa_bias_paired_dialects.csv."),
-        Section(heading="Paired tests: models on the same items", table=pd_models,
-                text="Every pair of models on the same (item, dialect): paired t-test and Wilcoxon "
-                     "signed-rank, "
-                     "Holm-adjusted over all model pairs. mean_diff = model_a − model_b."),
+                     "signed-rank (zeros dropped), Holm-adjusted over the model's pairs. Summary per dialect "
+                     "pair; every test is in qa_bias_paired_dialects.csv.",
+                empty="none: fewer than two dialects",
+                legend={"dialect_a, dialect_b": "the two dialects compared",
+                        "models": "models with at least 2 items scored in both dialects (tested)",
+                        "mean_diff": "mean over models of mean(score in dialect_a − score in dialect_b)",
+                        "models_t_holm_p<0.05": "models whose Holm-adjusted paired t-test p < 0.05",
+                        "models_wilcoxon_holm_p<0.05": "models whose Holm-adjusted Wilcoxon p < 0.05"}),
+        Section(heading="Paired tests: models on the same items", table=_model_pair_view(pd_models),
+                text="Every pair of models on the same (item, dialect): paired t-test and Wilcoxon signed-rank, "
+                     "Holm-adjusted over all model pairs. Shown: the adjusted p-values; raw p-values, means and "
+                     "statistics are in qa_bias_paired_models.csv.",
+                empty="none: fewer than two models",
+                legend={"model_a, model_b": "the two models compared",
+                        "n": "(item, dialect) pairs scored for both",
+                        "mean_diff": "mean(model_a − model_b) over those pairs (score 0–10)",
+                        "t": "paired t statistic", "p_t_holm": "its Holm-adjusted two-sided p",
+                        "p_wilcoxon_holm": "Holm-adjusted two-sided p of the Wilcoxon signed-rank test"}),
     ]
 
     counts = _counts(scores, models)
     _csv(counts, out_dir / "qa_bias_counts.csv")
     sections.append(Section(
         heading="Judgment counts", table=counts,
-        text="Unscored judgments failed to parse after repair and one re-ask; they are never scored 0. "
-             "Zeroed: judge and code agree the answer is not in the script or a refusal, or the code finds it "
-             "clearly not in the script. Overridden: a human score "
-             "replaces the "
-             "judge's (changed by review: it differs); pending review: needs review, no human score yet."))
+        text="Judgments of the primary judge per model.",
+        legend=COUNTS_LEGEND))
 
     n_scored = int(scores.final_score.notna().sum())
-    mean = float(np.nanmean(scores.final_score)) if n_scored else float("nan")
-    metadata.update({"judgments": len(scores), "scored": n_scored, "mean score": f"{mean:.3f}"})
+    mean = float(np.nanmean(scores.final_score)) if n_scored else None
+    metadata.update({"judgments": len(scores), "scored": n_scored,
+                     "mean score": "— (nothing scored)" if mean is None else f"{mean:.3f}"})
     return {"title": f"{task.exp.name}: QA dialect bias", "sections": sections, "metadata": metadata}
+
+
+GAP_LEGEND = {
+    "model": "the model; all = mean over the models scored in every dialect",
+    "dialect": "the dialect; all = mean over the model's dialects (— when one is missing)",
+    "n": "scored judgments in the cell(s)", "mean_score": "mean final score (0–10)", "gap": "10 − mean_score",
+    "ci_low, ci_high": "95% percentile-bootstrap interval of the gap (— with fewer than 2 scored judgments)",
+}
+
+COUNTS_LEGEND = {
+    "model": "the model's id", "judgments": "latest judgment per (item, dialect)",
+    "scored": "judgments with a score (judge's or human's)",
+    "unscored (parse failed)": "the judge's answer did not parse after repair and one re-ask; never scored 0",
+    "zeroed (script/refusal)": "scored 0: judge and code agree the answer is not in the script or a refusal, or the code finds it "
+    "clearly not in the script",
+    "needs review": "low confidence or a judge/code disagreement: sent to human review",
+    "pending review": "needs review, no human score yet",
+    "overridden": "a human score replaces the judge's", "changed by review": "the human score differs",
+}
+
+AGREEMENT_LEGEND = {
+    "primary, secondary": "the two judges compared (judge scores, not human overrides)",
+    "scope, group": "overall, per dialect or per model, and which one",
+    "n": "pairs where both judges scored", "ccc": "Lin's concordance correlation C (population moments)",
+    "cbs": "critical bias sensitivity: recall on primary < threshold × (1 − normalised MAE)",
+    "pearson": "Pearson r", "spearman": "Spearman ρ", "mean_abs_diff": "mean |primary − secondary| (0–10)",
+    "pass": "PASS when C and CBS reach the thresholds, else FAIL; empty when undefined",
+    "note": "why a value is empty", "dropped_unscored": "pairs dropped because either judgment is unscored",
+}
 
 
 def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str], models: list[str],
                         dialects: list[str], opts: Any, out_dir: Path, metadata: dict[str, Any],
                         ) -> list[Section]:
+    k = opts.agreement_min_pairs
     agree = qa.agreement_table(frame, primary, secondaries, ccc_min=opts.agreement_ccc_min,
                                cbs_min=opts.agreement_cbs_min, threshold=opts.cbs_threshold, models=models,
-                               dialects=dialects)
+                               dialects=dialects, min_pairs=k)
     _csv(agree, out_dir / "qa_bias_judge_agreement.csv")
-    kappa = qa.likert_kappa(frame, primary, secondaries, LIKERT_FIELDS)
+    kappa = qa.likert_kappa(frame, primary, secondaries, LIKERT_FIELDS, min_pairs=k)
     _csv(kappa, out_dir / "qa_bias_judge_kappa.csv")
-    alpha, units = qa.interval_alpha(frame, [primary, *secondaries])
+    alpha, units = qa.interval_alpha(frame, [primary, *secondaries], min_pairs=k)
     alpha_df = pd.DataFrame([{"judges": ", ".join([primary, *secondaries]), "units": units,
-                              "alpha_interval": alpha}])
+                              "alpha_interval": alpha, "note": qa.undefined_note(units, alpha, k)}])
     _csv(alpha_df, out_dir / "qa_bias_judge_alpha.csv")
     panels = []
     for sec in secondaries:
@@ -331,25 +398,33 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
     scatter = agreement_scatter(panels, f"{primary} (primary) score", out_dir / "qa_bias_agreement_scatter")
     overall = agree[agree.scope == "overall"]
     for _, r in overall.iterrows():
-        metadata[f"agreement {r.secondary}"] = f"C {r.ccc:.3f}, CBS " + (
-            "undefined" if pd.isna(r.cbs) else f"{r.cbs:.3f}") + f", {r['pass']}"
+        c = "undefined" if pd.isna(r.ccc) else f"{r.ccc:.3f}"
+        cbs = "undefined" if pd.isna(r.cbs) else f"{r.cbs:.3f}"
+        metadata[f"agreement {r.secondary}"] = f"C {c}, CBS {cbs}, {r['pass'] or 'no verdict'} (n = {r.n})"
     return [
         Section(heading="Multi-judge validation (Table 5)", table=agree,
-                text=f"Each secondary judge vs the primary ({primary}) on the same (model, item, dialect), "
-                     f"judge "
-                     "scores (not human overrides); pairs where either judgment is unscored are dropped "
-                     f"(dropped_unscored). PASS: C ≥ {opts.agreement_ccc_min} and CBS ≥ "
-                     f"{opts.agreement_cbs_min}; "
-                     f"CBS uses the critical set primary < {opts.cbs_threshold} and is undefined (empty, FAIL) "
-                     "when that set is empty. C = Lin's CCC (population moments)."),
+                text=f"Each secondary judge vs the primary ({primary}) on the same (model, item, dialect). "
+                     f"PASS: C ≥ {opts.agreement_ccc_min} and CBS ≥ {opts.agreement_cbs_min}; CBS uses the "
+                     f"critical set primary < {opts.cbs_threshold} and is undefined (empty, FAIL) when that set "
+                     f"is empty. Over fewer than {k} pairs (options.agreement_min_pairs) agreement is undefined: "
+                     "C, CBS and the correlations are empty and there is no PASS/FAIL.",
+                legend=AGREEMENT_LEGEND),
         Section(heading="Agreement scatter", image_png=scatter,
                 image_alt="primary vs secondary judge scores"),
         Section(heading="Likert agreement (weighted Cohen's kappa)", table=kappa,
                 text="Quadratic-weighted Cohen's kappa per rubric field (labels 0–5) between the primary "
-                     "and each secondary, over pairs where both judges returned the field."),
+                     "and each secondary, over pairs where both judges returned the field.",
+                legend={"primary, secondary": "the two judges", "field": "the rubric's Likert statement",
+                        "n": "pairs with the field from both judges",
+                        "kappa_quadratic": f"quadratic-weighted kappa; — over fewer than {k} pairs or without "
+                                           "variation", "note": "why kappa is empty"}),
         Section(heading="Krippendorff's alpha", table=alpha_df,
                 text="Interval alpha of the 0–10 judge scores of all judges over (model, item, dialect) "
-                     "units rated by at least two judges."),
+                     "units rated by at least two judges.",
+                legend={"judges": "the judges whose scores are compared",
+                        "units": "(model, item, dialect) units scored by at least two judges",
+                        "alpha_interval": f"Krippendorff's alpha (interval); — over fewer than {k} units or "
+                                          "without variation", "note": "why alpha is empty"}),
     ]
 
 
@@ -359,7 +434,14 @@ def _dialect_pair_summary(tests: pd.DataFrame) -> pd.DataFrame:
                                      "models_wilcoxon_holm_p<0.05"])
     g = tests.groupby(["dialect_a", "dialect_b"], sort=False)
     return pd.DataFrame({
-        "models": g.size(), "mean_diff": g.mean_diff.mean(),
+        "models": g.n.apply(lambda n: int((n >= 2).sum())), "mean_diff": g.mean_diff.mean(),
         "models_t_holm_p<0.05": g.t_pvalue_holm.apply(lambda p: int((p < 0.05).sum())),
         "models_wilcoxon_holm_p<0.05": g.wilcoxon_pvalue_holm.apply(lambda p: int((p < 0.05).sum())),
     }).reset_index()
+
+
+def _model_pair_view(tests: pd.DataFrame) -> pd.DataFrame:
+    """The model-pair tests folded to seven columns for the page (the CSV keeps all of them)."""
+    return pd.DataFrame({"model_a": tests.model_a, "model_b": tests.model_b, "n": tests.n,
+                         "mean_diff": tests.mean_diff, "t": tests.t_statistic, "p_t_holm": tests.t_pvalue_holm,
+                         "p_wilcoxon_holm": tests.wilcoxon_pvalue_holm})

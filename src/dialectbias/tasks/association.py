@@ -99,6 +99,8 @@ class AssociationTask(Task):
             raise ConfigError(f"{experiment.path}: options.traits: unknown trait(s) {unknown}; "
                               f"known: {sorted(self.traits)}")
         self.trait_names = o.traits or list(self.traits)
+        if o.setting == "usage":  # a data item without a standard text is an error naming its line
+            self.required_variants = (STANDARD,)  # type: ignore[misc]
 
     def input_files(self) -> list[Path]:
         files = super().input_files() if self.options.setting == "usage" else []

@@ -44,6 +44,7 @@ class QABiasOptions(BaseModel):
                                      description="Table 5 pass: Lin's C ≥ this")
     agreement_cbs_min: float = Field(default=0.75, ge=0.0, le=1.0, description="Table 5 pass: CBS ≥ this")
     cbs_threshold: float = Field(default=4.0, description="CBS critical set: primary score below this")
+    agreement_min_pairs: int = Field(default=3, ge=2, description="CCC, CBS, kappa, alpha over fewer pairs: undefined")
     n_resamples: int = Field(default=10_000, ge=1, description="bootstrap resamples for the gap CIs")
 
 
