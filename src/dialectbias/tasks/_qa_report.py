@@ -359,8 +359,8 @@ COUNTS_LEGEND = {
     "model": "the model's id", "judgments": "latest judgment per (item, dialect)",
     "scored": "judgments with a score (judge's or human's)",
     "unscored (parse failed)": "the judge's answer did not parse after repair and one re-ask; never scored 0",
-    "zeroed (script/refusal)": "scored 0: judge and code agree the answer is not in the script or a refusal, or the code finds it "
-    "clearly not in the script",
+    "zeroed (script/refusal)": "scored 0: judge and code agree the answer is not in the script or a refusal, "
+                               "or the code finds it clearly not in the script",
     "needs review": "low confidence or a judge/code disagreement: sent to human review",
     "pending review": "needs review, no human score yet",
     "overridden": "a human score replaces the judge's", "changed by review": "the human score differs",
