@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,3 +92,48 @@ def test_an_unknown_task_is_one_clear_error() -> None:
 def test_types_and_defaults_read_like_yaml(field: str, expected: tuple[str, str]) -> None:
     info: Any = AssociationOptions.model_fields[field]
     assert (type_text(info.annotation), default_text(info)) == expected
+
+
+# -- the rest of what a user needs, in --help and in the commands' own output ----------------------
+
+
+def test_build_questions_says_the_items_need_dialect_variants(cli: Any, tmp_path: Path) -> None:
+    help_text = " ".join(cli("build", "questions", "--help").stdout.split())
+    assert "only the `standard` variant" in help_text and "dialectbias tasks qa_bias" in help_text
+    result = cli("build", "questions", "--out", tmp_path / "items.jsonl", "--per-type", "1")
+    assert result.exit_code == 0, result.output
+    assert "standard-Bengali questions only: add dialect variants" in " ".join(result.stdout.split())
+
+
+def test_server_help_documents_the_qa_responder_and_every_fault_field() -> None:
+    from dialectbias.testing import FAULT_KINDS, FaultRule
+
+    result = subprocess.run([sys.executable, "-m", "dialectbias.testing.server", "--help"], capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    assert "--responder dialectbias.testing:qa_responder" in result.stdout
+    fields = result.stdout.split("fault spec (--faults)", 1)[1]
+    for name in FaultRule.model_fields:
+        assert f"\n  {name} " in fields, name
+    for kind in FAULT_KINDS:
+        assert kind in fields, kind
+
+
+def test_quickstart_states_its_expected_duration_and_progress_interval(
+        cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dialectbias.quickstart
+    import dialectbias.run
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dialectbias.quickstart, "find_smollm2_gguf", lambda: (tmp_path, "model.gguf"))
+    monkeypatch.setattr(dialectbias.run, "run_experiment", interrupted)
+    monkeypatch.delenv("DIALECTBIAS_PROGRESS_INTERVAL", raising=False)
+    result = cli("quickstart", "--out", tmp_path / "qs")
+    text = " ".join(result.stdout.split())
+    # 6 samples × 6 traits × 4 dialects = 144 prompts: 20 s + 144 / 1.1 per s = 2.5 min (free cores) …
+    # 60 s + 144 / 0.2 per s = 13 min (shared CPU)
+    assert "144 prompts" in text and "Expected duration: about 2–13 min" in text
+    assert "a line every 10 s when the output is not a terminal" in text and "torch threads: " in text
+    assert result.exit_code == 130
