@@ -137,3 +137,6 @@ def test_quickstart_states_its_expected_duration_and_progress_interval(
     assert "144 prompts" in text and "Expected duration: about 2–13 min" in text
     assert "a line every 10 s when the output is not a terminal" in text and "torch threads: " in text
     assert result.exit_code == 130
+    # the --help text quotes the same range for the default sample
+    help_text = " ".join(cli("quickstart", "--help").stdout.split())
+    assert dialectbias.quickstart.duration_text().removeprefix("about ") in help_text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -56,17 +57,18 @@ def test_readme_first_study_runs_verbatim(tmp_path: Path) -> None:
     script.write_text("\n".join(first_study_blocks()) + "\n", encoding="utf-8")
     work = tmp_path / "study"
     work.mkdir()
-    proc = subprocess.Popen(["bash", "-eu", "-o", "pipefail", str(script)], cwd=work, env=env_for_the_readme(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=120)
-    finally:  # a failed step must not leave the background server running
+    log = tmp_path / "output.txt"
+    with log.open("w", encoding="utf-8") as out:  # a file, not a pipe: a left-over server cannot hold it open
+        proc = subprocess.Popen(["bash", "-eu", "-o", "pipefail", str(script)], cwd=work, env=env_for_the_readme(),
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+            proc.wait(timeout=120)
+        finally:  # a failed step must not leave the background server running
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+    output = log.read_text(encoding="utf-8")
     assert proc.returncode == 0, output
     port = json.loads((work / "server.json").read_text(encoding="utf-8"))["port"]
     assert port_is_closed(port), "the walk-through's last block stops the server"

@@ -20,6 +20,10 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
                samples: Annotated[int, typer.Option(help="prompts per dialect × trait")] = SAMPLES) -> None:
     """Run the naming-setting association probe on SmolLM2-135M (offline, CPU), then print and report it.
 
+    With the default --samples 6 (144 prompts) it takes about 2–13 min on 2 cores: the short end with the
+    cores free, the long end while other programs use the CPU; it prints the expected range for the chosen
+    --samples before it starts, and its progress as it goes.
+
     Example: dialectbias quickstart --out ./dialectbias-quickstart
     """
     from dialectbias.providers._hf_config import choose_threads

@@ -1,6 +1,6 @@
 """Progress of a run, per stage × model, in any terminal.
 
-In a terminal: one rich progress bar per stage × model (rate, ETA, cache hits, errors). Elsewhere (stdout
+In a terminal: one rich progress bar per stage × model (rate, elapsed, ETA, cache hits, errors). Elsewhere (stdout
 piped or redirected to a log): one plain line per stage × model every `interval` seconds, and a final
 line when the model's part of the stage ends, e.g.::
 
@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from dialectbias.errors import ConfigError
 from dialectbias.run._summary import StageStats
@@ -101,7 +109,7 @@ class ProgressView:
         self.clock = clock
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
             TextColumn("cached {task.fields[cached]} · errors {task.fields[errors]}"),
             console=self.console, disable=not enabled or self.plain, refresh_per_second=4)
         self.tasks: dict[str, TaskID] = {}
