@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import yaml
@@ -17,6 +18,31 @@ MAX_TOKENS = 80
 #: shown at the top of the quickstart report (the CLI prints the same caveat)
 NOTE = ("Demonstration subject, not a finding: SmolLM2-135M-Instruct is a 135M-parameter English-centric model "
         "run locally on the CPU, and these few prompts per dialect × trait say little about real models.")
+
+#: measured on 2 cores (issue 7): 1.1 prompts/s with both cores free, 0.2 prompts/s while other jobs shared
+#: them (torch's default thread count then; the hf provider now lowers its threads under load, so this is
+#: the pessimistic end); loading and converting the GGUF model takes 20–60 s
+PROMPTS_PER_S_FREE = 1.1
+PROMPTS_PER_S_BUSY = 0.2
+LOAD_S = (20.0, 60.0)
+
+
+def n_prompts(samples: int = SAMPLES) -> int:
+    """Prompts the quickstart sends: samples × 6 traits × dialects."""
+    return samples * 6 * sum(len(v) for v in LANGUAGES.values())
+
+
+def expected_seconds(samples: int = SAMPLES) -> tuple[float, float]:
+    """(fast, slow) wall time of the quickstart: 2 free cores vs. a CPU shared with other programs."""
+    n = n_prompts(samples)
+    return LOAD_S[0] + n / PROMPTS_PER_S_FREE, LOAD_S[1] + n / PROMPTS_PER_S_BUSY
+
+
+def duration_text(samples: int = SAMPLES) -> str:
+    """e.g. 'about 3–13 min' (whole minutes, rounded outwards)."""
+    fast, slow = expected_seconds(samples)
+    low, high = max(1, math.floor(fast / 60)), max(1, math.ceil(slow / 60))
+    return f"about {low}–{high} min"
 
 
 def quickstart_experiment(samples: int = SAMPLES) -> dict:

@@ -66,7 +66,7 @@ def clear_errors(fn: F) -> F:
 
 
 def main() -> None:
-    from dialectbias.cli import _commands, _data, _quickstart, _review  # noqa: F401 - registers the commands
+    from dialectbias.cli import _commands, _data, _quickstart, _review, _tasks  # noqa: F401 - registers the commands
 
     app(prog_name="dialectbias")
 

@@ -55,6 +55,11 @@ def questions(
     Four question types (definitional, contrasting, factual, functional) per domain; each item keeps
     its domain and question_type; ids are stable. Without --topics the packaged topics.yaml is used.
 
+    The items hold only the `standard` variant: qa_bias compares it with dialect versions of the same
+    question, so add them to each item's `variants` before running (e.g. "chittagong": "…", written or
+    checked by native speakers; a translation pipeline is planned). `dialectbias tasks qa_bias` shows the
+    item format.
+
     Example: dialectbias build questions --topics topics.yaml --out items.jsonl --per-type 10
     """
     from dialectbias.build import build_questions, load_topics
@@ -73,3 +78,6 @@ def questions(
     for domain in domains:
         table.add_row(domain, *(str(counts[(domain, t)]) for t in types))
     _app.console.print(table)
+    _app.console.print(f"{out} holds standard-Bengali questions only: add dialect variants to each item's "
+                       '"variants" (e.g. "chittagong": "…", written or checked by native speakers) before a '
+                       "qa_bias run; `dialectbias tasks qa_bias` shows the item format.", highlight=False)

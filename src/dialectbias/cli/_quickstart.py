@@ -20,14 +20,21 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
                samples: Annotated[int, typer.Option(help="prompts per dialect × trait")] = SAMPLES) -> None:
     """Run the naming-setting association probe on SmolLM2-135M (offline, CPU), then print and report it.
 
+    With the default --samples 6 (144 prompts) it takes about 2–13 min on 2 cores: the short end with the
+    cores free, the long end while other programs use the CPU; it prints the expected range for the chosen
+    --samples before it starts, and its progress as it goes.
+
     Example: dialectbias quickstart --out ./dialectbias-quickstart
     """
-    from dialectbias.quickstart import BATCH_SIZE, LANGUAGES, write_quickstart
+    from dialectbias.providers._hf_config import choose_threads
+    from dialectbias.quickstart import BATCH_SIZE, LANGUAGES, duration_text, n_prompts, write_quickstart
     from dialectbias.report.build import build_report
     from dialectbias.run import run_experiment
+    from dialectbias.run._progress import progress_interval
 
     path = write_quickstart(out, samples)
-    n = samples * 6 * sum(len(v) for v in LANGUAGES.values())
+    n = n_prompts(samples)
+    threads = choose_threads()
     console.print(
         "[bold]dialectbias quickstart[/]: the association probe in the naming setting — each prompt describes "
         "two writers only by labels ('Writes in standard German.' / 'Writes in the Bavarian German "
@@ -36,9 +43,13 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
         "Subject: SmolLM2-135M-Instruct, a 135M-parameter English-centric model run locally on the CPU. "
         "It is a demonstration subject, not a finding: its numbers say little about real models.\n"
         f"Sample: {samples} prompts per dialect × trait × {sum(len(v) for v in LANGUAGES.values())} dialects "
-        f"× 6 traits = {n} prompts, generated in batches of {BATCH_SIZE} (a few minutes on 2 cores; "
-        "raise --samples for tighter intervals).\n"
-        f"Experiment file: {path}")
+        f"× 6 traits = {n} prompts, generated in batches of {BATCH_SIZE}; raise --samples for tighter "
+        "intervals.\n"
+        f"Expected duration: {duration_text(samples)} on 2 cores — the short end with the cores free, the long "
+        f"end while other programs use the CPU. torch threads: {threads.threads} ({threads.reason}). "
+        f"Progress is shown as it goes (a line every {progress_interval():g} s when the output is not a "
+        "terminal); loading the model takes 20–60 s before the first answer.\n"
+        f"Experiment file: {path}", highlight=False)
     summary = run_experiment(path, console=console)
     print_summary(summary)
     index = build_report(path, out / "report")

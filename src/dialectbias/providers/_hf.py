@@ -55,7 +55,7 @@ from transformers import (
 
 from dialectbias.errors import ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
-from dialectbias.providers._hf_config import HFModelConfig
+from dialectbias.providers._hf_config import HFModelConfig, ThreadChoice, choose_threads
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,31 @@ class _Job:
 _STOP = object()
 
 
+def silence_third_party_progress() -> None:
+    """Turn off the progress bars transformers and huggingface_hub print while loading a model: the run's
+    own progress view is the one to watch (a GGUF file's tqdm bar printed ~14 lines into a log).
+
+    The GGUF conversion calls `tqdm` directly (not transformers' switchable bar), so its module's `tqdm`
+    is replaced by a disabled one. Warnings and errors still reach the logs.
+    """
+    transformers.utils.logging.disable_progress_bar()
+    with contextlib.suppress(ImportError, AttributeError):
+        import huggingface_hub.utils
+
+        huggingface_hub.utils.disable_progress_bars()
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # pragma: no cover - older or newer transformers without GGUF loading
+        return
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is not None and not getattr(bar, "_dialectbias_silenced", False):
+        def silent(*args: Any, **kwargs: Any) -> Any:
+            return bar(*args, **{**kwargs, "disable": True})
+
+        silent._dialectbias_silenced = True  # type: ignore[attr-defined]
+        gguf_utils.tqdm = silent
+
+
 def text_messages(messages: list[dict[str, Any]], model_id: str) -> list[dict[str, str]]:
     """Flatten OpenAI-style messages to `{"role", "content": str}`; reject images."""
     out: list[dict[str, str]] = []
@@ -245,6 +270,7 @@ class _Worker:
         self.loaded = threading.Event()
         self.load_error: ProviderError | None = None
         self.load_s: float | None = None
+        self.threads: ThreadChoice | None = None
         self.model: Any = None
         self.tokenizer: Any = None
         self.eos_ids: set[int] = set()
@@ -268,7 +294,7 @@ class _Worker:
             raise ProviderError(f"model {cfg.id!r}: GGUF file {path / gguf_file} does not exist")
         extra: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
         started = time.perf_counter()
-        transformers.utils.logging.disable_progress_bar()  # our own progress bar is the one to watch
+        silence_third_party_progress()
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path), **extra)
             model = AutoModelForCausalLM.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype], **extra)
@@ -296,8 +322,9 @@ class _Worker:
 
     # ---- the loop ------------------------------------------------------------------
     def _run(self) -> None:
-        if self.config.num_threads is not None:
-            torch.set_num_threads(self.config.num_threads)
+        self.threads = choose_threads(self.config.num_threads)
+        torch.set_num_threads(self.threads.threads)
+        log.info("model %s: %d torch thread(s) (%s)", self.config.id, self.threads.threads, self.threads.reason)
         try:
             self._load()
         except ProviderError as exc:
@@ -570,6 +597,11 @@ class HFModel(ModelAPI):
     @property
     def tokenizer(self) -> Any:
         return self._worker.tokenizer if self._worker else None
+
+    @property
+    def threads(self) -> ThreadChoice | None:
+        """The torch thread count the worker chose (None before it started)."""
+        return self._worker.threads if self._worker else None
 
     @property
     def load_seconds(self) -> float | None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -30,13 +35,99 @@ class HFModelConfig(ModelConfig):
         default=None,
         ge=1,
         le=1024,
-        description="torch intra-op threads for the worker (None: torch default); 1 is much faster "
-        "when other processes compete for the CPU",
+        description="torch intra-op threads for the worker; default: chosen when the model loads — "
+        "min(physical cores, available cores), fewer (down to 1) when other programs keep cores busy, "
+        "because torch's default thread count is much slower than 1 thread when the CPU is shared",
     )
     batch_wait_s: float = Field(
         default=0.01, ge=0, le=5, description="how long an idle worker waits to fill a batch"
     )
     max_concurrency: int = Field(default=64, ge=1, le=4096)
+
+
+@dataclass(frozen=True)
+class ThreadChoice:
+    """How many torch threads a local model uses, and why (printed by the quickstart, logged by `hf`)."""
+
+    threads: int
+    reason: str
+
+
+def _physical_cores() -> int | None:
+    """Distinct (physical id, core id) pairs of /proc/cpuinfo; None where that file does not exist."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    cores, physical = set(), "0"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "physical id":
+            physical = value.strip()
+        elif key == "core id":
+            cores.add((physical, value.strip()))
+    return len(cores) or None
+
+
+def _available_cores() -> int:
+    """CPUs this process may run on: its affinity mask, capped by a cgroup v2 CPU quota."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="utf-8").split()[:2]
+        if quota != "max":
+            available = min(available, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, available)
+
+
+def _busy_cores(samples: int = 5, pause: float = 0.05) -> float:
+    """How many CPUs other programs keep busy: the larger of the 1-minute load average and the
+    runnable tasks seen now (/proc/stat procs_running, minus this process's reading thread)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    running: list[int] = []
+    for i in range(samples):
+        try:
+            for line in Path("/proc/stat").read_text(encoding="utf-8").splitlines():
+                if line.startswith("procs_running "):
+                    running.append(int(line.split()[1]) - 1)
+        except (OSError, ValueError):
+            break
+        if i + 1 < samples:
+            time.sleep(pause)
+    now = sum(running) / len(running) if running else 0.0
+    return max(load, now, 0.0)
+
+
+def choose_threads(requested: int | None = None, *, available: int | None = None, physical: int | None = None,
+                   busy: float | None = None, total: int | None = None) -> ThreadChoice:
+    """torch threads for a local model: `requested` (the `num_threads` setting) when given; else
+    min(physical cores, available cores), lowered to the cores other programs leave free (at least 1).
+
+    torch's default (one thread per core) degrades badly when another process uses a core: its threads
+    wait for each other at every operation. One thread per free core degrades gracefully. `busy` counts
+    host-wide busy CPUs (out of `total`); when this process may use only some of the host's CPUs, the
+    same share of its `available` ones is taken as busy.
+    """
+    if requested is not None:
+        return ThreadChoice(requested, "num_threads in the model config")
+    available = available if available is not None else _available_cores()
+    physical = physical if physical is not None else (_physical_cores() or available)
+    total = total if total is not None else max(os.cpu_count() or available, available)
+    busy = busy if busy is not None else _busy_cores()
+    cap = max(1, min(physical, available))
+    free = available * max(0.0, 1.0 - busy / total)
+    threads = max(1, min(cap, math.floor(free + 0.5)))
+    why = (f"{available} available core(s), {physical} physical; other programs keep ~{busy:.1f} "
+           f"of {total} CPU(s) busy")
+    return ThreadChoice(threads, why)
 
 
 def create(config: HFModelConfig, **kwargs: Any) -> ModelAPI:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from dialectbias import __version__
 from dialectbias.config import Experiment, load_experiment
 from dialectbias.providers import ModelAPI, ModelConfig, create_model
 from dialectbias.run._executor import execute_stage
+from dialectbias.run._progress import ProgressView
 from dialectbias.run._specs import RequestSpec, content_hash
 from dialectbias.run._stage import Skipped, Stage
 from dialectbias.run._summary import RunSummary, StageStats
@@ -68,39 +68,7 @@ def _compile(exp: Experiment, task: Task, stage: Stage, earlier: list[str], stor
         stats.already_done = stats.total - store.count_pending(stage.name, model.id)
 
 
-class _ProgressView:
-    """One rich progress bar per (stage, model): rate, ETA, cache hits, errors."""
-
-    def __init__(self, console: Console | None, enabled: bool) -> None:
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-            TextColumn("cached {task.fields[cached]} · errors {task.fields[errors]}"),
-            console=console, disable=not enabled, refresh_per_second=4)
-        self.tasks: dict[str, TaskID] = {}
-        self.started: dict[str, float] = {}
-        self.done: dict[str, int] = {}
-        self.stats: dict[str, StageStats] = {}
-
-    def add(self, stage: str, stats: dict[str, StageStats]) -> None:
-        """Show the bars of a new stage; the hook then reports to them (stages run one at a time)."""
-        for model_id, s in stats.items():
-            self.tasks[model_id] = self.progress.add_task(
-                f"{stage} · {model_id}", total=s.total, completed=s.already_done, cached=0, errors=0,
-                rate="")
-            self.started[model_id] = time.monotonic()
-            self.done[model_id] = 0
-        self.stats = stats
-
-    def hook(self, model_id: str, advance: int, errors: int) -> None:
-        self.done[model_id] += advance
-        s = self.stats[model_id]
-        elapsed = max(time.monotonic() - self.started[model_id], 1e-6)
-        self.progress.update(self.tasks[model_id], advance=advance, cached=s.cached, errors=s.failed,
-                             rate=f"{self.done[model_id] / elapsed:,.1f}/s")
-
-
-async def _run_stages(exp: Experiment, task: Task, stages: list[Stage], store: Store, view: _ProgressView,
+async def _run_stages(exp: Experiment, task: Task, stages: list[Stage], store: Store, view: ProgressView,
                       summary: RunSummary) -> None:
     clients: dict[str, ModelAPI] = {}
     try:
@@ -160,8 +128,7 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
         stages = task.stages()
         store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)
         summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=input_warnings)
-        view = _ProgressView(console, progress)
-        with view.progress:
+        with ProgressView(console, progress) as view:
             asyncio.run(_run_stages(exp, task, stages, store, view, summary))
         summary.outcome = task.summary_lines(store)
         _check_yields(task, store, summary)

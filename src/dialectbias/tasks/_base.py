@@ -39,6 +39,8 @@ class Task(ABC):
     name: ClassVar[str]
     Options: ClassVar[type[BaseModel]] = NoOptions
     required_variants: ClassVar[tuple[str, ...]] = ()
+    #: what `data:` must hold, shown by `dialectbias tasks` (set it on every task)
+    item_format: ClassVar[str] = ""
 
     def __init__(self, experiment: Experiment) -> None:
         self.exp = experiment

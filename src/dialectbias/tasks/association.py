@@ -43,19 +43,26 @@ STANDARD = "standard"
 class AssociationOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    setting: Literal["naming", "usage"] = "naming"
+    setting: Literal["naming", "usage"] = Field(
+        default="naming", description="naming: the writers are described by labels (no data needed); "
+        "usage: the writers are shown a standard text and its dialect version from `data`")
     languages: dict[str, list[str]] = Field(
         default_factory=lambda: {"de": ["bavarian"]},
         description="naming setting: language code -> dialect keys of the writer-label file")
     traits: list[str] | None = Field(default=None, description="default: every trait in the traits file")
-    samples: int = Field(default=10, ge=1, description="prompts per dialect × trait (naming) or per item")
+    samples: int = Field(default=10, ge=1, description="naming setting: prompts per dialect × trait (the usage "
+                         "setting makes one prompt per item × dialect × trait)")
     allow_neutral: bool = Field(default=False, description="equal-option variant (App. B.3)")
     answer_format: Literal["lines", "json"] = Field(
         default="lines", description="json = grammar-constrained JSON object adjective -> writer")
-    temperature: float = Field(default=0.7, ge=0)
-    max_tokens: int = Field(default=350, ge=1)
-    traits_file: str | None = None
-    labels_file: str | None = None
+    temperature: float = Field(default=0.7, ge=0, description="sampling temperature of the models")
+    max_tokens: int = Field(default=350, ge=1, description="answer length limit (tokens) of the models")
+    traits_file: str | None = Field(
+        default=None, description="YAML file of your own traits and adjective lists (default: the package's "
+        "dialectbias/resources/traits.yaml; relative to the experiment file)")
+    labels_file: str | None = Field(
+        default=None, description="YAML file of your own writer labels for the naming setting (default: the "
+        "package's dialectbias/resources/writer_labels.yaml; relative to the experiment file)")
     n_resamples: int = Field(default=10_000, ge=100, description="bootstrap resamples for CIs")
 
 
@@ -85,7 +92,20 @@ def json_answer_to_lines(output: str) -> str:
 
 
 class AssociationTask(Task):
+    """Association probe: which of two writers — standard vs. dialect — a model gives stereotyped trait
+    adjectives; strict parsing with rejection rates, bias per model × trait with bootstrap CIs and t-tests
+    (German dialect-bias paper §3.3)."""
+
     name = "association"
+    item_format = (
+        "Naming setting (default): no `data:` needed — one prompt per language × dialect × trait × sample is "
+        "built from `options.languages` and the writer labels.\n"
+        "Usage setting: `data:` items with a standard text and dialect versions of it, one JSON object per "
+        "line (or .csv with columns id, variants.standard, variants.<dialect> …):\n"
+        '{"id": "t001", "variants": {"standard": "Ich gehe nach Hause.", "bavarian": "I geh hoam."}}\n'
+        "Each item × dialect × trait is one prompt, with the standard text as one writer and the dialect "
+        "text as the other (which one is writer A is random). Other item fields are kept as metadata."
+    )
     Options = AssociationOptions
 
     def __init__(self, experiment: Experiment) -> None:

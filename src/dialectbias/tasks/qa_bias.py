@@ -28,8 +28,12 @@ RUBRIC = "rlaif_v1"
 class QABiasOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    templates_dir: str | None = Field(default=None, description="directory overriding package templates")
-    script: str = "bengali"
+    templates_dir: str | None = Field(
+        default=None, description="directory of your own prompt templates overriding the package's: "
+        "qa_bias/answer.j2, qa_bias/answer_<variant>.j2 (one variant only), qa_bias/judge_system.j2, "
+        "qa_bias/judge_user.j2 (Jinja2; relative to the experiment file)")
+    script: str = Field(default="bengali", description="script the answers must be written in (checked by code "
+                        "beside the judge; see script_threshold)")
     script_threshold: float = Field(
         default=0.6, ge=0.0, le=1.0,
         description="script check: minimum share of the answer's letters outside embedded English terms "
@@ -38,18 +42,39 @@ class QABiasOptions(BaseModel):
         default=4, ge=0,
         description="script check: longest run of Latin words tolerated as one embedded term or proper noun "
                     "(0: no tolerance)")
-    max_tokens: int = Field(default=512, ge=1)
-    judge_max_tokens: int = Field(default=1024, ge=1)
+    max_tokens: int = Field(default=512, ge=1, description="answer length limit (tokens) of the models")
+    judge_max_tokens: int = Field(default=1024, ge=1, description="judgment length limit (tokens) of the judges")
     agreement_ccc_min: float = Field(default=0.80, ge=-1.0, le=1.0,
-                                     description="Table 5 pass: Lin's C ≥ this")
-    agreement_cbs_min: float = Field(default=0.75, ge=0.0, le=1.0, description="Table 5 pass: CBS ≥ this")
-    cbs_threshold: float = Field(default=4.0, description="CBS critical set: primary score below this")
-    agreement_min_pairs: int = Field(default=3, ge=2, description="CCC, CBS, kappa, alpha over fewer pairs: undefined")
+                                     description="judge agreement (the paper's Table 5) passes when Lin's CCC "
+                                     "with the primary judge is ≥ this")
+    agreement_cbs_min: float = Field(default=0.75, ge=0.0, le=1.0,
+                                     description="… and the critical bias sensitivity (CBS) is ≥ this")
+    cbs_threshold: float = Field(default=4.0, description="CBS critical set: the answers the primary judge "
+                                 "scores below this")
+    agreement_min_pairs: int = Field(default=3, ge=2,
+                                     description="CCC, CBS, kappa and alpha over fewer pairs are undefined "
+                                     "(empty cell, never PASS)")
     n_resamples: int = Field(default=10_000, ge=1, description="bootstrap resamples for the gap CIs")
 
 
 class QABiasTask(Task):
+    """QA dialect bias: every model answers every item in `standard` and each dialect; every judge rates each
+    dialect answer against the standard answer (RLAIF score 0–10); report: model × dialect table, judge
+    agreement, gaps with CIs, paired tests (Bengali dialect-bias paper §3.2–3.4)."""
+
     name = "qa_bias"
+    item_format = (
+        "`data:` items, one JSON object per line (.jsonl; or .csv with columns id, domain, question_type, "
+        "variants.standard, variants.<dialect> …; or .parquet; or hf://org/name?split=test):\n"
+        '{"id": "q001", "domain": "Technology", "question_type": "definitional", '
+        '"variants": {"standard": "…", "chittagong": "…", "sylhet": "…"}}\n'
+        "Required: id and variants.standard; every other variant (a registered dialect name, or one added "
+        "under `dialects:`) is answered and judged against the standard answer. Optional: domain, "
+        "question_type (report breakdowns), gold, "
+        "validated_by ({variant: annotator}); other fields are kept as item metadata. "
+        "`dialectbias build questions` writes standard-only items: add the dialect variants by hand "
+        "(a translation pipeline is planned)."
+    )
     Options = QABiasOptions
     required_variants = (STANDARD,)
 

@@ -1,0 +1,115 @@
+"""`dialectbias tasks [NAME]`: each task's `options:` keys and item format, generated from the task classes.
+
+Everything shown comes from the code that reads the experiment file — the task's pydantic Options model
+(field names, types, constraints, defaults, descriptions) and its `item_format` — so it cannot drift.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import typer
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from dialectbias.cli import _app
+from dialectbias.cli._app import app, clear_errors
+
+_NAMES = {str: "string", int: "integer", float: "number", bool: "true/false", type(None): "null"}
+_BOUNDS = (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<"))
+
+
+def type_text(annotation: Any) -> str:
+    """A YAML-minded name of a field's type: `string | null`, `"naming" | "usage"`, `list of string` …"""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return " | ".join(json.dumps(a) for a in args)
+    if origin in (Union, types.UnionType):
+        return " | ".join(type_text(a) for a in args)
+    if origin is list:
+        return f"list of {type_text(args[0])}" if args else "list"
+    if origin is dict:
+        return f"mapping {type_text(args[0])} → {type_text(args[1])}" if args else "mapping"
+    if annotation in _NAMES:
+        return _NAMES[annotation]
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def bounds_text(field: FieldInfo) -> str:
+    """`≥ 1`, `≥ 0.0, ≤ 1.0` … from the field's constraints; '' when it has none."""
+    found = []
+    for meta in field.metadata:
+        for attr, sign in _BOUNDS:
+            value = getattr(meta, attr, None)
+            if value is not None:
+                found.append(f"{sign} {value}")
+    return ", ".join(found)
+
+
+def default_text(field: FieldInfo) -> str:
+    if field.is_required():
+        return "required"
+    value = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _wrap(text: str, indent: str, width: int) -> list[str]:
+    """Wrap prose to `width`; lines that start with `{` (JSON examples) are kept whole for copy and paste."""
+    lines: list[str] = []
+    for para in text.splitlines():
+        if para.lstrip().startswith("{"):
+            lines.append(indent + para.strip())
+        else:
+            lines.extend(textwrap.wrap(para, width=max(width, 40), initial_indent=indent, subsequent_indent=indent,
+                                       break_on_hyphens=False) or [indent])
+    return lines
+
+
+def options_lines(options: type[BaseModel], width: int) -> list[str]:
+    """One block per option: `name: type (bounds) = default`, then its description, indented."""
+    lines: list[str] = []
+    for name, field in options.model_fields.items():
+        bounds = bounds_text(field)
+        head = f"    {name}: {type_text(field.annotation)}{f' ({bounds})' if bounds else ''} = {default_text(field)}"
+        lines.append(head)
+        lines.extend(_wrap(field.description or "(no description)", " " * 8, width))
+    return lines or ["    (none)"]
+
+
+def task_help(name: str, width: int = 80) -> str:
+    """The text `dialectbias tasks NAME` prints."""
+    from dialectbias.tasks import get_task
+
+    cls = get_task(name)
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    lines = [f"{name}"]
+    lines.extend(_wrap(" ".join(doc.split()), "  ", width))
+    lines.append("")
+    optional = all(not f.is_required() for f in cls.Options.model_fields.values())
+    lines.append("  options: (under `options:` in the experiment file"
+                 + ("; every key is optional)" if optional else ")"))
+    lines.extend(options_lines(cls.Options, width))
+    lines.append("")
+    lines.append("  items:")
+    lines.extend(_wrap(cls.item_format or "(not documented)", "    ", width))
+    return "\n".join(lines)
+
+
+@app.command()
+@clear_errors
+def tasks(name: Annotated[str | None, typer.Argument(help="one task (default: all)", show_default=False)]
+          = None) -> None:
+    """List the tasks with their options (name, type, default, description) and item format.
+
+    Example: dialectbias tasks qa_bias
+    """
+    from dialectbias.tasks import task_names
+
+    width = min(_app.console.width, 100)
+    names = [name] if name is not None else task_names()
+    _app.console.print("\n\n".join(task_help(n, width) for n in names), markup=False, highlight=False,
+                       soft_wrap=True)

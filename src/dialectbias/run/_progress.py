@@ -1,0 +1,195 @@
+"""Progress of a run, per stage × model, in any terminal.
+
+In a terminal: one rich progress bar per stage × model (rate, elapsed, ETA, cache hits, errors). Elsewhere (stdout
+piped or redirected to a log): one plain line per stage × model every `interval` seconds, and a final
+line when the model's part of the stage ends, e.g.::
+
+    progress generate · model-a: 12/48 (25%) · 1.9/s · ETA 0:19 · cached 0 · errors 0 · 0:06 elapsed
+    done generate · model-a: 48/48 in 0:25 · 1.9/s · cached 0 · errors 0
+
+The interval defaults to 10 s; set it with the environment variable DIALECTBIAS_PROGRESS_INTERVAL
+(seconds) or the `interval` argument.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from dialectbias.errors import ConfigError
+from dialectbias.run._summary import StageStats
+
+INTERVAL_ENV = "DIALECTBIAS_PROGRESS_INTERVAL"
+DEFAULT_INTERVAL = 10.0
+
+
+def progress_interval(value: float | None = None) -> float:
+    """`value`, else $DIALECTBIAS_PROGRESS_INTERVAL, else 10 s; must be a positive number."""
+    if value is None:
+        raw = os.environ.get(INTERVAL_ENV, "").strip()
+        if not raw:
+            return DEFAULT_INTERVAL
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{INTERVAL_ENV}={raw!r}: expected a number of seconds, e.g. 10") from None
+    if not value > 0:
+        raise ConfigError(f"progress interval must be a positive number of seconds, got {value}")
+    return value
+
+
+def _clock(seconds: float) -> str:
+    hours, rest = divmod(round(seconds), 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+@dataclass
+class _Track:
+    """One stage × model: what this run has done of it so far."""
+
+    stage: str
+    stats: StageStats
+    started: float
+    done: int = 0
+    finished: bool = False
+
+    @property
+    def target(self) -> int:
+        """Requests this run has to send (the rest were done by an earlier run)."""
+        return max(self.stats.total - self.stats.already_done, 0)
+
+    def line(self, now: float) -> str:
+        s = self.stats
+        elapsed = max(now - self.started, 1e-9)
+        complete = s.already_done + self.done
+        percent = f" ({complete / s.total:.0%})" if s.total else ""
+        counts = f"cached {s.cached} · errors {s.failed}"
+        if self.finished or self.done >= self.target:
+            if not self.target:
+                return f"done {self.stage} · {s.model_id}: {complete}/{s.total} (all done by an earlier run)"
+            end = "" if self.done >= self.target else f" · stopped, {self.target - self.done} not sent"
+            return (f"done {self.stage} · {s.model_id}: {complete}/{s.total} in {_clock(elapsed)} · "
+                    f"{self.done / elapsed:,.2f}/s · {counts}{end}")
+        if not self.done:
+            rate = "waiting for the first result"
+        else:
+            per_s = self.done / elapsed
+            rate = f"{per_s:,.2f}/s · ETA {_clock((self.target - self.done) / per_s)}"
+        return (f"progress {self.stage} · {s.model_id}: {complete}/{s.total}{percent} · {rate} · {counts} · "
+                f"{_clock(elapsed)} elapsed")
+
+
+class ProgressView:
+    """Progress per (stage, model); `add` starts a stage, `hook` is the executor's progress callback.
+
+    Use it as a context manager around the run. `enabled=False` shows nothing.
+    """
+
+    def __init__(self, console: Console | None, enabled: bool, *, interval: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console or Console()
+        self.enabled = enabled
+        self.plain = enabled and not self.console.is_terminal
+        self.interval = progress_interval(interval) if self.plain else DEFAULT_INTERVAL
+        self.clock = clock
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+            TextColumn("cached {task.fields[cached]} · errors {task.fields[errors]}"),
+            console=self.console, disable=not enabled or self.plain, refresh_per_second=4)
+        self.tasks: dict[str, TaskID] = {}
+        self.tracks: dict[str, _Track] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def __enter__(self) -> ProgressView:
+        self.progress.start()
+        if self.plain:
+            self._ticker = threading.Thread(target=self._tick, name="dialectbias-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
+        if exc_type is None:
+            self._finish_all()
+        self.progress.stop()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                now = self.clock()
+                for track in self.tracks.values():
+                    if not track.finished:
+                        self._print(track.line(now))
+
+    def _print(self, line: str) -> None:
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def _finish(self, track: _Track) -> None:
+        """The final line of one stage × model (printed once)."""
+        if not track.finished:
+            track.finished = True
+            if self.plain:
+                self._print(track.line(self.clock()))
+
+    def _finish_all(self) -> None:
+        with self._lock:
+            for track in self.tracks.values():
+                self._finish(track)
+
+    # -- what the runner calls -----------------------------------------------------------------
+    def add(self, stage: str, stats: dict[str, StageStats]) -> None:
+        """Start showing a new stage (stages run one at a time: the previous one is finished)."""
+        if not self.enabled:
+            return
+        self._finish_all()
+        now = self.clock()
+        with self._lock:
+            self.tracks = {model_id: _Track(stage, s, now) for model_id, s in stats.items()}
+            self.tasks = {}
+            for model_id, s in stats.items():
+                self.tasks[model_id] = self.progress.add_task(
+                    f"{stage} · {model_id}", total=s.total, completed=s.already_done, cached=0, errors=0,
+                    rate="")
+            for track in self.tracks.values():
+                if not track.target:
+                    self._finish(track)
+
+    def hook(self, model_id: str, advance: int, errors: int) -> None:
+        """Called by the executor after each request (`errors` = 1 when it failed)."""
+        if not self.enabled:
+            return
+        with self._lock:
+            track = self.tracks[model_id]
+            track.done += advance
+            s = track.stats
+            elapsed = max(self.clock() - track.started, 1e-6)
+            self.progress.update(self.tasks[model_id], advance=advance, cached=s.cached, errors=s.failed,
+                                 rate=f"{track.done / elapsed:,.1f}/s")
+            if track.done >= track.target:
+                self._finish(track)
+
+
+__all__ = ["DEFAULT_INTERVAL", "INTERVAL_ENV", "ProgressView", "progress_interval"]
