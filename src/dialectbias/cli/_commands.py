@@ -80,12 +80,13 @@ def print_summary(summary: RunSummary) -> None:
 @app.command()
 @clear_errors
 def run(experiment: ExperimentArg,
-        progress: Annotated[bool, typer.Option(help="show progress bars")] = True) -> None:
+        progress: Annotated[bool, typer.Option(
+            help="show progress (bars in a terminal, a line every 10 s otherwise)")] = True) -> None:
     """Run or resume an experiment: generation, then judging. Only missing results are requested.
 
     Exit codes:
     0 done (warnings, e.g. refused items or missing variants, are printed with their counts);
-    1 error: an invalid experiment or data file, or a model stopped;
+    1 error: an invalid experiment or data file, a model stopped, or the store held by another run;
     3 some requests failed after their retries (run again to retry them);
     4 a stage produced no usable result: no successful generation, no scored judgment or no accepted answer;
     130 interrupted (what completed is stored; run again to resume).
