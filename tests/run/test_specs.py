@@ -15,7 +15,7 @@ from dialectbias.providers import create_model
 from dialectbias.providers._hf_config import HFModelConfig
 from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec, content_hash
-from dialectbias.store import dumps
+from dialectbias.store import Store, dumps
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 MESSAGES = [{"role": "user", "content": "ঢাকা জেলার প্রধান নদীর নাম কী?"}]
@@ -108,11 +108,14 @@ def test_row_has_everything_needed_to_send() -> None:
     assert row["json_schema"] == '{"type":"object"}'
 
 
-def test_schema_property_order_survives_the_request_table() -> None:
-    """The judge must see `chain_of_thought_reasoning` first: the stored schema keeps property order."""
+def test_schema_property_order_survives_the_request_table(tmp_path) -> None:
+    """The judge must see `chain_of_thought_reasoning` first: the stored schema keeps property order (it is
+    stored once by reference and comes back whole from `pending_requests`)."""
     spec = RequestSpec(stage="judge", model=MODEL, item_id="q1", variant="sylhet", template="t",
                        messages=[{"role": "user", "content": "x"}], json_schema=rlaif_json_schema())
-    stored = json.loads(spec.to_row()["json_schema"])
+    with Store.open(tmp_path / "s.sqlite") as store:
+        store.add_requests([spec.to_row()])
+        stored = json.loads(store.pending_requests("judge", "m")[0]["json_schema"])
     assert list(stored["properties"]) == list(rlaif_json_schema()["properties"])
     assert next(iter(stored["properties"])) == "chain_of_thought_reasoning"
 

@@ -10,7 +10,7 @@ import pytest
 
 from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
-from dialectbias.store import Store
+from dialectbias.store import PARTS_KEY, Store
 from dialectbias.store._schema import MIGRATIONS
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
@@ -107,7 +107,7 @@ def old_store(path: Path, version: int = 2) -> sqlite3.Connection:
 
 
 def insert(conn: sqlite3.Connection, row: dict[str, Any], created_at: float) -> None:
-    row = {**row, "created_at": created_at}
+    row = {**{k: v for k, v in row.items() if k != PARTS_KEY}, "created_at": created_at}  # short texts: no parts
     conn.execute(f"INSERT INTO requests ({','.join(row)}) VALUES ({','.join('?' * len(row))})",
                  tuple(row.values()))
 

@@ -1,8 +1,19 @@
 """Typed records and dataset loaders."""
 
+from dialectbias.data._content import (
+    ChatMessage,
+    ContentImage,
+    ContentPart,
+    ContentText,
+    image_part,
+    message_text,
+    text_part,
+)
 from dialectbias.data._loaders import DIALECT_HINT, LoadReport, iter_items, read_jsonl
+from dialectbias.data._media import ImageInfo, MediaError, image_info, is_url, load_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
 from dialectbias.data._registry import known_variants, unknown_variant_message
 
-__all__ = ["DIALECT_HINT", "InputLimits", "Item", "LoadReport", "iter_items", "known_variants", "read_jsonl",
-           "unknown_variant_message"]
+__all__ = ["DIALECT_HINT", "ChatMessage", "ContentImage", "ContentPart", "ContentText", "ImageInfo", "InputLimits",
+           "Item", "LoadReport", "MediaError", "image_info", "image_part", "is_url", "iter_items", "known_variants",
+           "load_image", "message_text", "read_jsonl", "resolve_item_image", "text_part", "unknown_variant_message"]

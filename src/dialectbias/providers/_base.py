@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.data import ChatMessage, image_info, message_text
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 
@@ -13,14 +16,15 @@ StructuredOutput = Literal["json_schema", "json_object", "none"]
 class ChatRequest(BaseModel):
     """Everything needed to make one chat-completion call.
 
-    `messages` are OpenAI-style chat messages (content may be a list of text /
-    image_url parts). `json_schema`, when set, asks for output matching it
-    (through `response_format` or constrained decoding, per provider).
+    `messages` are chat messages whose content is a string or a list of text and image parts
+    (`dialectbias.data.ChatMessage`; images as bytes, each provider encodes them for its API).
+    `json_schema`, when set, asks for output matching it (through `response_format` or constrained
+    decoding, per provider).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     params: dict[str, Any] = Field(default_factory=dict)  # temperature, max_tokens, seed, top_p …
     json_schema: dict[str, Any] | None = None
     schema_name: str = "response"
@@ -55,6 +59,25 @@ class ModelAPI(ABC):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call and return its output."""
 
+    def estimate_tokens(self, request: ChatRequest) -> int:
+        """Input tokens of a request, for the rate limiter (before the call; the server's count comes
+        after): text characters / 4, plus `image_tokens` per image at the size it is sent."""
+        chars, tokens = 0, 0
+        for message in request.messages:
+            content = message["content"]
+            chars += len(message_text(content))
+            for part in content if isinstance(content, list) else ():
+                if part["type"] == "image" and isinstance(part["image"], bytes):
+                    info = image_info(part["image"])
+                    tokens += image_tokens(*self.sent_size(info.width, info.height))
+                elif part["type"] == "image":
+                    tokens += image_tokens(2048, 2048)  # a URL: its size is unknown here, count the largest
+        return chars // 4 + tokens
+
+    def sent_size(self, width: int, height: int) -> tuple[int, int]:
+        """The size an image of this size is sent at (providers that resize say so)."""
+        return width, height
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections, threads or models."""
 
@@ -65,3 +88,13 @@ class ModelAPI(ABC):
         if callable(identity):
             return identity()
         return {"provider": self.name, "model": getattr(self.config, "model", "")}
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Tokens of one image under OpenAI's high-detail rule: fit in 2048 × 2048, scale the shortest side
+    down to 768, then 170 per 512-px tile plus 85 (a 1024 × 1024 image: 4 tiles, 765 tokens)."""
+    scale = min(1.0, 2048 / max(width, height, 1))
+    w, h = width * scale, height * scale
+    scale = min(1.0, 768 / max(min(w, h), 1))
+    w, h = w * scale, h * scale
+    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)

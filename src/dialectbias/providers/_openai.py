@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import time
+from collections import OrderedDict
 from typing import Any, ClassVar, Literal
 
 import aiohttp
 from pydantic import Field
 
+from dialectbias.data import image_info, is_url
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._config import ModelConfig
 
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+#: images whose longer side exceeds this are scaled down before sending, unless `max_image_side` says
+#: otherwise: OpenAI fits every image into 2048 × 2048 on its side anyway, so this changes no answer there
+#: and keeps a 12-megapixel photo from being sent as a 5 MB data URL with every request
+DEFAULT_MAX_IMAGE_SIDE = 2048
+_ENCODED_CACHE = 64
 
 
 class OpenAIModelConfig(ModelConfig):
@@ -29,6 +38,9 @@ class OpenAIModelConfig(ModelConfig):
     provider: Literal["openai"] = "openai"
     base_url: str = Field(pattern=r"^https?://")
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    max_image_side: int | None = Field(
+        default=None, ge=32, description=f"images whose longer side exceeds this many pixels are scaled down "
+        f"(aspect ratio kept) before sending; default {DEFAULT_MAX_IMAGE_SIDE}")
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -59,6 +71,8 @@ class OpenAIModel(ModelAPI):
             self._api_key = key
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._session: aiohttp.ClientSession | None = None
+        self._max_side = config.max_image_side or DEFAULT_MAX_IMAGE_SIDE
+        self._encoded: OrderedDict[str, str] = OrderedDict()  # sha256 -> data URL (after resizing)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -73,7 +87,8 @@ class OpenAIModel(ModelAPI):
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body sent for a request (structured output per the model's `structured_output`)."""
-        body: dict[str, Any] = {"model": self.config.model, "messages": request.messages, **request.params}
+        messages = [self._wire_message(m) for m in request.messages]
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages, **request.params}
         schema, mode = request.json_schema, self.config.structured_output
         if schema is not None and mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
@@ -81,6 +96,38 @@ class OpenAIModel(ModelAPI):
         elif schema is not None and mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": schema}
         return body
+
+    def _wire_message(self, message: Any) -> Any:
+        """Image parts as OpenAI `image_url` parts: base64 data URLs (an http(s) URL is passed as is)."""
+        content = message["content"]
+        if isinstance(content, str) or not any(p["type"] == "image" for p in content):
+            return message
+        parts = [{"type": "image_url", "image_url": {"url": self.data_url(p["image"])}}
+                 if p["type"] == "image" else p for p in content]
+        return {**message, "content": parts}
+
+    def data_url(self, image: bytes | str) -> str:
+        """The image as a data URL, scaled down to `max_image_side` when larger (kept for the next request)."""
+        if isinstance(image, str):
+            if is_url(image) or image.startswith("data:"):
+                return image
+            raise ProviderError(f"model {self.config.id!r}: an image part holds a path ({image[:80]!r}), not "
+                                "its bytes; build requests with RequestSpec, which loads it")
+        info = image_info(image)
+        url = self._encoded.get(info.sha256)
+        if url is None:
+            data, mime = image, info.mime
+            if max(info.width, info.height) > self._max_side:
+                data, mime = _resize(image, self.sent_size(info.width, info.height))
+            url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            self._encoded[info.sha256] = url
+            while len(self._encoded) > _ENCODED_CACHE:
+                self._encoded.popitem(last=False)
+        return url
+
+    def sent_size(self, width: int, height: int) -> tuple[int, int]:
+        scale = min(1.0, self._max_side / max(width, height, 1))
+        return max(1, round(width * scale)), max(1, round(height * scale))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
@@ -132,6 +179,18 @@ class OpenAIModel(ModelAPI):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _resize(data: bytes, size: tuple[int, int]) -> tuple[bytes, str]:
+    """The image scaled to `size`: JPEG stays JPEG (quality 90), everything else becomes PNG."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        fmt = "JPEG" if img.format == "JPEG" else "PNG"
+        small = img.convert("RGB" if fmt == "JPEG" else "RGBA").resize(size, Image.Resampling.LANCZOS)
+    out = io.BytesIO()
+    small.save(out, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+    return out.getvalue(), f"image/{fmt.lower()}"
 
 
 def _dumps(value: Any) -> str:

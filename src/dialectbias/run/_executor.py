@@ -89,7 +89,7 @@ class _ModelRunner:
 
     async def _call(self, request: ChatRequest) -> tuple[ChatResponse, int]:
         """Send with bounded retries; returns the response and the number of retries it took."""
-        estimate = sum(len(str(m.get("content", ""))) for m in request.messages) // 4
+        estimate = self.client.estimate_tokens(request)
         estimate += int(request.params.get("max_tokens") or 0)
         attempt = 0
         while True:
@@ -129,7 +129,7 @@ class _ModelRunner:
 
     async def _process(self, row: sqlite3.Row) -> list[Write]:
         schema = json.loads(row["json_schema"]) if row["json_schema"] else None
-        messages = json.loads(row["messages"])
+        messages = self.store.resolve_messages(row["messages"])
         params = json.loads(row["params"])
         # built from a stored, already validated request row: skip re-validation on the hot path
         request = ChatRequest.model_construct(messages=messages, params=params, json_schema=schema)

@@ -22,7 +22,7 @@ from dialectbias.data import read_jsonl
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped
-from dialectbias.store import RunLock, Store, dumps
+from dialectbias.store import PARTS_KEY, RunLock, Store, dumps
 from dialectbias.tasks import get_task
 
 GENERATE_STAGE = "generate"
@@ -170,6 +170,7 @@ def import_generations(exp: Experiment, path: str | Path) -> GenerationImport:
                 provenance = {"imported_from": str(path), **({"import_metadata": rec.metadata}
                                                                if rec.metadata else {})}
                 row = spec.to_row()
+                store.add_content(row.pop(PARTS_KEY))
                 row["meta"] = dumps({**spec.meta, **provenance})
                 cols = list(row)
                 store.conn.execute(f"INSERT OR IGNORE INTO requests ({','.join(cols)}) "

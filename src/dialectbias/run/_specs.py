@@ -6,10 +6,11 @@ import hashlib
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from dialectbias.data import ChatMessage, load_image
 from dialectbias.providers import ChatRequest, ModelConfig
-from dialectbias.store import dumps, dumps_ordered
+from dialectbias.store import PARTS_KEY, TEXT_REF_MIN_CHARS, dumps, dumps_ordered, pack_messages, pack_schema
 
 
 def _sha(text: str) -> str:
@@ -38,12 +39,23 @@ class RequestSpec(BaseModel):
     item_id: str
     variant: str
     template: str = Field(description="stable template name, e.g. qa_bias/answer")
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage] = Field(description="chat messages; content a string or text and image parts "
+                                        "(an image given by path or URL is loaded into bytes here)")
     params: dict[str, Any] = Field(default_factory=dict)
     json_schema: dict[str, Any] | None = None
     schema_name: str = "response"
     refs: list[str] = Field(default_factory=list, description="request ids this call judges or extends")
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("messages")
+    @classmethod
+    def _load_images(cls, messages: list[ChatMessage]) -> list[ChatMessage]:
+        for message in messages:
+            for part in message["content"] if isinstance(message["content"], list) else ():
+                if part["type"] == "image" and not isinstance(part["image"], bytes):
+                    part["image"], info = load_image(part["image"])
+                    part["mime"] = info.mime
+        return messages
 
     def cache_key(self) -> str:
         """Content hash of (model identity, parameters, messages, schema): identical calls share it."""
@@ -53,17 +65,24 @@ class RequestSpec(BaseModel):
         """Cache key plus where the call belongs (model id, item, variant, stage, refs)."""
         return self.to_row()["request_id"]
 
-    def to_row(self) -> dict[str, Any]:
-        """The request-table row; each part is serialised once and the hashes are built from those."""
-        messages, params = dumps(self.messages), dumps(self.params)
+    def to_row(self, *, min_ref_chars: float = TEXT_REF_MIN_CHARS) -> dict[str, Any]:
+        """The request-table row; each part is serialised once and the hashes are built from those.
+
+        Hashes cover the canonical messages (text inline, images by sha256: `store/_content.py`); the row
+        holds the stored form, whose images and long texts are references, and `parts` (the `PARTS_KEY`
+        entry, not a column) the content rows they refer to, stored with the row."""
+        packed = pack_messages(self.messages, min_ref_chars=min_ref_chars)
+        canonical, params = dumps(packed.canonical), dumps(self.params)
+        messages = dumps(packed.stored) if packed.parts else canonical
         schema = None if self.json_schema is None else dumps_ordered(self.json_schema)
-        cache_key = call_hash(dumps(self.model.identity()), params, messages, schema)
+        stored_schema, schema_part = pack_schema(schema, min_ref_chars=min_ref_chars)
+        cache_key = call_hash(dumps(self.model.identity()), params, canonical, schema)
         where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
         return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,
                 "item_id": self.item_id, "variant": self.variant, "refs": dumps(self.refs),
-                "template": self.template, "prompt_hash": _sha(messages), "messages": messages,
-                "params": params, "json_schema": schema, "cache_key": cache_key, "meta": dumps(self.meta),
-                "created_at": time.time()}
+                "template": self.template, "prompt_hash": _sha(canonical), "messages": messages,
+                "params": params, "json_schema": stored_schema, "cache_key": cache_key, "meta": dumps(self.meta),
+                "created_at": time.time(), PARTS_KEY: [*packed.parts, *([schema_part] if schema_part else [])]}
 
     def chat_request(self) -> ChatRequest:
         return ChatRequest(messages=self.messages, params=self.params, json_schema=self.json_schema,

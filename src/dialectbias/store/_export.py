@@ -1,5 +1,7 @@
 """Dump generations and judgments with every field, streaming (CSV, JSONL or Parquet); each generation and
-judgment says whether it is `current` (part of the experiment as it is now) or superseded."""
+judgment says whether it is `current` (part of the experiment as it is now) or superseded. `rendered_prompt`
+is the full prompt: text stored by reference is filled in, images show as {"type": "image", "sha256", "mime"}
+(their bytes are in the store's `content` table)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Literal
 
-from dialectbias.store._store import Store
+from dialectbias.store._store import Store, dumps
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
 
@@ -105,6 +107,9 @@ def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, in
                     for col in BOOLEAN_COLUMNS:
                         if col in row:
                             row[col] = bool(row[col])
+                    prompt = row.get("rendered_prompt")
+                    if isinstance(prompt, str) and '"sha256"' in prompt:  # parts stored by reference
+                        row["rendered_prompt"] = dumps(store.resolve_messages(prompt, images="ref"))
                     yield row
 
         counts[name] = _write(rows(), columns, out_dir / f"{name}.{fmt}", fmt)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -97,5 +97,14 @@ MIGRATIONS: dict[int, str] = {
     INSERT OR IGNORE INTO current_requests (request_id, stage, model_id)
         SELECT request_id, stage, model_id FROM requests WHERE stage GLOB '*:reask'
         AND json_extract(meta, '$.reask_of') IN (SELECT request_id FROM current_requests)
+    """,
+    # v5: content-addressed message parts (`store/_content.py`): each image and each long text part (a judge's
+    # system prompt, a JSON schema) once, keyed by the sha256 of its bytes (UTF-8 for text); request rows
+    # refer to them. `data` is TEXT for kinds text and json, a BLOB for images; `size` is its length in
+    # bytes; width and height are set for images. Rows written before v5 keep their inline messages.
+    5: """
+    CREATE TABLE content (
+        sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, mime TEXT NOT NULL, size INTEGER NOT NULL,
+        data NOT NULL, width INTEGER, height INTEGER);
     """,
 }

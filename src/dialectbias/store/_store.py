@@ -1,4 +1,4 @@
-"""SQLite run store (WAL): requests, results, cache, judgments, annotations."""
+"""SQLite run store (WAL): requests, their content-addressed parts, results, cache, judgments, annotations."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dialectbias.data import Item
 from dialectbias.errors import StoreError
+from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, unpack_messages
 from dialectbias.store._schema import MIGRATIONS, SCHEMA_VERSION
+
+#: the key of a request row (`RequestSpec.to_row`) holding the `content` rows it refers to; not a column:
+#: `add_requests` and `write` store them, once each, in the request's transaction
+PARTS_KEY = "parts"
 
 
 def dumps(value: Any) -> str:
@@ -134,7 +139,9 @@ class Store:
             if current:
                 self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY)")
                 self.conn.execute("DELETE FROM temp.compiling")
-            while chunk := [tuple(row[c] for c in cols) for row in islice(iterator, 1000)]:
+            while batch := list(islice(iterator, 1000)):
+                self.add_content(part for row in batch for part in row.get(PARTS_KEY, ()))
+                chunk = [tuple(row[c] for c in cols) for row in batch]
                 self.conn.executemany(sql, chunk)
                 if current:
                     ids = [(values[0],) for values in chunk]
@@ -238,9 +245,15 @@ class Store:
 
     def pending_requests(self, stage: str, model_id: str, *, after: str = "", limit: int = 1000
                          ) -> list[sqlite3.Row]:
-        """Requests with no successful result, in id order (keyset pagination with `after`)."""
+        """Requests with no successful result, in id order (keyset pagination with `after`); `json_schema`
+        is the schema itself, also when the row stores it by reference (it comes first: `sqlite3.Row`
+        returns the first column of a name, so it hides `r.json_schema`). `messages` is the stored form:
+        `resolve_messages` makes it what a provider gets."""
         return self.conn.execute(
-            "SELECT r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
+            f"SELECT CASE WHEN substr(r.json_schema, 1, {len(SCHEMA_REF_PREFIX)}) = '{SCHEMA_REF_PREFIX}' "
+            f"THEN (SELECT data FROM content WHERE sha256 = substr(r.json_schema, {len(SCHEMA_REF_PREFIX) + 1})) "
+            "ELSE r.json_schema END AS json_schema, "
+            "r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
             "c.tokens_in AS cached_in, c.tokens_out AS cached_out "
             "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
             "LEFT JOIN results s ON s.request_id = r.request_id "
@@ -258,14 +271,48 @@ class Store:
         return self.conn.execute("SELECT * FROM cache WHERE cache_key=?", (cache_key,)).fetchone()
 
     def write(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Write (table, row) pairs in one transaction: a result and what derives from it land together."""
+        """Write (table, row) pairs in one transaction: a result and what derives from it land together
+        (a request row's content parts too)."""
         groups: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = {}
+        parts: list[ContentRow] = []
         for table, row in batch:  # rows of one request never share a table, so grouping keeps atomicity
+            if PARTS_KEY in row:
+                parts += row[PARTS_KEY]
+                row = {k: v for k, v in row.items() if k != PARTS_KEY}
             groups.setdefault((table, tuple(row)), []).append(tuple(row.values()))
         with self.transaction():
+            self.add_content(parts)
             for (table, cols), values in groups.items():
                 self.conn.executemany(
                     f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", values)
+
+    # -- content-addressed parts (store/_content.py) -------------------------------------------
+    def add_content(self, parts: Iterable[ContentRow]) -> None:
+        """Store parts not stored yet (inside the caller's transaction: with the requests that use them)."""
+        self.conn.executemany("INSERT OR IGNORE INTO content (sha256, kind, mime, size, data, width, height) "
+                              "VALUES (?,?,?,?,?,?,?)", {p.sha256: p.values() for p in parts}.values())
+
+    def content(self, hashes: Sequence[str]) -> dict[str, tuple[str, str, str | bytes]]:
+        """sha256 -> (kind, mime, data) of stored parts; a hash a request refers to must be there."""
+        found: dict[str, tuple[str, str, str | bytes]] = {}
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i:i + 500]
+            for row in self.conn.execute(f"SELECT sha256, kind, mime, data FROM content WHERE sha256 IN "
+                                         f"({','.join('?' * len(chunk))})", chunk):
+                found[row[0]] = (row[1], row[2], row[3])
+        missing = sorted(set(hashes) - set(found))
+        if missing:
+            raise StoreError(f"{self.path}: {len(missing)} message part(s) referenced by requests are missing "
+                             f"from the content table (e.g. sha256 {missing[0]}); the store is damaged")
+        return found
+
+    def resolve_messages(self, messages: str | list[Any], *, images: Literal["bytes", "ref"] = "bytes"
+                         ) -> list[Any]:
+        """A request row's messages as sent: text references resolved (each part read once per process),
+        images as bytes parts for a provider, or (`images="ref"`) kept as `{"type": "image", "sha256",
+        "mime"}` references, the canonical form `export` shows."""
+        stored = json.loads(messages) if isinstance(messages, str) else messages
+        return unpack_messages(stored, self.content, images=images)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
