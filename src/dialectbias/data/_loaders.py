@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from dialectbias.data._media import check_item_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
 from dialectbias.data._registry import unknown_variant_message
 from dialectbias.errors import DataError
@@ -141,6 +142,16 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
                 variants=variants, gold=row.get("gold"), validated_by=validated, metadata=meta)
 
 
+def field_values(path: Path, fields: Collection[str]) -> Iterator[tuple[str, Any]]:
+    """(item id, value) of the given fields in every row of a local data file, unchecked (for fingerprints:
+    which images the items name, without loading the items)."""
+    readers = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
+    for _, row in readers[path.suffix.lower()](path):
+        for name in fields:
+            if row.get(name) is not None:
+                yield str(row.get("id")), row[name]
+
+
 @dataclass
 class LoadReport:
     """What loading the items found short of an error, counted and named for the run summary: refused and
@@ -152,6 +163,8 @@ class LoadReport:
     items: int = 0
     refused: list[str] = field(default_factory=list)
     large: list[str] = field(default_factory=list)
+    #: items skipped because an image they name is missing or unreadable (each with the reason)
+    bad_images: list[str] = field(default_factory=list)
     _variants: list[tuple[str, frozenset[str]]] = field(default_factory=list)
 
     def note(self, where: str, item: Item) -> None:
@@ -192,6 +205,9 @@ class LoadReport:
             lines.append(f"{_count(self.refused, 'item')} in {self.source} refused (not stored, not sent): a field "
                          f"is longer than limits.max_field_chars = {self.limits.max_field_chars:,} characters: "
                          f"{_named(self.refused)}")
+        if self.bad_images:
+            lines.append(f"{_count(self.bad_images, 'item')} in {self.source} skipped (not stored, not sent): "
+                         f"image missing or unreadable: {_named(self.bad_images)}")
         if self.large:
             lines.append(f"{_count(self.large, 'item')} in {self.source} with a field longer than "
                          f"limits.warn_field_chars = {self.limits.warn_field_chars:,} characters (sent as is): "
@@ -238,13 +254,31 @@ def _field_sizes(item: Item) -> Iterator[tuple[str, int]]:
         yield name, size(value)
 
 
+def _images_ok(item: Item, image_fields: Collection[str], data_dir: Path | None, where: str, named: str,
+               report: LoadReport) -> bool:
+    """Check the images an item names (`image_fields` of its metadata): a path leading out of the data folder
+    is a DataError; a missing or unreadable file skips the item (counted and named in `report`)."""
+    for name in image_fields:
+        ref = item.metadata.get(name)
+        if ref is None:
+            continue
+        problem = check_item_image(resolve_item_image(ref, data_dir, where, item.id), f"image {ref!r}")
+        if problem:
+            report.bad_images.append(f"{named}: {problem}")
+            return False
+    return True
+
+
 def iter_items(source: str | Path, *, base_dir: Path | None = None, required_variants: tuple[str, ...] = (),
                known: frozenset[str] | None = None, variants: Collection[str] | None = None,
-               limits: InputLimits | None = None, report: LoadReport | None = None) -> Iterator[Item]:
+               limits: InputLimits | None = None, report: LoadReport | None = None,
+               image_fields: Collection[str] = ()) -> Iterator[Item]:
     """Yield validated items; raise DataError naming the file and line/row of the first bad row, or the
     file when it holds no item. With `known`, every variant name must be in it (the dialect registry);
     with `variants`, items keep only those variants. Items with a field above `limits.max_field_chars` are
-    refused (skipped); `report` (when given) counts and names them and what else loading found."""
+    refused (skipped); `report` (when given) counts and names them and what else loading found.
+    `image_fields` name item fields holding an image (`data/_media.py`: a path under the data file's folder
+    or an http(s) URL): an item whose image file is missing or unreadable is skipped and reported."""
     text = str(source)
     path: Path | None = None
     if text.startswith("hf://"):
@@ -286,6 +320,9 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
         named = f"{item.id!r} ({unit} {lineno})"
         if not report.check_size(named, item):
             continue
+        if image_fields and not _images_ok(item, image_fields, path.parent if path else None, where, named,
+                                           report):
+            continue
         report.note(named, item)
         yield item
     if n_rows == 0:
@@ -294,5 +331,7 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
         raise DataError(f"{label}: {'the data file is empty' if blank else 'no items (no data rows)'}"
                         f"{f'; expected {expected}' if expected else ''}")
     if report.items == 0:
-        raise DataError(f"{label}: no usable items: every item was refused for a field longer than "
-                        f"limits.max_field_chars = {limits.max_field_chars:,} characters: {_named(report.refused)}")
+        reasons = ([f"a field longer than limits.max_field_chars = {limits.max_field_chars:,} characters: "
+                    f"{_named(report.refused)}"] if report.refused else []) + (
+                   [f"an image missing or unreadable: {_named(report.bad_images)}"] if report.bad_images else [])
+        raise DataError(f"{label}: no usable items: every item was refused for {'; or for '.join(reasons)}")

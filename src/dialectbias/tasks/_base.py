@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dialectbias.config import Experiment
 from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
-from dialectbias.errors import ConfigError, DataError, validation_problems
+from dialectbias.data._loaders import field_values
+from dialectbias.data._media import is_url, resolve_item_image
+from dialectbias.errors import ConfigError, DataError, DialectBiasError, validation_problems
 from dialectbias.run._stage import Stage
 from dialectbias.store import Store
 
@@ -41,6 +44,9 @@ class Task(ABC):
     required_variants: ClassVar[tuple[str, ...]] = ()
     #: what `data:` must hold, shown by `dialectbias tasks` (set it on every task)
     item_format: ClassVar[str] = ""
+    #: item fields holding an image (a path under the data file's folder, or an http(s) URL): checked when
+    #: the items are loaded (`dialectbias.data.iter_items`), loaded when requests are built
+    image_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, experiment: Experiment) -> None:
         self.exp = experiment
@@ -77,7 +83,7 @@ class Task(ABC):
         report = self.load_report = LoadReport(str(self.exp.data), self.exp.limits)
         yield from iter_items(self.exp.data, base_dir=self.exp.base_dir, required_variants=self.required_variants,
                               known=known_variants(self.exp.dialects), variants=self.exp.variants or None,
-                              limits=self.exp.limits, report=report)
+                              limits=self.exp.limits, report=report, image_fields=self.image_fields)
         if self.compares_dialects() and len(report.without_dialect) == report.items:
             kept = f" among variants: {self.exp.variants} of {self.exp.path}" if self.exp.variants else ""
             raise DataError(f"{report.source}: no item has a dialect variant{kept}, only 'standard', so task "
@@ -126,7 +132,27 @@ class Task(ABC):
                 except OSError:
                     return None
                 identity.append([str(f), st.st_size, st.st_mtime_ns])
-        return identity
+        return identity + self._image_identity() if self.image_fields and self.exp.data else identity
+
+    def _image_identity(self) -> list[Any]:
+        """Each image the items name (its file's size and mtime, or its URL), so replacing an image file
+        rebuilds the requests (an image's sha256 is in its requests' ids). A URL's image is downloaded
+        when the requests are built, so a changed image behind an unchanged URL is seen when the data
+        file or the experiment changes."""
+        assert self.exp.data is not None
+        path = self.exp.resolve(self.exp.data)
+        out: list[Any] = []
+        try:
+            for item_id, ref in field_values(path, self.image_fields):
+                resolved = resolve_item_image(ref, path.parent, str(path), item_id)
+                if is_url(resolved):
+                    out.append(resolved)
+                else:
+                    st = Path(resolved).stat()
+                    out.append([resolved, st.st_size, st.st_mtime_ns])
+        except (DialectBiasError, OSError, KeyError):
+            return [None, time.time()]  # a problem load_items reports: never reuse this compile
+        return out
 
     @abstractmethod
     def stages(self) -> list[Stage]:

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
+from dialectbias.data import Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.judges import ZEROED_PREFIX, RlaifJudgment, rlaif_json_schema, script_refusal_verdict
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
@@ -71,12 +72,17 @@ class QABiasTask(Task):
         "Required: id and variants.standard; every other variant (a registered dialect name, or one added "
         "under `dialects:`) is answered and judged against the standard answer. Optional: domain, "
         "question_type (report breakdowns), gold, "
-        "validated_by ({variant: annotator}); other fields are kept as item metadata. "
+        "validated_by ({variant: annotator}), image (a PNG, JPEG, GIF or WebP file, its path relative to the "
+        "data file's folder, e.g. \"images/q001.png\", or an http(s) URL: the models get it before the "
+        "question in every variant; the judges see the text only; a path leading out of the data folder "
+        "is an error, an item whose image is missing or unreadable is skipped and counted); other fields "
+        "are kept as item metadata. "
         "`dialectbias build questions` writes standard-only items: add the dialect variants by hand "
         "(a translation pipeline is planned)."
     )
     Options = QABiasOptions
     required_variants = (STANDARD,)
+    image_fields = ("image",)
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
@@ -96,15 +102,33 @@ class QABiasTask(Task):
     def _generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = {"temperature": 0, "max_tokens": self.options.max_tokens, **model.params}
         for item in store.iter_items():
+            image = None
+            if item.metadata.get("image") is not None:
+                try:
+                    image = self._image(item)
+                except MediaError as exc:
+                    for variant in item.variants:
+                        yield Skipped(f"{exc} (variant {variant!r})",
+                                      kind="image missing or unreadable")
+                    continue
             for variant, question in item.variants.items():
                 if not isinstance(question, str) or not question.strip():
                     yield Skipped(f"item {item.id!r} variant {variant!r}: empty text")
                     continue
                 template = self._answer_template(variant)
                 text = render(template, self.templates, question=question, variant=variant)
+                content: Any = text if image is None else [image_part(image), text_part(text)]
                 yield RequestSpec(stage="generate", model=model, item_id=item.id, variant=variant,
-                                  template=template, messages=[{"role": "user", "content": text}],
+                                  template=template, messages=[{"role": "user", "content": content}],
                                   params=params)
+
+    def _image(self, item: Item) -> bytes:
+        """The bytes of the item's image (`image`: under the data file's folder, or an http(s) URL)."""
+        assert self.exp.data is not None
+        data_dir = None if self.exp.data.startswith("hf://") else self.exp.resolve(self.exp.data).parent
+        ref = item.metadata["image"]
+        path = resolve_item_image(ref, data_dir, str(self.exp.data), item.id)
+        return load_image(path, f"item {item.id!r}: image {ref!r}")[0]
 
     # -- judging ----------------------------------------------------------------------------
     def _judge_requests(self, store: Store, judge: ModelConfig) -> Iterator[RequestSpec | Skipped]:

@@ -8,17 +8,24 @@ the client under test) and stops it on exit.
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
 ``GET /health``, ``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request
 bodies), ``POST /faults`` (replace the fault spec and reset its counters).
+
+Chat content parts are checked as a real server would: an ``image_url`` part must hold a base64 data URL
+whose payload decodes to an image of its declared type (PNG, JPEG, GIF, WebP), else the answer is a 400
+naming the message and part.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import contextlib
 import hashlib
 import importlib
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -67,6 +74,48 @@ def _part_text(content: Any) -> str:
                 texts.append(part)
         return " ".join(t for t in texts if t)
     return str(content)
+
+
+#: the leading bytes of each image type the server accepts in an `image_url` data URL
+_IMAGE_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",),
+                "image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",)}
+_DATA_URL_HEADER = re.compile(r"data:(image/[\w.+-]+);base64")
+
+
+def image_part_problem(messages: list[Any]) -> str | None:
+    """What is wrong with a request's content parts, or None: text parts and `image_url` parts holding a
+    base64 data URL whose payload decodes to an image of the declared type are accepted (the OpenAI format
+    that providers send; this server fetches no URL)."""
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for j, part in enumerate(content):
+            where = f"messages[{i}].content[{j}]"
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text":
+                continue
+            if kind != "image_url":
+                return f"{where}: unsupported content part type {kind!r} (expected 'text' or 'image_url')"
+            image_url = part.get("image_url")
+            url = image_url.get("url") if isinstance(image_url, dict) else None
+            if not isinstance(url, str):
+                return f"{where}: 'image_url' must be an object with a string 'url'"
+            header, comma, payload = url.partition(",")
+            match = _DATA_URL_HEADER.fullmatch(header)
+            if not url.startswith("data:") or not comma or match is None:
+                return (f"{where}: image_url.url must be a base64 data URL (data:image/png;base64,…); got "
+                        f"{url[:40]!r} (the test server fetches no URL)")
+            mime = match[1]
+            if mime not in _IMAGE_MAGIC:
+                return f"{where}: unsupported image type {mime} (expected {', '.join(_IMAGE_MAGIC)})"
+            try:
+                data = base64.b64decode(payload, validate=True)
+            except (binascii.Error, ValueError):
+                return f"{where}: the data URL's base64 payload does not decode"
+            if not data.startswith(_IMAGE_MAGIC[mime]) or (mime == "image/webp" and data[8:12] != b"WEBP"):
+                return f"{where}: the payload is not a {mime} image (its first bytes are {data[:8]!r})"
+    return None
 
 
 def last_user_text(messages: list[Any]) -> str:
@@ -309,6 +358,9 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     if state.record_max:
         state.recorded.append({"path": request.path, "body": body,
                                "authorization": request.headers.get("Authorization")})
+    problem = image_part_problem(messages)
+    if problem is not None:
+        return _error(400, problem, "invalid_request_error")
     fault: str | None = None
     if state.faults:
         text = model + "\n" + all_text(messages) if state.faults.needs_text else ""
