@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import io
 import json
 import socket
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.judges import rlaif_json_schema
@@ -161,3 +165,54 @@ def test_utf8_is_sent_unescaped(qa_server: Any) -> None:
 
     assert "ঢাকা" in _dumps(body)
     assert json.loads(_dumps(body)) == body
+
+
+# -- image parts (issue 8.3) ------------------------------------------------------------------------
+
+
+def png(size: tuple[int, int], color: tuple[int, int, int] = (200, 10, 10)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, color).save(out, format="PNG")
+    return out.getvalue()
+
+
+def image_request(image: bytes, text: str = "কী দেখা যাচ্ছে?") -> ChatRequest:
+    return ChatRequest(messages=[{"role": "user", "content": [{"type": "image", "image": image},
+                                                               {"type": "text", "text": text}]}])
+
+
+def test_image_parts_are_sent_as_data_urls_the_server_accepts(qa_server: Any) -> None:
+    image = png((40, 30))
+    model = create_model(config(qa_server.base_url))
+    assert complete(model, image_request(image)).output
+    parts = qa_server.requests()[-1]["body"]["messages"][0]["content"]
+    assert parts[0]["type"] == "image_url" and parts[1] == {"type": "text", "text": "কী দেখা যাচ্ছে?"}
+    header, _, payload = parts[0]["image_url"]["url"].partition(",")
+    assert header == "data:image/png;base64" and base64.b64decode(payload) == image
+
+
+def test_images_above_max_image_side_are_scaled_down() -> None:
+    model = OpenAIModel(config("http://127.0.0.1:1/v1", max_image_side=100))
+    url = model.body(image_request(png((400, 50))))["messages"][0]["content"][0]["image_url"]["url"]
+    with Image.open(io.BytesIO(base64.b64decode(url.partition(",")[2]))) as img:
+        assert img.size == (100, 12)  # 400 × 50 scaled by 1/4, aspect kept
+    small = png((80, 60))
+    url = model.body(image_request(small))["messages"][0]["content"][0]["image_url"]["url"]
+    assert base64.b64decode(url.partition(",")[2]) == small  # at or below the bound: sent as stored
+
+
+def test_max_image_side_is_part_of_the_identity_only_when_set() -> None:
+    assert "max_image_side" not in config("http://x/v1").identity()
+    assert config("http://x/v1", max_image_side=512).identity()["max_image_side"] == 512
+
+
+def test_the_token_estimate_counts_an_image_by_its_tiles_not_its_bytes() -> None:
+    """A 300 KB image counted as text (the old len(str(content)) / 4) would be ~100,000 tokens."""
+    out = io.BytesIO()
+    Image.frombytes("RGB", (1024, 1024), hashlib.shake_256(b"n").digest(1024 * 1024 * 3)).save(out, format="PNG")
+    request = image_request(out.getvalue(), text="x" * 400)
+    assert len(out.getvalue()) > 300_000
+    model = OpenAIModel(config("http://127.0.0.1:1/v1"))
+    assert model.estimate_tokens(request) == 100 + 85 + 170 * 4  # 1024² → 768², 2 × 2 tiles of 512 px
+    small = OpenAIModel(config("http://127.0.0.1:1/v1", max_image_side=512))
+    assert small.estimate_tokens(request) == 100 + 85 + 170  # sent at 512², one tile

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import time
 import urllib.error
@@ -10,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from dialectbias.testing import FaultInjector, FaultSpec, TestServer, fill_schema
 
@@ -103,15 +106,44 @@ def test_echo_is_deterministic_and_openai_shaped(srv: TestServer) -> None:
     assert _content(_chat(srv, "What is a rickshaw?" + "x" * 500, model="echo-m")[2]) == content
 
 
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (4, 4), (0, 128, 255)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _image_body(url: str) -> dict[str, Any]:
+    return {"model": "vlm", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "describe"}, {"type": "image_url", "image_url": {"url": url}},
+        {"type": "text", "text": "briefly"}]}]}
+
+
 def test_content_parts_with_images(srv: TestServer) -> None:
-    body = {"model": "vlm", "messages": [{"role": "user", "content": [
-        {"type": "text", "text": "describe"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-        {"type": "text", "text": "briefly"},
-    ]}]}
-    status, _, raw = _post(srv.base_url + "/chat/completions", body)
+    url = "data:image/png;base64," + base64.b64encode(_png()).decode()
+    status, _, raw = _post(srv.base_url + "/chat/completions", _image_body(url))
     assert status == 200
     assert _content(raw) == "answer[vlm]: describe briefly"
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("data:image/png;base64,AAAA", "the payload is not a image/png image"),
+    ("data:image/png;base64,%%%not base64", "base64 payload does not decode"),
+    ("data:image/jpeg;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n1234").decode(), "not a image/jpeg image"),
+    ("data:image/tiff;base64,AAAA", "unsupported image type image/tiff"),
+    ("https://example.org/cat.png", "must be a base64 data URL"),
+    ("data:image/png,rawbytes", "must be a base64 data URL"),
+])
+def test_a_bad_image_part_is_a_400_naming_the_part(srv: TestServer, url: str, message: str) -> None:
+    status, _, raw = _post(srv.base_url + "/chat/completions", _image_body(url))
+    assert status == 400
+    error = json.loads(raw)["error"]["message"]
+    assert error.startswith("messages[0].content[1]: ") and message in error
+
+
+def test_an_unconverted_image_part_is_a_400(srv: TestServer) -> None:
+    body = {"model": "vlm", "messages": [{"role": "user", "content": [{"type": "image", "image": "x"}]}]}
+    status, _, raw = _post(srv.base_url + "/chat/completions", body)
+    assert status == 400 and "unsupported content part type 'image'" in json.loads(raw)["error"]["message"]
 
 
 def test_json_schema_conformance_and_determinism(srv: TestServer) -> None:
