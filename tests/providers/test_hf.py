@@ -410,7 +410,8 @@ def test_image_part_is_rejected() -> None:
     async def main() -> None:
         hf = make("/nonexistent")
         with pytest.raises(ProviderError, match="text-only"):
-            await hf.complete(ChatRequest(messages=messages))
+            await hf.complete(ChatRequest(messages=[{"role": "user", "content": [  # typed parts: what hf gets
+                {"type": "text", "text": "what is this?"}, {"type": "image", "image": b"\x89PNG"}]}]))
         await hf.aclose()
 
     asyncio.run(main())
