@@ -4,33 +4,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from dialectbias.config import Experiment
 from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
-from dialectbias.errors import ConfigError, DataError, validation_problems
-from dialectbias.run._stage import Stage
+from dialectbias.errors import ConfigError, DataError
+from dialectbias.run._stage import Stage, StageYield
 from dialectbias.store import Store
 
 
 class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-@dataclass(frozen=True)
-class StageYield:
-    """How many usable results one stage produced for one model (among the experiment's current requests):
-    a stage whose every model has none makes the run fail; `detail` says what was counted and why the rest
-    is unusable, e.g. "0 of 12 judgments scored (12 unscored: parse failed)"."""
-
-    stage: str
-    model_id: str
-    usable: int
-    detail: str
 
 
 class Task(ABC):
@@ -41,23 +28,23 @@ class Task(ABC):
     required_variants: ClassVar[tuple[str, ...]] = ()
     #: what `data:` must hold, shown by `dialectbias tasks` (set it on every task)
     item_format: ClassVar[str] = ""
+    #: model roles the task sends requests to (`roles:` of the experiment must name a model for each)
+    required_roles: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, experiment: Experiment) -> None:
         self.exp = experiment
-        try:
-            self.options: Any = self.Options.model_validate(experiment.options)
-        except ValidationError as exc:  # load_experiment reports these with line numbers first
-            raise ConfigError("\n".join([f"{experiment.path}: invalid experiment file",
-                                         *validation_problems(exc, "options")])) from None
+        self.options: Any = experiment.validate_options(self.Options)
         self.load_report: LoadReport | None = None
 
-    @classmethod
-    def validate_experiment(cls, experiment: Experiment) -> None:
-        """Raise ConfigError when the experiment cannot run this task (called when the file is loaded)."""
-        task = cls(experiment)
-        task.check()
+    def check_roles(self) -> None:
+        """ConfigError naming the task and the role when the experiment has no model for a required role."""
+        for role in self.required_roles:
+            if role not in self.exp.roles:
+                raise ConfigError(f"{self.exp.where('roles')}: task {self.name!r} needs a model for role {role!r}: "
+                                  f"add `roles: {{{role}: {{id: …, provider: …, model: …}}}}` to the experiment")
 
     def check(self) -> None:
+        """Raise ConfigError when the experiment cannot run this task (called when the file is loaded)."""
         if self.exp.data is None:
             raise ConfigError(f"{self.exp.path}: task {self.name!r} needs `data:` (a file or hf://name)")
         known = known_variants(self.exp.dialects)
