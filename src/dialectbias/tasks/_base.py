@@ -13,7 +13,7 @@ from dialectbias.config import Experiment
 from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.run._stage import Stage, StageYield
-from dialectbias.store import Store
+from dialectbias.store import ResultCounts, Store
 
 
 class NoOptions(BaseModel):
@@ -80,15 +80,12 @@ class Task(ABC):
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Usable results per stage × model among the current requests; by default successful results.
         Tasks override this for stages whose results can be unusable (unscored judgments, rejected answers)."""
-        counts = {(r[0], r[1]): (r[2], r[3], r[4]) for r in store.query(
-            "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
-            "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
-            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
-            "GROUP BY r.stage, r.model_id")}
+        counts = store.result_counts()
         out = []
         for stage in self.stages():
             for model in stage.models:
-                n, ok, failed = counts.get((stage.name, model.id), (0, 0, 0))
+                c = counts.get((stage.name, model.id), ResultCounts(0, 0, 0))
+                n, ok, failed = c.requests, c.ok, c.failed
                 detail = (f"{ok} of {n} requests succeeded ({failed} failed, {n - ok - failed} not done)" if n
                           else "no requests (nothing to send)")
                 out.append(StageYield(stage.name, model.id, ok, detail))
