@@ -1,6 +1,62 @@
-"""The Python API: what the CLI commands do, callable from notebooks and scripts."""
+"""The Python API: what the CLI commands do, callable from notebooks and scripts.
 
-from dialectbias.config import load_experiment
-from dialectbias.run import RunSummary, run_experiment
+This is the layer that resolves an experiment file's task and hands it to the run machinery and the
+report, so neither of them looks tasks up (the sub-packages import each other in one direction only)."""
 
-__all__ = ["RunSummary", "load_experiment", "run_experiment"]
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from dialectbias.config import Experiment
+from dialectbias.config import load_experiment as load_experiment_file
+from dialectbias.report.build import write_report
+from dialectbias.run import GenerationImport, RunSummary, check_executor, run_task
+from dialectbias.run import import_generations as import_into_store
+from dialectbias.run._status import StatusReport
+from dialectbias.run._status import read_status as read_store_status
+from dialectbias.store import Store
+from dialectbias.tasks import Task, load_task
+
+
+def open_experiment(path: str | Path) -> tuple[Experiment, Task]:
+    """The experiment file and its task, both checked (keys, models, roles, task options, executor)."""
+    exp = load_experiment_file(path)
+    task = load_task(exp)
+    check_executor(exp)
+    return exp, task
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment file, task settings included; ConfigError names the file, key and line."""
+    return open_experiment(path)[0]
+
+
+def run_experiment(path: str | Path, *, progress: bool = True, console: Console | None = None) -> RunSummary:
+    """Run (or resume) an experiment: only requests without a stored result are sent."""
+    exp, task = open_experiment(path)
+    return run_task(exp, task, progress=progress, console=console)
+
+
+def build_report(path: str | Path, out_dir: str | Path) -> Path:
+    """Write the task's CSV tables and `out_dir/index.html`; returns the index's path."""
+    exp, task = open_experiment(path)
+    return write_report(exp, task.report, out_dir)
+
+
+def import_generations(path: str | Path, file: str | Path) -> GenerationImport:
+    """Store the outputs of a JSONL file as the experiment's generations (see `dialectbias import-generations`)."""
+    exp, task = open_experiment(path)
+    return import_into_store(exp, task, file)
+
+
+def read_status(path: str | Path) -> tuple[Experiment, StatusReport]:
+    """Progress per stage × model and the judgment counts of the experiment's store."""
+    exp, task = open_experiment(path)
+    with Store.open(exp.store_path, create=False) as store:
+        return exp, read_store_status(exp, task.stages(), store)
+
+
+__all__ = ["RunSummary", "build_report", "import_generations", "load_experiment", "open_experiment", "read_status",
+           "run_experiment"]

@@ -135,12 +135,12 @@ def test_wrong_api_key_fails_and_is_never_shown_or_stored(qa: Any, cli: Any, key
 
 def test_an_unexpected_exception_is_one_message_not_a_traceback(cli: Any, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import dialectbias.report.build as build
+    import dialectbias.api as api
 
     def broken(*_: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(build, "build_report", broken)
+    monkeypatch.setattr(api, "build_report", broken)
     monkeypatch.delenv("DIALECTBIAS_DEBUG", raising=False)
     result = cli("report", tmp_path / "exp.yaml", "--out", tmp_path / "r")
     assert result.exit_code == 1

@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dialectbias.cli import _data, _review  # noqa: F401 - registers the commands
 from dialectbias.config import load_experiment
 from dialectbias.data import iter_items
 from dialectbias.errors import DataError

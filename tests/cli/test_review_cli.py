@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dialectbias.cli import _data, _review  # noqa: F401 - registers the commands
 from dialectbias.judges import rlaif_score
 from dialectbias.review import HUMAN_COLUMNS
 from dialectbias.store import Store

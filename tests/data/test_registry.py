@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dialectbias.config import load_experiment
+from dialectbias.api import load_experiment
 from dialectbias.data import iter_items, known_variants
 from dialectbias.errors import ConfigError, DataError
 

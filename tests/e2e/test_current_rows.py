@@ -94,16 +94,16 @@ def test_changed_params_status_counts_no_old_failure(qa_server: Any, qa_project:
 
 def interrupt_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run stops while generating (as Ctrl-C would), after the generate stage was compiled."""
-    from dialectbias.run import _runner
+    from dialectbias.run._executor import LocalExecutor
 
-    original = _runner.execute_stage
+    original = LocalExecutor.run_stage
 
-    async def stop_in_generate(stage: Any, *args: Any, **kwargs: Any) -> None:
+    async def stop_in_generate(self: Any, stage: Any, *args: Any, **kwargs: Any) -> None:
         if stage.name == "generate":
             raise KeyboardInterrupt
-        await original(stage, *args, **kwargs)
+        await original(self, stage, *args, **kwargs)
 
-    monkeypatch.setattr(_runner, "execute_stage", stop_in_generate)
+    monkeypatch.setattr(LocalExecutor, "run_stage", stop_in_generate)
 
 
 def test_interrupted_first_run_shows_the_judge_stage_not_compiled(

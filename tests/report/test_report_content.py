@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 import dialectbias.report._plots as plots
+from dialectbias.api import build_report
 from dialectbias.config import load_experiment
-from dialectbias.report.build import build_report
-from dialectbias.run._import import import_generations
+from dialectbias.run import import_generations
 from dialectbias.tasks import get_task
 
 TABLE = re.compile(r"<table(?P<attrs>[^>]*)>(?P<body>.*?)</table>(?:</div>)?\s*"
@@ -178,7 +178,7 @@ def store_answers(exp_path: Path, reject_every: int | None) -> None:
                           "output": output})
     gen = exp_path.parent / "gen.jsonl"
     gen.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
-    import_generations(exp, gen)
+    import_generations(exp, task, gen)
 
 
 def test_association_naming_report(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
+from dialectbias.api import run_experiment
 from dialectbias.cli import _data  # noqa: F401 - registers `build questions`
 from dialectbias.cli._app import EXIT_EMPTY, EXIT_ERROR
-from dialectbias.run import run_experiment
 from dialectbias.store import Store
 
 

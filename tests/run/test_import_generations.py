@@ -10,11 +10,15 @@ import pytest
 
 from dialectbias.config import load_experiment
 from dialectbias.errors import DataError
-from dialectbias.run import import_generations
+from dialectbias.run import import_generations as import_into_store
 from dialectbias.store import Store
 from dialectbias.tasks import get_task
 
 URL = "http://127.0.0.1:9/v1"  # never called: importing sends nothing
+
+
+def import_generations(exp: Any, path: Path) -> Any:
+    return import_into_store(exp, get_task(exp.task)(exp), path)
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from dialectbias.api import run_experiment
 from dialectbias.errors import ConfigError
-from dialectbias.run import StageStats, run_experiment
+from dialectbias.run import StageStats
 from dialectbias.run._progress import INTERVAL_ENV, ProgressView, progress_interval
 
 LINE = re.compile(r"^progress (\w+) · ([\w-]+): (\d+)/(\d+) \(\d+%\) · (.+?) · cached (\d+) · errors (\d+) · ")

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from scipy import stats
 
+from dialectbias.api import build_report
 from dialectbias.config import load_experiment
-from dialectbias.report.build import build_report
-from dialectbias.run._import import import_generations
+from dialectbias.run import import_generations
 from dialectbias.tasks import get_task
 
 N_RESAMPLES = 2_000
@@ -68,7 +68,7 @@ def import_designed(exp_path: Path) -> None:
                           "output": output})
     gen = exp_path.parent / "generations.jsonl"
     gen.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    assert import_generations(exp, gen).imported == len(lines)
+    assert import_generations(exp, task, gen).imported == len(lines)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_usage_setting_report_with_readme_items(tmp_path: Path) -> None:
     assert len(lines) == 3  # one prompt per item × dialect × trait
     gen = tmp_path / "gen.jsonl"
     gen.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    import_generations(exp, gen)
+    import_generations(exp, task, gen)
 
     index = build_report(exp_path, tmp_path / "report")
     assert index.is_file()

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dialectbias.api import build_report
 from dialectbias.data import Item
 from dialectbias.metrics import critical_bias_sensitivity, lin_ccc, paired_test
-from dialectbias.report.build import build_report
 from dialectbias.store import Store, dumps
 from dialectbias.tasks._qa_report import OVERRIDE_KIND, load_judgments
 

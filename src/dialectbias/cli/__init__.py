@@ -1,5 +1,5 @@
 """The `dialectbias` command line."""
 
-from dialectbias.cli._app import app, main
+from dialectbias.cli._main import app, main
 
 __all__ = ["app", "main"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -16,6 +15,7 @@ from rich.markup import escape
 
 from dialectbias.errors import DialectBiasError
 
+#: the `dialectbias` command; its commands are registered in one place, `dialectbias.cli._main`
 app = typer.Typer(name="dialectbias", no_args_is_help=True, add_completion=False,
                   help="Measure how language models treat speakers of regional dialects.")
 console = Console()
@@ -64,12 +64,3 @@ def clear_errors(fn: F) -> F:
 
     return wrapper  # type: ignore[return-value]
 
-
-def main() -> None:
-    from dialectbias.cli import _commands, _data, _quickstart, _review, _tasks  # noqa: F401 - registers the commands
-
-    app(prog_name="dialectbias")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

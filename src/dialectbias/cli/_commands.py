@@ -15,7 +15,6 @@ from dialectbias.cli._app import (
     EXIT_ERROR,
     EXIT_FAILURES,
     ExperimentArg,
-    app,
     clear_errors,
     console,
     err_console,
@@ -77,7 +76,6 @@ def print_summary(summary: RunSummary) -> None:
     console.print(f"store: {summary.store}", highlight=False, overflow="fold")
 
 
-@app.command()
 @clear_errors
 def run(experiment: ExperimentArg,
         progress: Annotated[bool, typer.Option(
@@ -93,7 +91,7 @@ def run(experiment: ExperimentArg,
 
     Example: dialectbias run bn-qa.yaml
     """
-    from dialectbias.run import run_experiment
+    from dialectbias.api import run_experiment
 
     summary = run_experiment(experiment, progress=progress, console=console)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
@@ -111,7 +109,6 @@ def run(experiment: ExperimentArg,
         raise typer.Exit(EXIT_EMPTY if summary.empty else EXIT_FAILURES)
 
 
-@app.command()
 @clear_errors
 def status(experiment: ExperimentArg) -> None:
     """Show progress per stage and model (current requests; superseded ones apart), stages not compiled yet,
@@ -119,13 +116,9 @@ def status(experiment: ExperimentArg) -> None:
 
     Example: dialectbias status bn-qa.yaml
     """
-    from dialectbias.config import load_experiment
-    from dialectbias.run._status import read_status
-    from dialectbias.store import Store
+    from dialectbias.api import read_status
 
-    exp = load_experiment(experiment)
-    with Store.open(exp.store_path, create=False) as store:
-        report = read_status(exp, store)
+    exp, report = read_status(experiment)
     console.print(Text(f"status of {exp.name}", style="bold"), soft_wrap=True)
     if not report.blocks:
         console.print("no requests yet: run `dialectbias run` first")
@@ -151,7 +144,6 @@ def status(experiment: ExperimentArg) -> None:
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
 
 
-@app.command()
 @clear_errors
 def export(experiment: ExperimentArg,
            out: Annotated[Path, typer.Option("--out", help="output directory")],
@@ -160,7 +152,7 @@ def export(experiment: ExperimentArg,
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     """
-    from dialectbias.config import load_experiment
+    from dialectbias.api import load_experiment
     from dialectbias.errors import ConfigError
     from dialectbias.store import Store
     from dialectbias.store._export import export_store
@@ -174,7 +166,6 @@ def export(experiment: ExperimentArg,
         console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}")
 
 
-@app.command()
 @clear_errors
 def report(experiment: ExperimentArg,
            out: Annotated[Path, typer.Option("--out", help="output directory")] = Path("report")) -> None:
@@ -182,7 +173,7 @@ def report(experiment: ExperimentArg,
 
     Example: dialectbias report bn-qa.yaml --out report/
     """
-    from dialectbias.report.build import build_report
+    from dialectbias.api import build_report
 
     index = build_report(experiment, out)
     console.print(f"report: {index}")

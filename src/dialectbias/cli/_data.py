@@ -11,13 +11,9 @@ import typer
 from rich.table import Table
 
 from dialectbias.cli import _app
-from dialectbias.cli._app import ExperimentArg, app, clear_errors
-
-build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets).")
-app.add_typer(build_app, name="build")
+from dialectbias.cli._app import ExperimentArg, clear_errors
 
 
-@app.command("import-generations")
 @clear_errors
 def import_generations(
         experiment: ExperimentArg,
@@ -31,16 +27,15 @@ def import_generations(
 
     Example: dialectbias import-generations bn-qa.yaml outputs/qwen3-8b.jsonl
     """
-    from dialectbias.config import load_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.run import import_generations as run_import
 
-    exp = load_experiment(experiment)
-    summary = run_import(exp, file)
+    exp, task = open_experiment(experiment)
+    summary = run_import(exp, task, file)
     _app.console.print(f"{file}: {summary.lines} line(s): {summary.imported} imported, {summary.unchanged} "
                        f"unchanged (already stored) → {exp.store_path}", highlight=False)
 
 
-@build_app.command("questions")
 @clear_errors
 def questions(
         out: Annotated[Path, typer.Option("--out", help="items JSONL to write")],

@@ -8,12 +8,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from dialectbias.cli._app import app, clear_errors, console
+from dialectbias.cli._app import clear_errors, console
 from dialectbias.cli._commands import print_summary
 from dialectbias.quickstart import SAMPLES
 
 
-@app.command()
 @clear_errors
 def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write the experiment, store and "
                                                   "report")] = Path("dialectbias-quickstart"),
@@ -26,10 +25,9 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
 
     Example: dialectbias quickstart --out ./dialectbias-quickstart
     """
+    from dialectbias.api import build_report, run_experiment
     from dialectbias.providers._hf_config import choose_threads
     from dialectbias.quickstart import BATCH_SIZE, LANGUAGES, duration_text, n_prompts, write_quickstart
-    from dialectbias.report.build import build_report
-    from dialectbias.run import run_experiment
     from dialectbias.run._progress import progress_interval
 
     path = write_quickstart(out, samples)

@@ -8,16 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dialectbias.cli import _app
-from dialectbias.cli._app import ExperimentArg, app, clear_errors
+from dialectbias.cli._app import ExperimentArg, clear_errors
 
 if TYPE_CHECKING:
     from dialectbias.config import Experiment
     from dialectbias.review import ReviewQueue
     from dialectbias.store import Store
-
-review_app = typer.Typer(no_args_is_help=True,
-                         help="Human review of low-confidence judgments (CSV round trip).")
-app.add_typer(review_app, name="review")
 
 JudgeOption = Annotated[str | None, typer.Option("--judge", help="judge id (default: the primary judge)")]
 ExcelOption = Annotated[bool, typer.Option(
@@ -40,7 +36,6 @@ def _queue(exp: Experiment, store: Store, judge: str | None) -> ReviewQueue:
                        confidence_threshold=exp.review.confidence_threshold)
 
 
-@review_app.command("export")
 @clear_errors
 def export_queue(experiment: ExperimentArg,
                  out: Annotated[Path, typer.Option("--out", help="CSV file to write")],
@@ -53,7 +48,7 @@ def export_queue(experiment: ExperimentArg,
 
     Example: dialectbias review export bn-qa.yaml --out queue.csv
     """
-    from dialectbias.config import load_experiment
+    from dialectbias.api import load_experiment
     from dialectbias.review import write_review_csv
     from dialectbias.store import Store
 
@@ -65,7 +60,6 @@ def export_queue(experiment: ExperimentArg,
                        f"{queue.confidence_threshold} or flagged) → {out}", highlight=False)
 
 
-@review_app.command("import")
 @clear_errors
 def import_queue(experiment: ExperimentArg,
                  csv_file: Annotated[Path, typer.Argument(help="the filled-in queue CSV",
@@ -78,7 +72,7 @@ def import_queue(experiment: ExperimentArg,
 
     Example: dialectbias review import bn-qa.yaml queue.csv --annotator rahim
     """
-    from dialectbias.config import load_experiment
+    from dialectbias.api import load_experiment
     from dialectbias.review import ReviewQueue
     from dialectbias.store import Store
 
@@ -90,7 +84,6 @@ def import_queue(experiment: ExperimentArg,
                        f"{summary.unchanged} unchanged (already stored)", highlight=False)
 
 
-@review_app.command("calibration")
 @clear_errors
 def calibration(experiment: ExperimentArg,
                 out: Annotated[Path, typer.Option("--out", help="CSV file to write")],
@@ -106,7 +99,7 @@ def calibration(experiment: ExperimentArg,
 
     Example: dialectbias review calibration bn-qa.yaml --out calibration.csv --per-level 100 --seed 1
     """
-    from dialectbias.config import load_experiment
+    from dialectbias.api import load_experiment
     from dialectbias.review import write_review_csv
     from dialectbias.store import Store
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from dialectbias.cli import _app
-from dialectbias.cli._app import app, clear_errors
+from dialectbias.cli._app import clear_errors
 
 _NAMES = {str: "string", int: "integer", float: "number", bool: "true/false", type(None): "null"}
 _BOUNDS = (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<"))
@@ -99,7 +99,6 @@ def task_help(name: str, width: int = 80) -> str:
     return "\n".join(lines)
 
 
-@app.command()
 @clear_errors
 def tasks(name: Annotated[str | None, typer.Argument(help="one task (default: all)", show_default=False)]
           = None) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
 from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, yaml_line
@@ -36,6 +36,10 @@ class Experiment(BaseModel):
     variants: list[str] | None = None
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
+    roles: dict[str, ModelConfig] = Field(
+        default_factory=dict, description="models a task needs for a role (e.g. extractor, translator): role -> "
+        "a model config like those of `models` (its `id` defaults to the role name)")
+    executor: str = Field(default="local", description="how requests are sent: local (asyncio, the default)")
     store: str | None = None
     options: dict[str, Any] = Field(default_factory=dict, description="task-specific settings")
     review: ReviewSettings = Field(default_factory=ReviewSettings)
@@ -49,23 +53,16 @@ class Experiment(BaseModel):
     _path: Path | None = PrivateAttr(default=None)
     _node: Any = PrivateAttr(default=None)
 
-    @field_validator("models", "judges", mode="before")
+    @field_validator("models", "judges", "roles", mode="before")
     @classmethod
     def _provider_specific(cls, value: Any) -> Any:
         """Validate each model against its provider's own settings model."""
+        if isinstance(value, dict):
+            return {name: _provider_config({"id": name, **entry} if isinstance(entry, dict) else entry)
+                    for name, entry in value.items()}
         if not isinstance(value, list):
             return value
-        out = []
-        for entry in value:
-            if isinstance(entry, dict) and isinstance(entry.get("provider"), str):
-                try:
-                    cls = config_class(entry["provider"])
-                except ConfigError as exc:
-                    raise ValueError(str(exc)) from None
-                out.append(cls.model_validate(entry))
-            else:
-                out.append(entry)
-        return out
+        return [_provider_config(entry) for entry in value]
 
     @field_validator("models", "judges")
     @classmethod
@@ -74,6 +71,15 @@ class Experiment(BaseModel):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             raise ValueError(f"duplicate model id(s): {', '.join(dup)}")
+        return value
+
+    @field_validator("roles")
+    @classmethod
+    def _role_ids_are_their_own(cls, value: dict[str, ModelConfig], info: ValidationInfo) -> dict[str, ModelConfig]:
+        taken = {m.id for section in ("models", "judges") for m in info.data.get(section) or []}
+        for name, config in value.items():
+            if config.id in taken:
+                raise ValueError(_clash(name, config.id))
         return value
 
     @property
@@ -98,15 +104,44 @@ class Experiment(BaseModel):
         return self.resolve(self.store) if self.store else self.base_dir / f"{self.name}.sqlite"
 
     def model(self, model_id: str) -> ModelConfig:
-        for m in [*self.models, *self.judges]:
+        for m in self.all_models():
             if m.id == model_id:
                 return m
-        raise ConfigError(f"{self.path}: no model or judge with id {model_id!r}")
+        raise ConfigError(f"{self.path}: no model, judge or role model with id {model_id!r}")
+
+    def all_models(self) -> list[ModelConfig]:
+        """Models, judges and role models."""
+        return [*self.models, *self.judges, *self.roles.values()]
+
+    def role(self, name: str) -> ModelConfig:
+        """The model configured for a role (`roles: {NAME: …}`); ConfigError when there is none."""
+        if name not in self.roles:
+            raise ConfigError(f"{self.where('roles')}: no model for role {name!r} under `roles:` "
+                              f"(roles: {', '.join(self.roles) or 'none'})")
+        return self.roles[name]
+
+    def validate_options(self, options: type[BaseModel]) -> Any:
+        """`options:` validated against a task's options model; ConfigError naming each bad key and line."""
+        try:
+            return options.model_validate(self.options)
+        except ValidationError as exc:
+            raise ConfigError("\n".join([f"{self.path}: invalid experiment file", *_format_validation_error(
+                exc, self._node, ("options",), known=list(options.model_fields))])) from None
 
     @property
     def primary_judge(self) -> ModelConfig | None:
         primaries = [j for j in self.judges if j.role in (None, "primary")]
         return primaries[0] if primaries else None
+
+
+def _provider_config(entry: Any) -> Any:
+    if isinstance(entry, dict) and isinstance(entry.get("provider"), str):
+        try:
+            cls = config_class(entry["provider"])
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return cls.model_validate(entry)
+    return entry
 
 
 def _unknown_key(key: Any, known: Collection[str] | None) -> str:
@@ -140,11 +175,13 @@ def _validate_models(data: dict[str, Any], node: Any) -> tuple[list[str], set[st
     Returns the problems and the sections they were found in."""
     problems: list[str] = []
     sections: set[str] = set()
-    for section in ("models", "judges"):
+    for section in ("models", "judges", "roles"):
         entries = data.get(section)
-        if not isinstance(entries, list):
+        if isinstance(entries, dict):  # roles: name -> config, whose id defaults to the name
+            entries.update({name: {"id": name, **entry} for name, entry in entries.items() if isinstance(entry, dict)})
+        elif not isinstance(entries, list):
             continue
-        for i, entry in enumerate(entries):
+        for i, entry in (entries.items() if isinstance(entries, dict) else enumerate(entries)):
             if not isinstance(entry, dict):
                 continue
             provider = entry.get("provider")
@@ -158,10 +195,33 @@ def _validate_models(data: dict[str, Any], node: Any) -> tuple[list[str], set[st
             except ValidationError as exc:
                 problems += _format_validation_error(exc, node, (section, i), known=list(cls.model_fields))
                 sections.add(section)
+    clashes = _role_clashes(data, node)
+    if clashes:
+        problems += clashes
+        sections.add("roles")
     return problems, sections
 
 
-def _provider_problem(node: Any, section: str, i: int, provider: Any) -> str:
+def _clash(role: str, model_id: str) -> str:
+    return f"role {role!r}: id {model_id!r} is already a model or judge id (give the role model an id of its own)"
+
+
+def _role_clashes(data: dict[str, Any], node: Any) -> list[str]:
+    """Role models whose id is a model's or a judge's (each with its line)."""
+    roles = data.get("roles")
+    if not isinstance(roles, dict):
+        return []
+    taken = {m.id for section in ("models", "judges") for m in data.get(section) or []
+             if isinstance(m, ModelConfig)}
+    problems = []
+    for name, config in roles.items():
+        if isinstance(config, ModelConfig) and config.id in taken:
+            line = yaml_line(node, ("roles", name, "id")) or yaml_line(node, ("roles", name))
+            problems.append(f"  - roles.{name}.id{f' (line {line})' if line else ''}: {_clash(name, config.id)}")
+    return problems
+
+
+def _provider_problem(node: Any, section: str, i: int | str, provider: Any) -> str:
     names = provider_names()
     line = yaml_line(node, (section, i, "provider"))
     where = f"  - {section}.{i}.provider{f' (line {line})' if line else ''}: "
@@ -173,7 +233,9 @@ def _provider_problem(node: Any, section: str, i: int, provider: Any) -> str:
 
 
 def load_experiment(path: str | Path) -> Experiment:
-    """Read and validate an experiment file; raise ConfigError with the file and key at fault."""
+    """Read and validate an experiment file; raise ConfigError with the file and key at fault.
+
+    The task's own checks (its options, data, roles) come on top: `dialectbias.api.load_experiment`."""
     path = Path(path).expanduser().resolve()
     if not path.is_file():
         raise ConfigError(f"{path}: experiment file not found")
@@ -198,16 +260,4 @@ def load_experiment(path: str | Path) -> Experiment:
     if problems:
         raise ConfigError("\n".join([f"{path}: invalid experiment file", *problems]))
     exp._path, exp._node = path, node
-    from dialectbias.tasks import get_task  # the task validates its own options
-
-    try:
-        task_cls = get_task(exp.task)
-    except ConfigError as exc:
-        raise ConfigError(f"{exp.where('task')}: task: {exc}") from None
-    try:
-        task_cls.Options.model_validate(exp.options)
-    except ValidationError as exc:
-        raise ConfigError("\n".join([f"{path}: invalid experiment file", *_format_validation_error(
-            exc, node, ("options",), known=list(task_cls.Options.model_fields))])) from None
-    task_cls.validate_experiment(exp)
     return exp

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from dialectbias.config import load_experiment
+from dialectbias.config import Experiment
 from dialectbias.report._html import write_html
 from dialectbias.store import Store
-from dialectbias.tasks import get_task
+
+#: a task's `report(store, out_dir)`: writes its CSV tables and returns title, sections and metadata
+TaskReport = Callable[[Store, Path], dict[str, Any]]
 
 
-def build_report(experiment_path: str | Path, out_dir: str | Path) -> Path:
-    exp = load_experiment(experiment_path)
-    task = get_task(exp.task)(exp)
+def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path) -> Path:
+    """Run the task's report over the experiment's store and write `out_dir/index.html`
+    (`dialectbias.api.build_report` does it from the experiment file)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with Store.open(exp.store_path, create=False) as store:
-        result = task.report(store, out)
+        result = task_report(store, out)
         calls = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) "
                             "FROM results WHERE request_id IN (SELECT request_id FROM current_requests)")[0]
     metadata = {"experiment": exp.name, "task": exp.task, "experiment file": str(exp.path),

@@ -20,8 +20,7 @@ from typing import Any
 
 from dialectbias.errors import DataError
 from dialectbias.judges import RLAIF_CATEGORIES, rlaif_score
-from dialectbias.store import Store, dumps
-from dialectbias.tasks._qa_report import OVERRIDE_KIND
+from dialectbias.store import OVERRIDE_KIND, Store, dumps
 
 LIKERT_FIELDS: tuple[str, ...] = tuple(name for name, _ in RLAIF_CATEGORIES)
 JUDGE_COLUMNS: tuple[str, ...] = tuple(f"judge_{name}" for name in LIKERT_FIELDS)

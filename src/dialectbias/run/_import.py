@@ -21,9 +21,8 @@ from dialectbias.config import Experiment
 from dialectbias.data import read_jsonl
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped
+from dialectbias.run._stage import Skipped, StagedTask
 from dialectbias.store import PARTS_KEY, RunLock, Store, dumps
-from dialectbias.tasks import get_task
 
 GENERATE_STAGE = "generate"
 MAX_REPORTED_PROBLEMS = 20
@@ -83,7 +82,7 @@ def _short(text: str, n: int = 60) -> str:
     return repr(text if len(text) <= n else text[:n] + "…")
 
 
-def import_generations(exp: Experiment, path: str | Path) -> GenerationImport:
+def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> GenerationImport:
     """Store the outputs of a JSONL file ({item_id, variant, model, output, optional finish_reason,
     tokens_in, tokens_out, latency_s, metadata}) as generations of the experiment, all or nothing.
 
@@ -91,7 +90,6 @@ def import_generations(exp: Experiment, path: str | Path) -> GenerationImport:
     models/items/variants, and naming both sides when an output differs from a stored one.
     """
     path = Path(path).expanduser().resolve()
-    task = get_task(exp.task)(exp)
     stage = next((s for s in task.stages() if s.name == GENERATE_STAGE), None)
     if stage is None:
         raise ConfigError(f"{exp.path}: task {exp.task!r} has no generation stage to import into")

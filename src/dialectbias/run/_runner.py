@@ -5,22 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from dialectbias import __version__
-from dialectbias.config import Experiment, load_experiment
-from dialectbias.providers import ModelAPI, ModelConfig, create_model
-from dialectbias.run._executor import execute_stage
+from dialectbias.config import Experiment
+from dialectbias.providers import ModelConfig
+from dialectbias.run._executors import Executor, get_executor
 from dialectbias.run._progress import ProgressView
 from dialectbias.run._specs import RequestSpec, content_hash
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import SCHEMA_VERSION, RunLock, Store
-from dialectbias.tasks import get_task
-from dialectbias.tasks._base import StageYield, Task
 
 
 def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
@@ -33,7 +30,7 @@ def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model:
                          "inputs": inputs, "upstream": upstream})
 
 
-def _compile(exp: Experiment, task: Task, stage: Stage, earlier: list[str], store: Store,
+def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str], store: Store,
              model_stats: dict[str, StageStats]) -> None:
     """Build the stage's requests into the store, or reuse the set built by an identical earlier run."""
     marks = ",".join("?" * len(earlier))
@@ -68,27 +65,23 @@ def _compile(exp: Experiment, task: Task, stage: Stage, earlier: list[str], stor
         stats.already_done = stats.total - store.count_pending(stage.name, model.id)
 
 
-async def _run_stages(exp: Experiment, task: Task, stages: list[Stage], store: Store, view: ProgressView,
-                      summary: RunSummary) -> None:
-    clients: dict[str, ModelAPI] = {}
+async def _run_stages(exp: Experiment, task: StagedTask, stages: list[Stage], store: Store, view: ProgressView,
+                      summary: RunSummary, executor: Executor) -> None:
     try:
         for stage in stages:
             stats = {m.id: StageStats(stage=stage.name, model_id=m.id) for m in stage.models}
             _compile(exp, task, stage, [s.name for s in stages[:stages.index(stage)]], store, stats)
             summary.stages.extend(stats.values())
-            for m in stage.models:
-                if m.id not in clients and store.count_pending(stage.name, m.id):
-                    clients[m.id] = create_model(m)
+            await executor.prepare(stage, store)
             view.add(stage.name, stats)
-            await execute_stage(stage, store, clients, stats, view.hook, seed=exp.seed)
+            await executor.run_stage(stage, store, stats, view.hook)
             for m in stage.models:
                 stats[m.id].cost = m.cost(stats[m.id].tokens_in, stats[m.id].tokens_out)
     finally:
-        for client in clients.values():
-            await client.aclose()
+        await executor.aclose()
 
 
-def _save_items(exp: Experiment, task: Task, store: Store) -> list[str]:
+def _save_items(exp: Experiment, task: StagedTask, store: Store) -> list[str]:
     """Load and store the items, unless the same inputs were stored by the previous run; return the
     warnings loading them gave (kept in the store, so a run that reuses the items repeats them)."""
     inputs = task.input_identity()
@@ -102,7 +95,7 @@ def _save_items(exp: Experiment, task: Task, store: Store) -> list[str]:
     return list(json.loads(store.get_meta("input_warnings") or "[]"))
 
 
-def _check_yields(task: Task, store: Store, summary: RunSummary) -> None:
+def _check_yields(task: StagedTask, store: Store, summary: RunSummary) -> None:
     """A stage with no usable result for any model empties the run; one model without any is a warning."""
     by_stage: dict[str, list[StageYield]] = {}
     for y in task.stage_yields(store):
@@ -116,12 +109,12 @@ def _check_yields(task: Task, store: Store, summary: RunSummary) -> None:
                                  for y in yields if not y.usable]
 
 
-def run_experiment(experiment_path: str | Path, *, progress: bool = True,
-                   console: Console | None = None) -> RunSummary:
-    """Run (or resume) an experiment: only requests without a stored result are sent."""
+def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
+             console: Console | None = None) -> RunSummary:
+    """Run (or resume) an experiment's task (`dialectbias.api.run_experiment` loads both from the file): only
+    requests without a stored result are sent, by the experiment's executor."""
     started = time.perf_counter()
-    exp = load_experiment(experiment_path)
-    task = get_task(exp.task)(exp)
+    executor_cls = get_executor(exp)
     with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         input_warnings = _save_items(exp, task, store)
@@ -129,7 +122,7 @@ def run_experiment(experiment_path: str | Path, *, progress: bool = True,
         store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)
         summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=input_warnings)
         with ProgressView(console, progress) as view:
-            asyncio.run(_run_stages(exp, task, stages, store, view, summary))
+            asyncio.run(_run_stages(exp, task, stages, store, view, summary, executor_cls(exp)))
         summary.outcome = task.summary_lines(store)
         _check_yields(task, store, summary)
     summary.seconds = time.perf_counter() - started

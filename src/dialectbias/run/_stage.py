@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from dialectbias.data import Item
 from dialectbias.judges._structured import StructuredParse
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
@@ -54,3 +55,37 @@ class Stage:
     build: Callable[[Store, ModelConfig], Iterator[RequestSpec | Skipped]]
     rubric: type[BaseModel] | None = None
     finalize: Callable[[Store, sqlite3.Row, Outcome], list[Write]] | None = None
+
+    def validator(self, model_id: str) -> type[BaseModel] | None:
+        """The pydantic model `model_id`'s answers are validated against (None: plain text); by default
+        `rubric` for every model of the stage."""
+        return self.rubric
+
+
+@dataclass(frozen=True)
+class StageYield:
+    """How many usable results one stage produced for one model (among the experiment's current requests):
+    a stage whose every model has none makes the run fail; `detail` says what was counted and why the rest
+    is unusable, e.g. "0 of 12 judgments scored (12 unscored: parse failed)"."""
+
+    stage: str
+    model_id: str
+    usable: int
+    detail: str
+
+
+class StagedTask(Protocol):
+    """What the run machinery needs from a task (`dialectbias.tasks.Task` is one): the runner is given it,
+    it never looks a task up itself."""
+
+    def stages(self) -> list[Stage]: ...
+
+    def load_items(self) -> Iterable[Item]: ...
+
+    def input_warnings(self) -> list[str]: ...
+
+    def input_identity(self) -> list[Any] | None: ...
+
+    def stage_yields(self, store: Store) -> list[StageYield]: ...
+
+    def summary_lines(self, store: Store) -> list[str]: ...

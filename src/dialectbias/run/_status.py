@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from dialectbias.config import Experiment
-from dialectbias.store import Store
-from dialectbias.tasks import get_task
+from dialectbias.run._stage import Stage
+from dialectbias.store import OVERRIDE_KIND, Store
 
 REASK_SUFFIX = ":reask"
-OVERRIDE_KIND = "rlaif_override"  # dialectbias.tasks._qa_report.OVERRIDE_KIND (not imported: no pandas here)
 
 State = Literal["compiled", "outdated", "not compiled", "superseded"]
 
@@ -75,10 +74,10 @@ class StatusReport:
     judgments: JudgmentCounts = field(default_factory=JudgmentCounts)
 
 
-def read_status(exp: Experiment, store: Store) -> StatusReport:
-    stages = get_task(exp.task)(exp).stages()
+def read_status(exp: Experiment, stages: list[Stage], store: Store) -> StatusReport:
+    """Per stage × model of the task's `stages`, in order; then the judgments."""
     compiled = store.current_stages()
-    configs = {m.id: m for m in [*exp.models, *exp.judges]}
+    configs = {m.id: m for m in exp.all_models()}
     blocks: dict[tuple[str, str], StageBlock] = {}
     order: dict[tuple[str, str], tuple[int, int, int]] = {}
     for i, stage in enumerate(stages):

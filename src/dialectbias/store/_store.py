@@ -13,6 +13,7 @@ from typing import Any, Literal
 from dialectbias.data import Item
 from dialectbias.errors import StoreError
 from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, unpack_messages
+from dialectbias.store._records import ResultCounts, StageResult
 from dialectbias.store._schema import MIGRATIONS, SCHEMA_VERSION
 
 #: the key of a request row (`RequestSpec.to_row`) holding the `content` rows it refers to; not a column:
@@ -260,6 +261,38 @@ class Store:
             "LEFT JOIN cache c ON c.cache_key = r.cache_key "
             "WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND (s.status IS NULL OR s.status != 'ok') "
             "ORDER BY cr.request_id LIMIT ?", (stage, model_id, after, limit)).fetchall()
+
+    # -- what tasks read: current rows only ------------------------------------------------------
+    def stage_results(self, stage: str, model_id: str | None = None, *, ok_only: bool = True,
+                      template_prefix: str | None = None, ordered: bool = False) -> Iterator[StageResult]:
+        """The current requests of a stage (of one model, or of all) with their results: by default only
+        the successful ones; `template_prefix` keeps requests whose template starts with it; `ordered` sorts
+        by model, then item. Streamed."""
+        where, params = ["cr.stage = ?"], [stage]
+        if model_id is not None:
+            where.append("cr.model_id = ?")
+            params.append(model_id)
+        if ok_only:
+            where.append("s.status = 'ok'")
+        if template_prefix is not None:
+            where.append("substr(r.template, 1, ?) = ?")
+            params += [len(template_prefix), template_prefix]
+        rows = self.iter_query(
+            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.template, s.status, s.output, r.meta, r.refs "
+            "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
+            f"{'JOIN' if ok_only else 'LEFT JOIN'} results s ON s.request_id = r.request_id "
+            f"WHERE {' AND '.join(where)}{' ORDER BY r.model_id, r.item_id' if ordered else ''}", params)
+        for row in rows:
+            yield StageResult(*row)
+
+    def result_counts(self) -> dict[tuple[str, str], ResultCounts]:
+        """(stage, model id) -> its current requests, successes and failures."""
+        rows = self.query(
+            "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
+            "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
+            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
+            "GROUP BY r.stage, r.model_id")
+        return {(r[0], r[1]): ResultCounts(r[2], r[3], r[4]) for r in rows}
 
     def count_pending(self, stage: str, model_id: str) -> int:
         return self.conn.execute(

@@ -5,35 +5,22 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from dialectbias.config import Experiment
 from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
 from dialectbias.data._loaders import field_values
 from dialectbias.data._media import is_url, resolve_item_image
-from dialectbias.errors import ConfigError, DataError, DialectBiasError, validation_problems
-from dialectbias.run._stage import Stage
-from dialectbias.store import Store
+from dialectbias.errors import ConfigError, DataError, DialectBiasError
+from dialectbias.run._stage import Stage, StageYield
+from dialectbias.store import ResultCounts, Store
 
 
 class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-@dataclass(frozen=True)
-class StageYield:
-    """How many usable results one stage produced for one model (among the experiment's current requests):
-    a stage whose every model has none makes the run fail; `detail` says what was counted and why the rest
-    is unusable, e.g. "0 of 12 judgments scored (12 unscored: parse failed)"."""
-
-    stage: str
-    model_id: str
-    usable: int
-    detail: str
 
 
 class Task(ABC):
@@ -47,23 +34,23 @@ class Task(ABC):
     #: item fields holding an image (a path under the data file's folder, or an http(s) URL): checked when
     #: the items are loaded (`dialectbias.data.iter_items`), loaded when requests are built
     image_fields: ClassVar[tuple[str, ...]] = ()
+    #: model roles the task sends requests to (`roles:` of the experiment must name a model for each)
+    required_roles: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, experiment: Experiment) -> None:
         self.exp = experiment
-        try:
-            self.options: Any = self.Options.model_validate(experiment.options)
-        except ValidationError as exc:  # load_experiment reports these with line numbers first
-            raise ConfigError("\n".join([f"{experiment.path}: invalid experiment file",
-                                         *validation_problems(exc, "options")])) from None
+        self.options: Any = experiment.validate_options(self.Options)
         self.load_report: LoadReport | None = None
 
-    @classmethod
-    def validate_experiment(cls, experiment: Experiment) -> None:
-        """Raise ConfigError when the experiment cannot run this task (called when the file is loaded)."""
-        task = cls(experiment)
-        task.check()
+    def check_roles(self) -> None:
+        """ConfigError naming the task and the role when the experiment has no model for a required role."""
+        for role in self.required_roles:
+            if role not in self.exp.roles:
+                raise ConfigError(f"{self.exp.where('roles')}: task {self.name!r} needs a model for role {role!r}: "
+                                  f"add `roles: {{{role}: {{id: …, provider: …, model: …}}}}` to the experiment")
 
     def check(self) -> None:
+        """Raise ConfigError when the experiment cannot run this task (called when the file is loaded)."""
         if self.exp.data is None:
             raise ConfigError(f"{self.exp.path}: task {self.name!r} needs `data:` (a file or hf://name)")
         known = known_variants(self.exp.dialects)
@@ -99,15 +86,12 @@ class Task(ABC):
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Usable results per stage × model among the current requests; by default successful results.
         Tasks override this for stages whose results can be unusable (unscored judgments, rejected answers)."""
-        counts = {(r[0], r[1]): (r[2], r[3], r[4]) for r in store.query(
-            "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
-            "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
-            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
-            "GROUP BY r.stage, r.model_id")}
+        counts = store.result_counts()
         out = []
         for stage in self.stages():
             for model in stage.models:
-                n, ok, failed = counts.get((stage.name, model.id), (0, 0, 0))
+                c = counts.get((stage.name, model.id), ResultCounts(0, 0, 0))
+                n, ok, failed = c.requests, c.ok, c.failed
                 detail = (f"{ok} of {n} requests succeeded ({failed} failed, {n - ok - failed} not done)" if n
                           else "no requests (nothing to send)")
                 out.append(StageYield(stage.name, model.id, ok, detail))

@@ -18,13 +18,12 @@ from pandas.api.types import union_categoricals
 from dialectbias.judges import RLAIF_CATEGORIES, ZEROED_PREFIX
 from dialectbias.report import Section, heatmap
 from dialectbias.report._plots import agreement_scatter, gap_ci_plot
-from dialectbias.store import Store
+from dialectbias.store import OVERRIDE_KIND, Store
 from dialectbias.tasks import _qa_analysis as qa
 
 if TYPE_CHECKING:
     from dialectbias.tasks.qa_bias import QABiasTask
 
-OVERRIDE_KIND = "rlaif_override"
 # a judgment the script/refusal rule set to 0 (dialectbias.judges.script_refusal_verdict)
 _ZEROED_SQL = f"substr(coalesce(j.reason, ''), 1, {len(ZEROED_PREFIX)}) = '{ZEROED_PREFIX}'"
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +22,7 @@ from dialectbias.errors import ConfigError
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, Stage
-from dialectbias.store import Store
+from dialectbias.store import StageResult, Store
 from dialectbias.tasks._association import (
     ASSOCIATION_INSTRUCTION,
     AssociationPrompt,
@@ -195,23 +194,18 @@ class AssociationTask(Task):
 
     def scored_rows(self, store: Store) -> Iterator[dict[str, Any]]:
         """One row per answered prompt: parse verdict and bias (None when rejected)."""
-        rows = store.iter_query(
-            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM current_requests c "
-            "JOIN requests r ON r.request_id = c.request_id JOIN results s ON s.request_id = r.request_id "
-            "WHERE c.stage='generate' AND s.status='ok' "
-            "AND r.template LIKE 'association/%' ORDER BY r.model_id, r.item_id")
-        for row in rows:
+        for row in store.stage_results("generate", template_prefix="association/", ordered=True):
             yield self._score(row)
 
-    def _score(self, row: sqlite3.Row) -> dict[str, Any]:
-        meta = json.loads(row["meta"])
+    def _score(self, row: StageResult) -> dict[str, Any]:
+        meta = row.meta
         prompt = AssociationPrompt.model_validate(meta["prompt"])
-        output = row["output"] or ""
+        output = row.output or ""
         if self.options.answer_format == "json":
             output = json_answer_to_lines(output)
         parsed = parse_association(output, prompt)
-        out = {"request_id": row["request_id"], "model": row["model_id"], "item_id": row["item_id"],
-               "language": meta.get("language"), "dialect": row["variant"], "trait": meta["trait"],
+        out = {"request_id": row.request_id, "model": row.model_id, "item_id": row.item_id,
+               "language": meta.get("language"), "dialect": row.variant, "trait": meta["trait"],
                "setting": meta.get("setting"), "accepted": parsed.ok, "reject_reason": parsed.reason,
                "bias": None, "flagged": None, "n_neutral": None}
         if parsed.ok:
@@ -225,12 +219,8 @@ class AssociationTask(Task):
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Answers accepted by strict parsing, per model (a rejected answer carries no bias score)."""
         counts = {m.id: [0, 0] for m in self.exp.models}
-        rows = store.iter_query(
-            "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.meta, s.output FROM current_requests cr "
-            "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
-            "WHERE r.stage='generate' AND s.status='ok' AND r.template LIKE 'association/%'")
-        for row in rows:
-            counts.setdefault(row["model_id"], [0, 0])[0 if self._score(row)["accepted"] else 1] += 1
+        for row in store.stage_results("generate", template_prefix="association/"):
+            counts.setdefault(row.model_id, [0, 0])[0 if self._score(row)["accepted"] else 1] += 1
         base = {y.model_id: y for y in super().stage_yields(store)}
         out = []
         for model_id, (ok, rejected) in counts.items():

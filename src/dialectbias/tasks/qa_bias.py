@@ -234,8 +234,4 @@ class QABiasTask(Task):
 
 def _generations(store: Store, model_id: str) -> dict[tuple[str, str], tuple[str, str]]:
     """(item, variant) -> (request id, output) of the model's successful generations."""
-    rows = store.iter_query(
-        "SELECT r.item_id, r.variant, r.request_id, s.output FROM current_requests cr "
-        "JOIN requests r ON r.request_id = cr.request_id JOIN results s ON s.request_id = r.request_id "
-        "WHERE cr.stage='generate' AND cr.model_id=? AND s.status='ok'", (model_id,))
-    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+    return {(r.item_id, r.variant): (r.request_id, r.output or "") for r in store.stage_results("generate", model_id)}

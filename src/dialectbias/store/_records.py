@@ -1,0 +1,40 @@
+"""Typed rows tasks read from the store (instead of SQL of their own)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One current request of a stage with its result (`status` None: not done yet). `meta` and `refs`
+    are decoded on access: most readers need only the output."""
+
+    request_id: str
+    model_id: str
+    item_id: str
+    variant: str
+    template: str
+    status: str | None
+    output: str | None
+    meta_json: str
+    refs_json: str
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return json.loads(self.meta_json)  # type: ignore[no-any-return]
+
+    @property
+    def refs(self) -> list[str]:
+        return json.loads(self.refs_json)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class ResultCounts:
+    """A stage × model's current requests: how many, how many succeeded, how many failed."""
+
+    requests: int
+    ok: int
+    failed: int
