@@ -140,8 +140,9 @@ class _ModelRunner:
         try:
             response, hit, retries, writes = await self._cached_call(row["cache_key"], request, cached)
             outcome = Outcome(output=response.output, source_request_id=row["request_id"])
-            if self.stage.rubric is not None:
-                outcome.parsed = parse_structured(response.output, self.stage.rubric)
+            validator = self.stage.validator(self.config.id)
+            if validator is not None:
+                outcome.parsed = parse_structured(response.output, validator)
                 if outcome.parsed.status == "failed":
                     writes += await self._reask(row, request, outcome)
                 self.stats.repaired += outcome.parsed.status == "repaired"
@@ -189,7 +190,7 @@ class _ModelRunner:
             outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {exc}")
             return [*writes, ("results", _result(reask["request_id"], "failed", None, error=str(exc),
                                                  retries=getattr(exc, "attempts", 0)))]
-        parsed = parse_structured(response.output, self.stage.rubric)  # type: ignore[arg-type]
+        parsed = parse_structured(response.output, self.stage.validator(self.config.id))  # type: ignore[arg-type]
         if parsed.status != "failed":
             parsed.status = "reasked"
         else:

@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from dialectbias.config import Experiment
-from dialectbias.store import Store
+from dialectbias.store import OVERRIDE_KIND, Store
 from dialectbias.tasks import get_task
 
 REASK_SUFFIX = ":reask"
-OVERRIDE_KIND = "rlaif_override"  # dialectbias.tasks._qa_report.OVERRIDE_KIND (not imported: no pandas here)
 
 State = Literal["compiled", "outdated", "not compiled", "superseded"]
 
