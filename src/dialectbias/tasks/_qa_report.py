@@ -222,8 +222,8 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                 text=f"The {rubrics[judge.id].name} score already compares each dialect answer with the standard "
                      f"answer, so the gap is {top} − score. Percentile bootstrap over items "
                      f"({opts.n_resamples:,} resamples, seed {task.exp.seed}); one item resample is shared by all "
-                     "cells, so the 'all' rows are bootstrapped consistently. Shown: per model and per dialect; every model × dialect cell "
-                     "is in qa_bias_gap.csv and the plot.",
+                     "cells, so the 'all' rows are bootstrapped consistently. Shown: per model and per dialect; "
+                     "every model × dialect cell is in qa_bias_gap.csv and the plot.",
                 legend=GAP_LEGEND),
         Section(heading="Gap per model × dialect", image_png=gap_png, image_alt="gap with confidence intervals"),
     ]
