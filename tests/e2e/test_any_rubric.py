@@ -34,7 +34,8 @@ fields:
 score: mean
 confidence: true
 """
-TEMPLATE = "HELPFULNESS CHECK\n{{ scale }}\nQ: {{ dialect_question }}\nA: {{ dialect_response }}\nREF: {{ standard_response }}\n"
+TEMPLATE = ("HELPFULNESS CHECK\n{{ scale }}\nQ: {{ dialect_question }}\nA: {{ dialect_response }}\n"
+            "REF: {{ standard_response }}\n")
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
