@@ -61,8 +61,15 @@ class QABiasOptions(BaseModel):
 
 class QABiasTask(Task):
     """QA dialect bias: every model answers every item in `standard` and each dialect; every judge rates each
-    dialect answer against the standard answer (RLAIF score 0–10); report: model × dialect table, judge
-    agreement, gaps with CIs, paired tests (Bengali dialect-bias paper §3.2–3.4)."""
+    dialect answer against the standard answer on its rubric (default `rlaif`: five weighted Likert
+    statements, score 0–10); report: model × dialect table, judge agreement, gaps with CIs, paired tests
+    (Bengali dialect-bias paper §3.2–3.4). A judge entry may name `rubric:` (a packaged rubric: rlaif,
+    caption, translation_fidelity; or a rubric YAML file relative to the experiment) and `template:` (a
+    Jinja2 file for the judge's user prompt, given dialect, standard_question, dialect_question,
+    standard_response, dialect_response, scale = the rubric's answer description, rubric). Without a
+    template, a rubric other than rlaif gets a generic prompt: the rubric's scale in the system message,
+    both questions and both answers in the user message. Judges on different rubrics are compared on the
+    score rescaled to the primary's range, and field by field where the names match."""
 
     name = "qa_bias"
     item_format = (
