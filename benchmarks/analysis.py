@@ -90,6 +90,13 @@ def _likert(rng: random.Random, quality: float) -> list[int]:
     return [max(0, min(5, round(base + rng.gauss(0.0, 0.55)))) for _ in FIELDS]
 
 
+def _checks(script_ok: bool, share: float, refusal: str | None) -> str:
+    """The stored `checks` of a judgment (store v5): the code's script and refusal findings."""
+    return json.dumps({"script": {"status": "ok" if script_ok else "invalid", "share": share,
+                                  "reason": f"Bengali share {share:.2f}"}, "refusal": refusal},
+                      separators=(",", ":"))
+
+
 def fill_store(path: Path, n_items: int, n_models: int, seed: int = 0) -> dict[str, int]:
     """Write items, generation and judge requests/results, judgments and overrides in one transaction."""
     _ensure_importable()
@@ -119,8 +126,8 @@ def fill_store(path: Path, n_items: int, n_models: int, seed: int = 0) -> dict[s
     res_sql = ("INSERT INTO results (request_id, status, output, finish_reason, tokens_in, tokens_out, "
                "latency_s, completed_at) VALUES (?,?,?,?,?,?,?,?)")
     jud_sql = ("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, raw_output, "
-               "parsed, score, confidence, script_ok_judge, script_ok_code, script_share, refusal, "
-               "parse_status, needs_review, flagged, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+               "parsed, score, confidence, checks, flags, parse_status, needs_review, flagged, reason) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
     params = json.dumps({"temperature": 0, "max_tokens": 512})
     counts = {"items": n_items, "generations": 0, "judgments": 0, "overrides": 0}
     overrides = []
@@ -155,8 +162,8 @@ def fill_store(path: Path, n_items: int, n_models: int, seed: int = 0) -> dict[s
                     if u < 0.004:  # unparseable after repair and re-ask
                         raw = "Sorry, I cannot produce JSON {"
                         j_res.append((rid, "ok", raw, "stop", 900, 300, 1.2, now))
-                        j_rows.append((rid, jid, mid, iid, d, "rlaif_v1", raw, None, None, None, None, 1,
-                                       0.97, None, "failed", 1, 0, "invalid JSON"))
+                        j_rows.append((rid, jid, mid, iid, d, "rlaif", raw, None, None, None,
+                                       _checks(True, 0.97, None), "[]", "failed", 1, 0, "invalid JSON"))
                         continue
                     likert = _likert(rng, latent)
                     conf = max(1, min(5, round(4.2 + rng.gauss(0.0, 0.9))))
@@ -166,23 +173,25 @@ def fill_store(path: Path, n_items: int, n_models: int, seed: int = 0) -> dict[s
                               "refusal": refusal, **dict(zip(FIELDS, likert, strict=True)),
                               "confidence": conf}
                     text = json.dumps(parsed, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-                    reason = None
+                    flags = []
                     if not script_ok:
-                        reason = "judge: dialect response not in Bengali script; code: Bengali share 0.12"
+                        flags.append("script: judge and code agree it is invalid (code: Bengali share 0.12)")
                     elif refusal:
-                        reason = "judge: refusal; code: refusal (bn)"
+                        flags.append("refusal: judge and code agree (pattern bn_sorry)")
+                    reason = f"zeroed: {'; '.join(flags)}" if flags else None
                     score = 0.0 if reason else sum(w * v for w, v in zip(WEIGHTS, likert, strict=True)) / 5
                     flagged = int(u < 0.005)
                     needs_review = int(flagged or conf <= 3)
                     j_res.append((rid, "ok", text, "stop", 900, 300, 1.2, now))
-                    j_rows.append((rid, jid, mid, iid, d, "rlaif_v1", text, text, score, conf, int(script_ok),
-                                   int(script_ok or u < 0.01), 0.95 if script_ok else 0.12,
-                                   "bn" if refusal else None, "ok", needs_review, flagged, reason))
+                    j_rows.append((rid, jid, mid, iid, d, "rlaif", text, text, score, conf,
+                                   _checks(script_ok or u < 0.01, 0.95 if script_ok else 0.12,
+                                           "bn_sorry" if refusal else None),
+                                   json.dumps(flags), "ok", needs_review, flagged, reason))
                     if role == "primary" and needs_review and rng.random() < 0.3:
                         human = [max(0, min(5, v + rng.choice((-1, 0, 0, 1)))) for v in likert]
-                        value = {"likert": human, "score": sum(w * v for w, v in zip(WEIGHTS, human,
-                                                                                      strict=True)) / 5}
-                        overrides.append((rid, "annotator-1", "rlaif_override", json.dumps(value), "", now))
+                        value = {"rubric": "rlaif", "fields": dict(zip(FIELDS, human, strict=True)),
+                                 "score": sum(w * v for w, v in zip(WEIGHTS, human, strict=True)) / 5}
+                        overrides.append((rid, "annotator-1", "judgment_override", json.dumps(value), "", now))
             conn.executemany(req_sql, j_req)
             conn.executemany(res_sql, j_res)
             conn.executemany(jud_sql, j_rows)

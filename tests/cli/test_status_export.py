@@ -16,7 +16,7 @@ GENERATION_FIELDS = {"request_id", "current", "model", "item_id", "variant", "pr
                      "cache_hit", "retries", "error", "completed_at"}
 JUDGMENT_FIELDS = {"request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
                    "parsed",
-                   "score", "confidence", "script_ok_judge", "script_ok_code", "script_share", "refusal",
+                   "score", "confidence", "checks", "flags", "clipped",
                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "current",
                    "generation_ids", "prompt_template",
                    "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"}

@@ -47,7 +47,7 @@ def judgment(store: Store, model: str, item: str, variant: str, *, confidence: i
                       "meta": dumps({"model_id": model}), "created_at": 0.0}),
         ("results", {"request_id": rid, "status": "ok", "output": "{}", "completed_at": 0.0}),
         ("judgments", {"request_id": rid, "judge_id": judge, "model_id": model, "item_id": item,
-                       "variant": variant, "rubric": "rlaif_v1", "parsed": parsed,
+                       "variant": variant, "rubric": "rlaif", "parsed": parsed,
                        "score": None if confidence is None else rlaif_score(likert), "confidence": confidence,
                        "parse_status": "failed" if confidence is None else "ok",
                        "needs_review": int(confidence is None or confidence <= 3 or flagged)
@@ -168,11 +168,12 @@ def test_round_trip_replaces_judge_scores_exactly_and_twice_changes_nothing(
     ann = store.query("SELECT target_id, annotator, kind, value, comment, created_at FROM annotations "
                       "ORDER BY annotation_id")
     assert [(a["annotator"], a["kind"], a["created_at"]) for a in ann] == [
-        ("rahim", "rlaif_override", 1000.0)] * 3
-    assert json.loads(ann[0]["value"]) == {"likert": [0, 1, 5, 4, 5], "score": pytest.approx(4.7),
-                                           "script_valid": None}
+        ("rahim", "judgment_override", 1000.0)] * 3
+    assert json.loads(ann[0]["value"]) == {"rubric": "rlaif", "fields": dict(zip(FIELDS, [0, 1, 5, 4, 5], strict=True)),
+                                           "score": pytest.approx(4.7), "script_valid": None}
     assert ann[0]["comment"] == "ঠিক আছে"
-    assert json.loads(ann[2]["value"]) == {"likert": [0] * 5, "score": 0.0, "script_valid": False}
+    assert json.loads(ann[2]["value"]) == {"rubric": "rlaif", "fields": dict.fromkeys(FIELDS, 0), "score": 0.0,
+                                           "script_valid": False}
     df = final_scores(store, JUDGE, MODELS).set_index("request_id")
     assert df.loc[filled["low1"], "annotator"] == "rahim" and df.loc[filled["low1"], "judge_score"] == 2.0
 

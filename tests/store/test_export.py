@@ -19,8 +19,9 @@ GENERATION_COLUMNS = ["request_id", "current", "model", "item_id", "variant", "p
                       "tokens_out", "latency_s", "cache_hit", "retries", "error", "completed_at"]
 JUDGMENT_COLUMNS = ["request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
                     "parsed",
-                    "score", "confidence", "script_ok_judge", "script_ok_code", "script_share", "refusal",
-                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "current",
+                    "score", "confidence",
+                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "checks", "flags",
+                    "clipped", "current",
                     "generation_ids", "prompt_template",
                     "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"]
 REASK_COLUMNS = ["request_id", "current", "reask_of", "stage", "model", "item_id", "variant", "refs", "prompt_template",
@@ -70,11 +71,12 @@ def filled(tmp_path: Path) -> Path:
             ("results", {"request_id": judge.request_id(), **ok, "output": "{}"}),
             ("judgments", {"request_id": judge.request_id(), "judge_id": "j", "model_id": "m",
                            "item_id": "q1",
-                           "variant": "sylhet", "rubric": "rlaif_v1", "raw_output": "{}", "parsed": None,
-                           "score": None, "confidence": None, "script_ok_judge": None, "script_ok_code": 1,
-                           "script_share": 1.0, "refusal": None, "parse_status": "failed", "needs_review": 1,
+                           "variant": "sylhet", "rubric": "rlaif", "raw_output": "{}", "parsed": None,
+                           "score": None, "confidence": None,
+                           "checks": '{"refusal":null,"script":{"share":1.0,"status":"ok"}}',
+                           "parse_status": "failed", "needs_review": 1,
                            "flagged": 0, "reason": "invalid JSON"}),
-            ("annotations", {"target_id": judge.request_id(), "annotator": "ann1", "kind": "rlaif_override",
+            ("annotations", {"target_id": judge.request_id(), "annotator": "ann1", "kind": "judgment_override",
                              "value": '{"score": 7.5}', "comment": "ঠিক আছে", "created_at": now}),
         ])
     return path

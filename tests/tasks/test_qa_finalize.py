@@ -6,6 +6,7 @@ Scores are hand-computed with Σ w·L / 5, weights 3, 2.5, 2, 1.5, 1 (Bengali pa
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,7 +74,14 @@ def fin(tmp_path: Path, qa: Any) -> Iterator[Finalizer]:
 
 
 def picked(j: dict[str, Any]) -> tuple[Any, ...]:
-    return j["score"], j["flagged"], j["needs_review"], j["script_ok_code"], j["script_ok_judge"]
+    """score, flagged, needs_review, the code's script verdict (1 ok, 0 invalid, None indeterminate) and the
+    judge's (1/0), from the stored record (`checks`, `parsed`)."""
+    code = {"ok": 1, "invalid": 0, "indeterminate": None}[json.loads(j["checks"])["script"]["status"]]
+    return j["score"], j["flagged"], j["needs_review"], code, int(json.loads(j["parsed"])["script_valid"])
+
+
+def code_refusal(j: dict[str, Any]) -> str | None:
+    return json.loads(j["checks"])["refusal"]
 
 
 @pytest.mark.parametrize("answer", ["১৯৭১", "64", "৬৪"])
@@ -108,7 +116,7 @@ def test_judge_says_script_invalid_code_disagrees_keeps_judge_score(fin: Finaliz
 
 def test_judge_and_code_agree_refusal_is_zeroed(fin: Finalizer) -> None:
     j = fin.judge("আমি দুঃখিত, এই প্রশ্নের উত্তর দিতে পারছি না।", ZERO, refusal=True)
-    assert (*picked(j), j["refusal"], j["reason"]) == (
+    assert (*picked(j), code_refusal(j), j["reason"]) == (
         0.0, 0, 0, 1, 1, "bn_sorry", "zeroed: refusal: judge and code agree (pattern bn_sorry)")
 
 
@@ -120,7 +128,7 @@ def test_code_detects_refusal_judge_does_not_keeps_judge_score(fin: Finalizer) -
 
 def test_judge_says_refusal_code_does_not_keeps_judge_score(fin: Finalizer) -> None:
     j = fin.judge(STANDARD_ANSWER, LOW, refusal=True)
-    assert (*picked(j), j["refusal"]) == (4.7, 1, 1, 1, 1, None)
+    assert (*picked(j), code_refusal(j)) == (4.7, 1, 1, 1, 1, None)
 
 
 def test_low_confidence_alone_goes_to_review_unflagged(fin: Finalizer) -> None:

@@ -18,8 +18,8 @@ import pytest
 from dialectbias.api import build_report
 from dialectbias.data import Item
 from dialectbias.metrics import critical_bias_sensitivity, lin_ccc, paired_test
-from dialectbias.store import Store, dumps
-from dialectbias.tasks._qa_report import OVERRIDE_KIND, load_judgments
+from dialectbias.store import OVERRIDE_KIND, Store, dumps
+from dialectbias.tasks._qa_report import load_judgments
 
 MODELS = {"m-small": ("fam", 3), "m-large": ("fam", 70)}
 DIALECTS = ["chittagong", "sylhet", "tangail"]
@@ -68,7 +68,7 @@ def insert_judgment(conn: sqlite3.Connection, rid: str, judge: str, model: str, 
                                                 "refusal": False, **dict(zip(FIELDS, likert, strict=True)),
                                                 "confidence": extra.get("confidence", 5)})
     row = {"request_id": rid, "judge_id": judge, "model_id": model, "item_id": item, "variant": dialect,
-           "rubric": "rlaif_v1", "raw_output": parsed or "garbage", "parsed": parsed,
+           "rubric": "rlaif", "raw_output": parsed or "garbage", "parsed": parsed,
            "score": None if likert is None else score(likert), "confidence": None if likert is None else 5,
            "parse_status": "failed" if likert is None else "ok", "needs_review": int(likert is None),
            "flagged": 0, "reason": None if likert is not None else "invalid JSON", **extra}
@@ -125,7 +125,7 @@ def header(path: Path) -> list[str]:
 
 def test_load_judgments_latest_overrides_and_likert(project: Path) -> None:
     with Store.open(project.parent / "rep.sqlite", create=False) as store:
-        frame = load_judgments(store, [j for j, _ in JUDGES], list(MODELS))
+        frame = load_judgments(store, [j for j, _ in JUDGES], list(MODELS), FIELDS)
     assert len(frame) == len(JUDGES) * len(MODELS) * len(ITEMS) * len(DIALECTS)
     key = (frame.judge_id == "judge-p") & (frame.model_id == "m-small") & (frame.item_id == "q2")
     latest = frame[key & (frame.variant == "sylhet")].iloc[0]

@@ -12,6 +12,7 @@ from dialectbias.cli._app import ExperimentArg, clear_errors
 
 if TYPE_CHECKING:
     from dialectbias.config import Experiment
+    from dialectbias.judges import Rubric
     from dialectbias.review import ReviewQueue
     from dialectbias.store import Store
 
@@ -33,7 +34,24 @@ def _queue(exp: Experiment, store: Store, judge: str | None) -> ReviewQueue:
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}; judges: "
                           f"{', '.join(j.id for j in exp.judges) or 'none'}")
     return ReviewQueue(store, judge, [m.id for m in exp.models],
-                       confidence_threshold=exp.review.confidence_threshold)
+                       confidence_threshold=exp.review.confidence_threshold, rubrics=_rubrics(exp))
+
+
+def _rubrics(exp: Experiment) -> dict[str, Rubric]:
+    """Each judge's rubric, as the experiment's task reads it (its `rubric:`, else the task's default)."""
+    from dialectbias.tasks import get_task
+
+    task = get_task(exp.task)(exp)
+    return dict(getattr(task, "rubrics", {}))
+
+
+def _write_readme(queue: ReviewQueue, out: Path) -> Path:
+    """`<out stem>.README.txt` next to the CSV: each human column's range and anchors."""
+    from dialectbias.review import review_readme
+
+    readme = out.with_name(f"{out.stem}.README.txt")
+    readme.write_text(review_readme(queue.rubric, out.name), encoding="utf-8")
+    return readme
 
 
 @clear_errors
@@ -42,9 +60,11 @@ def export_queue(experiment: ExperimentArg,
                  judge: JudgeOption = None, excel: ExcelOption = False) -> None:
     """Write the pending review queue (low-confidence or flagged judgments) as CSV.
 
-    One row per judgment of the judge with confidence ≤ review.confidence_threshold, flagged, or
-    unparsed, and no human score yet. Fill the human_* columns (Likert 0–5; human_script_valid yes/no,
-    optional; comment, optional), then run `dialectbias review import`. Plain UTF-8; --excel adds a BOM.
+    One row per judgment of the judge with confidence ≤ review.confidence_threshold, flagged, clipped by
+    a ceiling, or unparsed, and no human score yet. Fill the human_<field> columns, one per numeric field
+    of the judge's rubric (RLAIF: five Likert 0–5; ranges and anchors in <out>.README.txt, written next
+    to the CSV), human_script_valid yes/no (optional, rubrics with a script check) and comment (optional),
+    then run `dialectbias review import`. Plain UTF-8; --excel adds a BOM.
 
     Example: dialectbias review export bn-qa.yaml --out queue.csv
     """
@@ -55,9 +75,11 @@ def export_queue(experiment: ExperimentArg,
     exp = load_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
         queue = _queue(exp, store, judge)
-        n = write_review_csv(queue.pending(), out, excel=excel)
-    _app.console.print(f"{n} judgment(s) to review (judge {queue.judge_id}, confidence ≤ "
-                       f"{queue.confidence_threshold} or flagged) → {out}", highlight=False)
+        n = write_review_csv(queue.pending(), out, excel=excel, columns=queue.columns)
+    readme = _write_readme(queue, out)
+    _app.console.print(f"{n} judgment(s) to review (judge {queue.judge_id}, rubric {queue.rubric.name}, "
+                       f"confidence ≤ {queue.confidence_threshold} or flagged) → {out} (columns: {readme.name})",
+                       highlight=False)
 
 
 @clear_errors
@@ -67,8 +89,9 @@ def import_queue(experiment: ExperimentArg,
                  annotator: Annotated[str, typer.Option("--annotator", help="who scored the rows")]) -> None:
     """Store the human scores of a filled-in queue; they replace the judge's scores in the report.
 
-    Every row is checked first (judgment id, Likert 0–5 integers, all five filled); on any problem
-    nothing is stored. Rows with empty human columns are skipped; re-importing a file changes nothing.
+    Every row is checked first (judgment id; every human_<field> column of its judge's rubric filled,
+    within the field's range); on any problem nothing is stored. The score is recomputed through the
+    rubric. Rows with empty human columns are skipped; re-importing a file changes nothing.
 
     Example: dialectbias review import bn-qa.yaml queue.csv --annotator rahim
     """
@@ -79,7 +102,8 @@ def import_queue(experiment: ExperimentArg,
     exp = load_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
         judge = exp.primary_judge.id if exp.primary_judge else ""
-        summary = ReviewQueue(store, judge, [m.id for m in exp.models]).import_csv(csv_file, annotator)
+        queue = ReviewQueue(store, judge, [m.id for m in exp.models], rubrics=_rubrics(exp))
+        summary = queue.import_csv(csv_file, annotator)
     _app.console.print(f"{csv_file}: {summary.imported} imported, {summary.skipped_empty} skipped (empty), "
                        f"{summary.unchanged} unchanged (already stored)", highlight=False)
 
@@ -106,8 +130,10 @@ def calibration(experiment: ExperimentArg,
     exp = load_experiment(experiment)
     n = per_level if per_level is not None else exp.review.calibration_per_level
     with Store.open(exp.store_path, create=False) as store:
-        sample = _queue(exp, store, judge).calibration_sample(n, exp.seed if seed is None else seed)
-    write_review_csv(sample.rows, out, excel=excel)
+        queue = _queue(exp, store, judge)
+        sample = queue.calibration_sample(n, exp.seed if seed is None else seed)
+    write_review_csv(sample.rows, out, excel=excel, columns=queue.columns)
+    _write_readme(queue, out)
     levels = ", ".join(f"{lvl}: {k}/{sample.available[lvl]}" for lvl, k in sample.per_level.items())
     _app.console.print(f"{len(sample.rows)} judgment(s) sampled (per confidence level, sampled/available: "
                        f"{levels}) → {out}", highlight=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
@@ -14,6 +14,9 @@ from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, yaml_line
 from dialectbias.providers._config import ModelConfig
 from dialectbias.providers._registry import config_class, provider_names
+
+if TYPE_CHECKING:
+    from dialectbias.judges import Rubric
 
 
 class ReviewSettings(BaseModel):
@@ -128,6 +131,13 @@ class Experiment(BaseModel):
             raise ConfigError("\n".join([f"{self.path}: invalid experiment file", *_format_validation_error(
                 exc, self._node, ("options",), known=list(options.model_fields))])) from None
 
+    def judge_rubric(self, judge: ModelConfig, default: str) -> Rubric:
+        """The judge's rubric: its `rubric:` (a packaged name or a file relative to the experiment), else the
+        task's `default` (e.g. "rlaif")."""
+        from dialectbias.judges import load_rubric
+
+        return load_rubric(judge.rubric or default, self.base_dir)
+
     @property
     def primary_judge(self) -> ModelConfig | None:
         primaries = [j for j in self.judges if j.role in (None, "primary")]
@@ -190,6 +200,15 @@ def _validate_models(data: dict[str, Any], node: Any) -> tuple[list[str], set[st
                 sections.add(section)
                 continue
             cls = config_class(provider)
+            if section != "judges":
+                judge_only = [key for key in ModelConfig.JUDGE_ONLY if key in entry]
+                for key in judge_only:
+                    line = yaml_line(node, (section, i, key))
+                    problems.append(f"  - {section}.{i}.{key}{f' (line {line})' if line else ''}: only a judge "
+                                    f"takes {key!r} (move the entry under judges:, or remove the key)")
+                if judge_only:
+                    sections.add(section)
+                    continue
             try:
                 entries[i] = cls.model_validate(entry)
             except ValidationError as exc:
@@ -232,6 +251,28 @@ def _provider_problem(node: Any, section: str, i: int | str, provider: Any) -> s
     return f"{where}unknown provider {provider!r}{hint}; expected one of: {', '.join(names)}"
 
 
+def _judge_files(exp: Experiment, base_dir: Path, node: Any) -> list[str]:
+    """Each judge's `rubric:` (a packaged name or a rubric file) and `template:` (a file) must load."""
+    from dialectbias.judges import load_rubric
+
+    problems = []
+    for i, judge in enumerate(exp.judges):
+        if judge.rubric is not None:
+            try:
+                load_rubric(judge.rubric, base_dir)
+            except ConfigError as exc:
+                line = yaml_line(node, ("judges", i, "rubric"))
+                problems.append(f"  - judges.{i}.rubric{f' (line {line})' if line else ''}: {exc}")
+        if judge.template is not None:
+            template = Path(judge.template).expanduser()
+            template = template if template.is_absolute() else base_dir / template
+            if not template.is_file():
+                line = yaml_line(node, ("judges", i, "template"))
+                problems.append(f"  - judges.{i}.template{f' (line {line})' if line else ''}: {template}: "
+                                "template file not found")
+    return problems
+
+
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment file; raise ConfigError with the file and key at fault.
 
@@ -257,6 +298,8 @@ def load_experiment(path: str | Path) -> Experiment:
         exp = Experiment.model_validate(data)
     except ValidationError as exc:
         problems += _format_validation_error(exc, node, skip=reported, known=list(Experiment.model_fields))
+    if not problems:
+        problems += _judge_files(exp, path.parent, node)
     if problems:
         raise ConfigError("\n".join([f"{path}: invalid experiment file", *problems]))
     exp._path, exp._node = path, node

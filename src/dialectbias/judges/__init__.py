@@ -1,12 +1,20 @@
 """Judge rubrics, JSON schemas, parsing/repair, score computation and the script/refusal decision."""
 
+from dialectbias.judges._judgment import (
+    CheckSettings,
+    CodeChecks,
+    JudgmentValues,
+    evaluate_judgment,
+    run_checks,
+)
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
 from dialectbias.judges._rubric import CHECKS, Ceiling, Condition, Rubric, RubricField, RubricResult
 from dialectbias.judges._rubric_load import load_rubric, packaged_rubrics, parse_rubric
 from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
 from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDecision, script_refusal_verdict
 
-__all__ = ["CHECKS", "REVIEW_PREFIX", "RLAIF_CATEGORIES", "ZEROED_PREFIX", "Ceiling", "Condition", "RlaifJudgment",
-           "Rubric", "RubricField", "RubricResult", "ScoringDecision", "StructuredParse", "load_rubric",
-           "packaged_rubrics", "parse_rubric", "parse_structured", "reask_messages", "rlaif_json_schema",
-           "rlaif_score", "script_refusal_verdict"]
+__all__ = ["CHECKS", "REVIEW_PREFIX", "RLAIF_CATEGORIES", "ZEROED_PREFIX", "Ceiling", "CheckSettings", "CodeChecks",
+           "Condition", "JudgmentValues", "RlaifJudgment", "Rubric", "RubricField", "RubricResult", "ScoringDecision",
+           "StructuredParse", "evaluate_judgment", "load_rubric", "packaged_rubrics", "parse_rubric",
+           "parse_structured", "reask_messages", "rlaif_json_schema", "rlaif_score", "run_checks",
+           "script_refusal_verdict"]

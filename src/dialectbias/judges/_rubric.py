@@ -441,6 +441,34 @@ class Rubric(BaseModel):
         return RubricResult(fields=fields, score=self._score(fields), clipped=clipped, flags=flags,
                             confidence=data.get(CONFIDENCE_FIELD) if self.confidence else None)
 
+    def rescore(self, values: Mapping[str, Any]) -> RubricResult:
+        """Score a set of numeric field values given by someone else than the judge (a human override):
+        every numeric field is required and must be within its range (an integer field an integer);
+        ceilings apply as in `evaluate`, a condition on a field missing from `values` does not hold.
+        Raises ValueError naming the field at fault."""
+        fields: dict[str, Any] = {}
+        for f in self.numeric_fields:
+            if f.name not in values or values[f.name] is None:
+                raise ValueError(f"{f.name}: missing")
+            v = values[f.name]
+            if isinstance(v, bool) or not isinstance(v, int | float) or (f.type == "integer" and v != int(v)):
+                raise ValueError(f"{f.name}: {v!r} is not {'an integer' if f.type == 'integer' else 'a number'}")
+            if (f.minimum is not None and v < f.minimum) or (f.maximum is not None and v > f.maximum):
+                raise ValueError(f"{f.name}: {_fmt(v)} is outside {f.range_text()}")
+            fields[f.name] = int(v) if f.type == "integer" else float(v)
+        original = {**values, **fields}
+        clipped: dict[str, tuple[Any, Any]] = {}
+        flags: list[str] = []
+        for ceiling in self.ceilings:
+            if ceiling.when.field in original and ceiling.when.holds(original[ceiling.when.field]) \
+                    and fields[ceiling.field] > ceiling.max:
+                cap = int(ceiling.max) if self.field(ceiling.field).type == "integer" else ceiling.max
+                flags.append(f"ceiling: {ceiling.field} {_fmt(fields[ceiling.field])} clipped to {_fmt(cap)} "
+                             f"({ceiling.when.text()})")
+                clipped[ceiling.field] = (fields[ceiling.field], cap)
+                fields[ceiling.field] = cap
+        return RubricResult(fields=fields, score=self._score(fields), clipped=clipped, flags=flags)
+
     def _score(self, values: Mapping[str, Any]) -> float | None:
         if self.score == "none":
             return None

@@ -46,19 +46,29 @@ class ScoringDecision(BaseModel):
         return 0.0 if self.zero else rlaif_score(likert)
 
 
-def script_refusal_verdict(judge_script_valid: bool, judge_refusal: bool, code_script: ScriptVerdict,
-                           code_refusal: str | None) -> ScoringDecision:
+def script_refusal_verdict(judge_script_valid: bool | None, judge_refusal: bool | None,
+                           code_script: ScriptVerdict | None, code_refusal: str | None) -> ScoringDecision:
     """Decide zeroing and review from the judge's and the code's verdicts.
 
     Script: judge and code agree it is invalid → 0; code finds it *clearly* invalid (`code_script.clear`)
     → 0 and, if the judge called it valid, flagged; any other disagreement → flagged, judge's score;
     indeterminate (no letters, e.g. a bare number) → never 0, always flagged. Refusal: both detect it
     → 0; only one does → flagged, judge's score.
+
+    A rubric without the judge-side field (`script_valid`, `refusal`: None here) gives the code the last
+    word on nothing: its finding (invalid or indeterminate script, a refusal pattern) is flagged, never
+    zeroed. `code_script` None: the script check did not run.
     """
     reasons: list[str] = []
     zero = flagged = False
-    code = code_script.reason
-    if code_script.status == "indeterminate":
+    code = code_script.reason if code_script is not None else ""
+    if code_script is None:
+        pass
+    elif judge_script_valid is None:
+        if code_script.status != "ok":
+            flagged = True
+            reasons.append(f"script: code says {code_script.status} ({code}); the rubric has no judge verdict")
+    elif code_script.status == "indeterminate":
         flagged = True
         judge = "valid" if judge_script_valid else "invalid"
         reasons.append(f"script: indeterminate ({code}); judge's verdict kept: {judge}")
@@ -75,7 +85,11 @@ def script_refusal_verdict(judge_script_valid: bool, judge_refusal: bool, code_s
     elif not judge_script_valid:
         flagged = True
         reasons.append(f"script: judge says invalid; code says valid ({code})")
-    if judge_refusal and code_refusal:
+    if judge_refusal is None:
+        if code_refusal:
+            flagged = True
+            reasons.append(f"refusal: code found pattern {code_refusal}; the rubric has no judge verdict")
+    elif judge_refusal and code_refusal:
         zero = True
         reasons.append(f"refusal: judge and code agree (pattern {code_refusal})")
     elif judge_refusal:

@@ -20,7 +20,9 @@ class ModelConfig(BaseModel):
     #: identity, so a field a provider adds later (a revision, an adapter …) changes the cache key by default.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = frozenset({
         "id", "role", "family", "params_b", "max_concurrency", "rpm", "tpm", "timeout_s", "max_retries",
-        "price_in_per_mtok", "price_out_per_mtok"})
+        "price_in_per_mtok", "price_out_per_mtok", "rubric", "template"})
+    #: keys only a judge entry takes (under `judges:`); what they change is in the requests themselves
+    JUDGE_ONLY: ClassVar[tuple[str, ...]] = ("rubric", "template")
 
     id: str = Field(min_length=1, description="name used in tables and the store")
     provider: str
@@ -28,6 +30,12 @@ class ModelConfig(BaseModel):
     role: Literal["primary", "secondary"] | None = Field(
         default=None, description="judges only: the primary judge's scores are final"
     )
+    rubric: str | None = Field(
+        default=None, description="judges only: a packaged rubric's name (rlaif, caption, translation_fidelity) "
+        "or a rubric YAML file relative to the experiment; default: the task's (qa_bias: rlaif)")
+    template: str | None = Field(
+        default=None, description="judges only: a Jinja2 file (relative to the experiment) rendering the "
+        "judge's user prompt; default: the task's template for the rubric")
     family: str | None = None
     params_b: float | None = Field(default=None, description="size in billions of parameters")
     params: dict[str, Any] = Field(default_factory=dict, description="decoding overrides")

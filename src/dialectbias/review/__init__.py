@@ -6,9 +6,12 @@ from dialectbias.review._queue import (
     CalibrationSample,
     ImportSummary,
     ReviewQueue,
+    human_columns,
+    queue_columns,
     read_review_csv,
+    review_readme,
     write_review_csv,
 )
 
-__all__ = ["HUMAN_COLUMNS", "QUEUE_COLUMNS", "CalibrationSample", "ImportSummary", "ReviewQueue",
-           "read_review_csv", "write_review_csv"]
+__all__ = ["HUMAN_COLUMNS", "QUEUE_COLUMNS", "CalibrationSample", "ImportSummary", "ReviewQueue", "human_columns",
+           "queue_columns", "read_review_csv", "review_readme", "write_review_csv"]

@@ -1,53 +1,84 @@
-"""The RLAIF review queue as a CSV round trip (SPEC §4 P3 Human fallback; Bengali paper §3.4).
+"""The review queue of any rubric as a CSV round trip (SPEC §4 P3 Human fallback; Bengali paper §3.4).
 
-Export: one row per judgment that needs a human (low confidence or flagged, no override yet), with both
-questions, both responses, the judge's reasoning and scores, and empty `human_*` columns. Import: each
-filled row becomes an `rlaif_override` annotation whose score replaces the judge's in the final table
-(`dialectbias.tasks._qa_report.FINAL_SCORES_SQL`: the latest override per judgment wins).
+Export: one row per judgment that needs a human (low confidence, flagged or clipped, no override yet), with
+both questions, both responses, the judge's reasoning and field values, and empty `human_<field>` columns,
+one per numeric field of the judge's rubric (a README next to the CSV gives each column's range and
+anchors). Import: each filled row becomes a `judgment_override` annotation whose score, recomputed through
+the rubric (weights, ceilings), replaces the judge's in the final table (the latest override wins).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dialectbias.errors import DataError
-from dialectbias.judges import RLAIF_CATEGORIES, rlaif_score
-from dialectbias.store import OVERRIDE_KIND, Store, dumps
+from dialectbias.judges import Rubric, RubricField, load_rubric, packaged_rubrics
+from dialectbias.store import OVERRIDE_KIND, JudgmentRecord, Store, dumps, get_judgment, iter_judgments
 
-LIKERT_FIELDS: tuple[str, ...] = tuple(name for name, _ in RLAIF_CATEGORIES)
-JUDGE_COLUMNS: tuple[str, ...] = tuple(f"judge_{name}" for name in LIKERT_FIELDS)
-HUMAN_COLUMNS: tuple[str, ...] = tuple(f"human_{name}" for name in LIKERT_FIELDS)
+DEFAULT_RUBRIC = "rlaif"
 SCRIPT_COLUMN = "human_script_valid"
-QUEUE_COLUMNS: tuple[str, ...] = (
-    "judgment_id", "judge", "model", "item_id", "dialect", "standard_question", "dialect_question",
-    "standard_response", "dialect_response", "judge_reasoning", *JUDGE_COLUMNS, "judge_score", "confidence",
-    "flagged", "reason", *HUMAN_COLUMNS, SCRIPT_COLUMN, "comment")
 CONFIDENCE_LEVELS = (1, 2, 3, 4, 5)
 MAX_REPORTED_PROBLEMS = 20
+
+
+def judge_columns(rubric: Rubric) -> tuple[str, ...]:
+    return tuple(f"judge_{f.name}" for f in rubric.numeric_fields)
+
+
+def human_columns(rubric: Rubric) -> tuple[str, ...]:
+    """`human_<field>` for every numeric field of the rubric, in its order."""
+    return tuple(f"human_{f.name}" for f in rubric.numeric_fields)
+
+
+def has_script_column(rubric: Rubric) -> bool:
+    return "script" in rubric.checks
+
+
+def queue_columns(rubric: Rubric) -> tuple[str, ...]:
+    """The header of a review CSV for judgments on `rubric`."""
+    return ("judgment_id", "judge", "rubric", "model", "item_id", "dialect", "standard_question", "dialect_question",
+            "standard_response", "dialect_response", "judge_reasoning", *judge_columns(rubric), "judge_score",
+            "confidence", "flagged", "reason", *human_columns(rubric),
+            *((SCRIPT_COLUMN,) if has_script_column(rubric) else ()), "comment")
+
+
+_RLAIF = load_rubric(DEFAULT_RUBRIC)
+HUMAN_COLUMNS: tuple[str, ...] = human_columns(_RLAIF)
+"""The human columns of an RLAIF queue (the default rubric)."""
+QUEUE_COLUMNS: tuple[str, ...] = queue_columns(_RLAIF)
+"""The header of an RLAIF queue (the default rubric)."""
 
 _TRUE = {"1", "yes", "y", "true", "t", "valid", "হ্যাঁ", "হ্যা"}
 _FALSE = {"0", "no", "n", "false", "f", "invalid", "না"}
 
-# The latest judgment per (judge, model, item, variant), as in the final table, with its two answers.
-_JUDGMENTS_SQL = """
-SELECT j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.parsed, j.score, j.confidence,
-       j.flagged, j.reason, std.output AS standard_response, dia.output AS dialect_response
-FROM judgments j
-JOIN requests q ON q.request_id = j.request_id
-LEFT JOIN results std ON std.request_id = json_extract(q.refs, '$[0]')
-LEFT JOIN results dia ON dia.request_id = json_extract(q.refs, '$[1]')
-WHERE j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 JOIN current_requests c ON c.request_id = j2.request_id
-                  GROUP BY j2.judge_id, j2.model_id, j2.item_id, j2.variant)
-  AND j.judge_id = ? AND j.model_id IN ({models})
-"""
+
+def review_readme(rubric: Rubric, csv_name: str) -> str:
+    """What each human column of a queue on `rubric` takes: its range, meaning and anchors."""
+    lines = [f"{csv_name}: human review of judgments on the rubric {rubric.name!r}"
+             + (f" ({rubric.description})" if rubric.description else ""), "",
+             "Fill, per row, every human_<field> column below (or none: the row is skipped), then run "
+             "`dialectbias review import EXP.yaml FILE --annotator NAME`.", ""]
+    for f in rubric.numeric_fields:
+        kind = "integer" if f.type == "integer" else "number"
+        lines.append(f"human_{f.name}: {kind} {f.range_words()}" + (f" — {f.description}" if f.description else ""))
+        for value, text in sorted((f.anchors or {}).items()):
+            lines.append(f"    {_fmt(value)} = {text}")
+    if has_script_column(rubric):
+        lines.append(f"{SCRIPT_COLUMN}: optional yes/no; no = the answer is not in the required script: the score "
+                     "is the rubric's lowest, whatever the fields")
+    lines += ["comment: optional", "", f"The score is recomputed through the rubric ({rubric.score})."]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(x: float) -> str:
+    return f"{int(x) if float(x).is_integer() else x}"
 
 
 @dataclass
@@ -76,47 +107,49 @@ class _Override:
 
 
 class ReviewQueue:
-    """The judgments of one judge (the primary one, normally) over some models, for human review."""
+    """The judgments of one judge (the primary one, normally) over some models, for human review.
+    `rubrics`: the rubric of each judge of the experiment (default: the packaged rubric the judgment names,
+    else RLAIF)."""
 
     def __init__(self, store: Store, judge_id: str, model_ids: Iterable[str], *,
-                 confidence_threshold: int = 3) -> None:
+                 confidence_threshold: int = 3, rubrics: Mapping[str, Rubric] | None = None) -> None:
         self.store = store
         self.judge_id = judge_id
         self.model_ids = list(model_ids)
         self.confidence_threshold = confidence_threshold
+        self.rubrics = dict(rubrics or {})
+        self.rubric = self.rubrics.get(judge_id, _RLAIF)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return queue_columns(self.rubric)
+
+    def rubric_of(self, record: JudgmentRecord) -> Rubric:
+        if record.judge_id in self.rubrics:
+            return self.rubrics[record.judge_id]
+        return load_rubric(record.rubric) if record.rubric in packaged_rubrics() else _RLAIF
 
     # -- export -------------------------------------------------------------------------------
-    def _select(self, where: str = "", params: tuple[Any, ...] = ()) -> Iterator[dict[str, Any]]:
-        if not self.model_ids:
-            return
-        sql = _JUDGMENTS_SQL.format(models=",".join("?" * len(self.model_ids))) + where
-        sql += " ORDER BY j.model_id, j.variant, j.item_id, j.request_id"
+    def _select(self, *, pending: bool = False) -> Iterator[dict[str, Any]]:
         items = {item.id: item.variants for item in self.store.iter_items()}
-        for row in self.store.iter_query(sql, (self.judge_id, *self.model_ids, *params)):
-            yield _queue_row(row, items.get(row["item_id"], {}))
+        for record in iter_judgments(self.store, self.judge_id, self.model_ids, pending_review=pending,
+                                     with_refs=True):
+            yield _queue_row(record, self.rubric_of(record), items.get(record.item_id, {}))
 
     def pending(self) -> Iterator[dict[str, Any]]:
-        """Judgments marked needs_review (confidence ≤ threshold, flagged, or unparsed) that no human has
-        overridden yet, in (model, dialect, item) order."""
-        yield from self._select(
-            " AND j.needs_review = 1 AND NOT EXISTS (SELECT 1 FROM annotations a "
-            "WHERE a.target_id = j.request_id AND a.kind = ?)", (OVERRIDE_KIND,))
+        """Judgments marked needs_review (confidence ≤ threshold, flagged, clipped or unparsed) that no human
+        has overridden yet, in (model, dialect, item) order."""
+        yield from self._select(pending=True)
 
     def calibration_sample(self, per_level: int, seed: int = 0) -> CalibrationSample:
         """A stratified random sample: `per_level` judgments per judge confidence level 1–5 (all of a level
         when it has fewer), to check the review threshold against human scores. Seeded and stable."""
-        marks = ",".join("?" * len(self.model_ids))
         ids: dict[int, list[str]] = {level: [] for level in CONFIDENCE_LEVELS}
-        if self.model_ids:
-            for row in self.store.iter_query(
-                    f"SELECT confidence, request_id FROM judgments WHERE judge_id = ? "
-                    f"AND model_id IN ({marks}) AND confidence IS NOT NULL AND rowid IN "
-                    "(SELECT MAX(j.rowid) FROM judgments j JOIN current_requests c ON c.request_id = j.request_id "
-                    "GROUP BY j.judge_id, j.model_id, j.item_id, j.variant) "
-                    "ORDER BY request_id",
-                    (self.judge_id, *self.model_ids)):
-                if row[0] in ids:
-                    ids[row[0]].append(row[1])
+        for record in iter_judgments(self.store, self.judge_id, self.model_ids):
+            if record.confidence in ids:
+                ids[record.confidence].append(record.request_id)
+        for level in ids.values():
+            level.sort()
         rng = random.Random(seed)
         chosen: dict[str, int] = {}
         sample = CalibrationSample(rows=[])
@@ -132,7 +165,7 @@ class ReviewQueue:
 
     # -- import -------------------------------------------------------------------------------
     def import_csv(self, path: str | Path, annotator: str, *, now: float | None = None) -> ImportSummary:
-        """Validate every row, then store the filled ones as `rlaif_override` annotations in one transaction.
+        """Validate every row, then store the filled ones as `judgment_override` annotations in one transaction.
 
         Rows whose human columns are all empty are skipped; a row identical to a stored annotation (same
         judgment, annotator, scores and comment) is left alone, so importing a file twice changes nothing.
@@ -142,7 +175,7 @@ class ReviewQueue:
         if not annotator:
             raise DataError("--annotator: give the annotator's name (it is stored with every score)")
         path = Path(path)
-        overrides, summary = read_review_csv(path, self.store)
+        overrides, summary = read_review_csv(path, self.store, self)
         created = time.time() if now is None else now
         with self.store.transaction():
             for o in overrides:
@@ -157,21 +190,23 @@ class ReviewQueue:
         return summary
 
 
-def _queue_row(row: Any, variants: dict[str, Any]) -> dict[str, Any]:
-    parsed = json.loads(row["parsed"]) if row["parsed"] else {}
+def _queue_row(record: JudgmentRecord, rubric: Rubric, variants: dict[str, Any]) -> dict[str, Any]:
+    parsed = record.parsed or {}
+    std, dia = [*record.ref_outputs, None, None][:2]
+    reasoning = parsed.get(rubric.reasoning_field, "") if rubric.reasoning else ""
+    if not reasoning and rubric.explanation:
+        reasoning = parsed.get(rubric.explanation_field, "")
     out: dict[str, Any] = {
-        "judgment_id": row["request_id"], "judge": row["judge_id"], "model": row["model_id"],
-        "item_id": row["item_id"], "dialect": row["variant"],
+        "judgment_id": record.request_id, "judge": record.judge_id, "rubric": rubric.name, "model": record.model_id,
+        "item_id": record.item_id, "dialect": record.variant,
         "standard_question": _text(variants.get("standard")),
-        "dialect_question": _text(variants.get(row["variant"])),
-        "standard_response": row["standard_response"] or "",
-        "dialect_response": row["dialect_response"] or "",
-        "judge_reasoning": parsed.get("chain_of_thought_reasoning", ""),
-        **{col: parsed.get(name, "") for col, name in zip(JUDGE_COLUMNS, LIKERT_FIELDS, strict=True)},
-        "judge_score": "" if row["score"] is None else row["score"],
-        "confidence": "" if row["confidence"] is None else row["confidence"],
-        "flagged": row["flagged"], "reason": row["reason"] or ""}
-    return out | {col: "" for col in (*HUMAN_COLUMNS, SCRIPT_COLUMN, "comment")}
+        "dialect_question": _text(variants.get(record.variant)),
+        "standard_response": std or "", "dialect_response": dia or "", "judge_reasoning": reasoning,
+        **{f"judge_{f.name}": parsed.get(f.name, "") for f in rubric.numeric_fields},
+        "judge_score": "" if record.score is None else record.score,
+        "confidence": "" if record.confidence is None else record.confidence,
+        "flagged": int(record.flagged), "reason": record.reason or ""}
+    return out | {col: "" for col in (*human_columns(rubric), SCRIPT_COLUMN, "comment")}
 
 
 def _text(value: Any) -> str:
@@ -180,13 +215,15 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else dumps(value)
 
 
-def write_review_csv(rows: Iterable[dict[str, Any]], path: str | Path, *, excel: bool = False) -> int:
-    """Write queue rows as CSV (UTF-8; `excel=True` adds a BOM so Excel reads Bengali correctly)."""
+def write_review_csv(rows: Iterable[dict[str, Any]], path: str | Path, *, excel: bool = False,
+                     columns: Iterable[str] = QUEUE_COLUMNS) -> int:
+    """Write queue rows as CSV (UTF-8; `excel=True` adds a BOM so Excel reads Bengali correctly) with the
+    header `columns` (a `ReviewQueue`'s `.columns`; default an RLAIF queue's)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with path.open("w", encoding="utf-8-sig" if excel else "utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=QUEUE_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow(row)
@@ -226,21 +263,36 @@ def _records(path: Path) -> Iterator[tuple[int, int, list[str], dict[str, str]]]
         yield line, row_number, header, dict(zip(header, record, strict=False))
 
 
-def _likert(raw: str) -> int | None:
+def _value(raw: str, f: RubricField) -> int | float | None:
+    """A human cell as the field's value, or None when it is not one (wrong type or out of range)."""
     text = raw.strip()
-    if text.endswith(".0"):
-        text = text[:-2]  # spreadsheets sometimes write 3 as 3.0
     try:
-        value = int(text)  # int() also reads Bengali digits (৩)
+        if f.type == "integer":
+            if text.endswith(".0"):
+                text = text[:-2]  # spreadsheets sometimes write 3 as 3.0
+            value: int | float = int(text)  # int() also reads Bengali digits (৩)
+        else:
+            value = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else text)
     except ValueError:
         return None
-    return value if 0 <= value <= 5 else None
+    if (f.minimum is not None and value < f.minimum) or (f.maximum is not None and value > f.maximum):
+        return None
+    return value
 
 
-def read_review_csv(path: Path, store: Store) -> tuple[list[_Override], ImportSummary]:
+def _kind(f: RubricField) -> str:
+    lo = "" if f.minimum is None else _fmt(f.minimum)
+    hi = "" if f.maximum is None else _fmt(f.maximum)
+    bounds = f" {lo}–{hi}" if lo and hi else (f" ≥ {lo}" if lo else (f" ≤ {hi}" if hi else ""))
+    return f"{'an integer' if f.type == 'integer' else 'a number'}{bounds}"
+
+
+def read_review_csv(path: Path, store: Store, queue: ReviewQueue | None = None,
+                    ) -> tuple[list[_Override], ImportSummary]:
     """Parse and validate a filled-in queue; all problems are reported together (one entry per row, naming
-    its line and every bad cell), nothing is returned partially."""
-    required = ("judgment_id", *HUMAN_COLUMNS)
+    its line and every bad cell), nothing is returned partially. Each row is read with the rubric of its
+    judgment's judge (`queue.rubric_of`)."""
+    queue = queue or ReviewQueue(store, "", [])
     summary = ImportSummary()
     overrides: list[_Override] = []
     problems: list[str] = []
@@ -248,14 +300,15 @@ def read_review_csv(path: Path, store: Store) -> tuple[list[_Override], ImportSu
     header_checked = False
     for line, row_number, header, row in _records(path):
         if not header_checked:
-            missing = [c for c in required if c not in header]
-            if missing:
+            candidates = [queue.rubric, *queue.rubrics.values()]
+            if not any(set(human_columns(r)) <= set(header) for r in candidates) or "judgment_id" not in header:
+                missing = [c for c in ("judgment_id", *human_columns(queue.rubric)) if c not in header]
                 raise DataError(f"{path}:1: missing column(s) {', '.join(missing)} (export the queue with "
                                 "`dialectbias review export` and fill in the human_* columns)")
             header_checked = True
         summary.rows += 1
         where = f"{path}:{line}" + (f" (spreadsheet row {row_number})" if row_number != line else "")
-        result = _read_row(row, line, seen, store)
+        result = _read_row(row, line, seen, store, queue, header)
         if isinstance(result, list):
             if len(result) == 1:
                 problems.append(f"{where}: {result[0]}")
@@ -276,22 +329,31 @@ def read_review_csv(path: Path, store: Store) -> tuple[list[_Override], ImportSu
     return overrides, summary
 
 
-def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store) -> _Override | list[str]:
+def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store, queue: ReviewQueue,
+              header: list[str]) -> _Override | list[str]:
     """The row's override, or its problems (`column X: message` each; none = a row left empty, skipped)."""
     judgment_id = row.get("judgment_id", "").strip()
-    human = {c: row.get(c, "").strip() for c in HUMAN_COLUMNS}
+    human_raw = {c: row.get(c, "").strip() for c in header if c.startswith("human_") and c != SCRIPT_COLUMN}
     script_raw = row.get(SCRIPT_COLUMN, "").strip()
     comment = row.get("comment", "").strip()
     if not judgment_id:
         return ["column judgment_id: empty"]
-    if not any(human.values()) and not script_raw and not comment:
+    if not any(human_raw.values()) and not script_raw and not comment:
         return []
     if judgment_id in seen:
         return [f"column judgment_id: {judgment_id!r} is also on line {seen[judgment_id]} (one row per judgment)"]
     seen[judgment_id] = line
-    if not store.query("SELECT 1 FROM judgments WHERE request_id = ?", (judgment_id,)):
+    record = get_judgment(store, judgment_id)
+    if record is None:
         return [f"column judgment_id: unknown judgment {judgment_id!r} (not in {store.path}; was the queue "
                 "exported from another experiment?)"]
+    rubric = queue.rubric_of(record)
+    columns = human_columns(rubric)
+    missing = [c for c in columns if c not in header]
+    if missing:
+        return [f"column {missing[0]}: not in the header, but judgment {judgment_id!r} is on the rubric "
+                f"{rubric.name!r} (export its judge's queue with `dialectbias review export --judge`)"]
+    human = {c: human_raw[c] for c in columns}
     problems: list[str] = []
     script_valid: bool | None = None
     if script_raw:
@@ -302,23 +364,36 @@ def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store
         else:
             problems.append(f"column {SCRIPT_COLUMN}: {script_raw!r} is not yes/no (or empty)")
     filled = [c for c, v in human.items() if v]
-    likert: list[int] = [0] * len(LIKERT_FIELDS)  # invalid script with no scores: every category is 0 (App. B.2)
+    values: dict[str, Any] = {}
     if not filled and script_valid is not False:
         if not problems:
-            problems.append(f"column {HUMAN_COLUMNS[0]}: no human scores, but the row has a "
-                            f"{'comment' if comment else SCRIPT_COLUMN} (fill the five Likert columns, or clear "
-                            "the row's human columns and comment to skip it)")
+            problems.append(f"column {columns[0]}: no human scores, but the row has a "
+                            f"{'comment' if comment else SCRIPT_COLUMN} (fill the {len(columns)} human columns, "
+                            "or clear the row's human columns and comment to skip it)")
     elif filled:
-        values = {c: _likert(v) for c, v in human.items() if v}
-        problems.extend(f"column {c}: {human[c]!r} is not an integer 0–5" for c, v in values.items() if v is None)
-        empty = [c for c in HUMAN_COLUMNS if c not in filled]
+        by_column = {f"human_{f.name}": f for f in rubric.numeric_fields}
+        for c in filled:
+            value = _value(human[c], by_column[c])
+            if value is None:
+                problems.append(f"column {c}: {human[c]!r} is not {_kind(by_column[c])}")
+            values[c[len("human_"):]] = value
+        empty = [c for c in columns if c not in filled]
         if empty:
-            problems.append(f"column {empty[0]}: empty while other human columns are filled (fill all five "
-                            f"Likert columns {HUMAN_COLUMNS[0]} … {HUMAN_COLUMNS[-1]}, or leave the row's human "
+            problems.append(f"column {empty[0]}: empty while other human columns are filled (fill all "
+                            f"{len(columns)} columns {columns[0]} … {columns[-1]}, or leave the row's human "
                             "columns and comment empty to skip it)")
-        if not problems:
-            likert = [values[c] for c in HUMAN_COLUMNS]  # type: ignore[misc]
     if problems:
         return problems
-    score = 0.0 if script_valid is False else rlaif_score(likert)
-    return _Override(line, judgment_id, {"likert": likert, "score": score, "script_valid": script_valid}, comment)
+    if not filled:  # script invalid, no scores: every field at its lowest (Bengali paper App. B.2)
+        values = {f.name: f.minimum if f.minimum is not None else 0 for f in rubric.numeric_fields}
+    try:
+        result = rubric.rescore({**(record.parsed or {}), **values})
+    except ValueError as exc:
+        return [f"column human_{exc}"]
+    score = result.score
+    if script_valid is False and score is not None:
+        score = (rubric.score_bounds or (0.0, 0.0))[0]
+    value = {"rubric": rubric.name, "fields": result.fields, "score": score, "script_valid": script_valid}
+    if result.clipped:
+        value["clipped"] = {k: list(v) for k, v in result.clipped.items()}
+    return _Override(line, judgment_id, value, comment)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -47,19 +47,21 @@ class Outcome:
 @dataclass
 class Stage:
     """`build` yields the stage's requests for one model; `rubric`, when set, is the pydantic model
-    structured outputs are validated against; `finalize` turns an outcome into derived rows
-    (e.g. a judgment) written in the same transaction as the result."""
+    structured outputs are validated against, `rubrics` the model of each model id that has its own
+    (judges with different rubrics); `finalize` turns an outcome into derived rows (e.g. a judgment)
+    written in the same transaction as the result."""
 
     name: str
     models: list[ModelConfig]
     build: Callable[[Store, ModelConfig], Iterator[RequestSpec | Skipped]]
     rubric: type[BaseModel] | None = None
     finalize: Callable[[Store, sqlite3.Row, Outcome], list[Write]] | None = None
+    rubrics: dict[str, type[BaseModel]] = field(default_factory=dict)
 
     def validator(self, model_id: str) -> type[BaseModel] | None:
-        """The pydantic model `model_id`'s answers are validated against (None: plain text); by default
-        `rubric` for every model of the stage."""
-        return self.rubric
+        """The pydantic model a structured answer of `model_id` is validated against (its own in `rubrics`,
+        else the stage's `rubric`); None: its answers are not parsed."""
+        return self.rubrics.get(model_id, self.rubric)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,25 @@
 """The SQLite run store."""
 
 from dialectbias.store._content import TEXT_REF_MIN_CHARS, ContentRow, Packed, pack_messages, pack_schema
+from dialectbias.store._judgments import (
+    JSON_COLUMNS,
+    JudgeCounts,
+    JudgeYield,
+    JudgmentRecord,
+    get_judgment,
+    iter_judgments,
+    judge_counts,
+    judge_yields,
+    judgment_columns,
+    latest_overrides,
+)
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._lock import RunLock
 from dialectbias.store._records import ResultCounts, StageResult
 from dialectbias.store._schema import SCHEMA_VERSION
 from dialectbias.store._store import PARTS_KEY, Store, dumps, dumps_ordered
 
-__all__ = ["OVERRIDE_KIND", "PARTS_KEY", "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS", "ContentRow", "Packed", "ResultCounts",
-           "RunLock", "StageResult", "Store", "dumps", "dumps_ordered", "pack_messages", "pack_schema"]
+__all__ = ["JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS", "ContentRow",
+           "JudgeCounts", "JudgeYield", "JudgmentRecord", "Packed", "ResultCounts", "RunLock", "StageResult", "Store",
+           "dumps", "dumps_ordered", "get_judgment", "iter_judgments", "judge_counts", "judge_yields",
+           "judgment_columns", "latest_overrides", "pack_messages", "pack_schema"]

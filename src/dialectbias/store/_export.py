@@ -12,6 +12,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Literal
 
+from dialectbias.store._judgments import JSON_COLUMNS
 from dialectbias.store._store import Store, dumps
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
@@ -91,7 +92,12 @@ def _write(rows: Iterator[dict], columns: list[str], path: Path, fmt: ExportForm
 
 
 def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, int]:
-    """Write generations, judgments, re-asks and annotations tables; return the row count of each."""
+    """Write generations, judgments, re-asks and annotations tables; return the row count of each.
+
+    Judgments, for any rubric: judge_id, rubric (its name), item_id, variant, model_id, parsed (the judge's
+    answer with its fields after ceilings), score, confidence, checks (the code checks' results), flags
+    (reasons), clipped (ceilings), parse_status, needs_review, flagged, reason, source_request_id, current …
+    The JSON columns are objects in JSONL and JSON text in CSV and Parquet."""
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = {}
     for name, sql, params in (("generations", GENERATIONS_SQL, ("generate",)),
@@ -100,13 +106,17 @@ def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, in
         cur = store.conn.execute(sql, params)
         columns = [d[0] for d in cur.description]
 
-        def rows(cur=cur, columns=columns) -> Iterator[dict]:
+        decode = [c for c in JSON_COLUMNS if c in columns] if name == "judgments" and fmt == "jsonl" else []
+        flags = [c for c in BOOLEAN_COLUMNS if c in columns]
+
+        def rows(cur=cur, columns=columns, decode=decode, flags=flags) -> Iterator[dict]:
             while batch := cur.fetchmany(2000):
                 for r in batch:
                     row = dict(zip(columns, r, strict=True))
-                    for col in BOOLEAN_COLUMNS:
-                        if col in row:
-                            row[col] = bool(row[col])
+                    for col in flags:
+                        row[col] = bool(row[col])
+                    for col in decode:
+                        row[col] = None if row[col] is None else json.loads(row[col])
                     prompt = row.get("rendered_prompt")
                     if isinstance(prompt, str) and '"sha256"' in prompt:  # parts stored by reference
                         row["rendered_prompt"] = dumps(store.resolve_messages(prompt, images="ref"))

@@ -1,4 +1,4 @@
 """Annotation kinds: what a row of the `annotations` table holds."""
 
 #: a human's scores replacing a judge's for one judgment (written by review import, read by reports and status)
-OVERRIDE_KIND = "rlaif_override"
+OVERRIDE_KIND = "judgment_override"

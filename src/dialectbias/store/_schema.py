@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -106,5 +106,30 @@ MIGRATIONS: dict[int, str] = {
     CREATE TABLE content (
         sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, mime TEXT NOT NULL, size INTEGER NOT NULL,
         data NOT NULL, width INTEGER, height INTEGER);
+    """,
+    # v6: one judgment record for any rubric (issue 8). The code checks' results move from the RLAIF columns
+    # (script_ok_judge, script_ok_code, script_share, refusal: dropped) into `checks` (JSON: {"script":
+    # {"status", "share", "reason"}, "refusal": pattern or null}; the judge's own verdicts are in `parsed`);
+    # `flags` (JSON list of reasons) and `clipped` (JSON {field: [original, clipped]}: ceilings) are new;
+    # `rubric` is the rubric's name (rlaif_v1 → rlaif); human overrides of any rubric are `judgment_override`.
+    # Migrated rows keep their reason as one flag (its parts were not stored apart before).
+    6: """
+    ALTER TABLE judgments ADD COLUMN checks TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE judgments ADD COLUMN flags TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE judgments ADD COLUMN clipped TEXT NOT NULL DEFAULT '{}';
+    UPDATE judgments SET
+        checks = json_object(
+            'script', json_object(
+                'status', CASE script_ok_code WHEN 1 THEN 'ok' WHEN 0 THEN 'invalid' ELSE 'indeterminate' END,
+                'share', script_share, 'reason', NULL),
+            'refusal', refusal),
+        flags = CASE WHEN parse_status != 'failed' AND (substr(coalesce(reason, ''), 1, 8) IN ('zeroed: ', 'review: '))
+                     THEN json_array(substr(reason, 9)) ELSE '[]' END,
+        rubric = CASE rubric WHEN 'rlaif_v1' THEN 'rlaif' ELSE rubric END;
+    ALTER TABLE judgments DROP COLUMN script_ok_judge;
+    ALTER TABLE judgments DROP COLUMN script_ok_code;
+    ALTER TABLE judgments DROP COLUMN script_share;
+    ALTER TABLE judgments DROP COLUMN refusal;
+    UPDATE annotations SET kind = 'judgment_override' WHERE kind = 'rlaif_override'
     """,
 }

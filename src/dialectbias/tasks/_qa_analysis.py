@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,12 +96,14 @@ def agreement_row(p: np.ndarray, s: np.ndarray, *, ccc_min: float, cbs_min: floa
 def agreement_table(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str], *,
                     ccc_min: float = 0.80, cbs_min: float = 0.75, threshold: float = 4.0,
                     models: Sequence[str] | None = None, dialects: Sequence[str] | None = None,
-                    min_pairs: int = MIN_PAIRS) -> pd.DataFrame:
-    """Table 5 for every secondary judge vs the primary: overall, per dialect and per model."""
+                    min_pairs: int = MIN_PAIRS, scale: float = 10.0) -> pd.DataFrame:
+    """Table 5 for every secondary judge vs the primary: overall, per dialect and per model. `scale`: the
+    width of the score range (CBS normalises the mean absolute difference by it; RLAIF 10)."""
     rows = []
     for sec in secondaries:
         pairs, dropped = pair_judges(judgments, primary, sec)
-        kw = {"ccc_min": ccc_min, "cbs_min": cbs_min, "threshold": threshold, "min_pairs": min_pairs}
+        kw = {"ccc_min": ccc_min, "cbs_min": cbs_min, "threshold": threshold, "min_pairs": min_pairs,
+              "scale": scale}
         p_all, s_all = pairs.p.to_numpy(float), pairs.s.to_numpy(float)
         rows.append({"primary": primary, "secondary": sec, "scope": "overall", "group": ALL,
                      **agreement_row(p_all, s_all, **kw), "dropped_unscored": dropped})
@@ -132,24 +134,51 @@ def _dropped_by(judgments: pd.DataFrame, primary: str, secondary: str, col: str)
 
 
 def likert_kappa(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str],
-                 fields: Sequence[str], labels: Sequence[int] = range(6), min_pairs: int = MIN_PAIRS,
-                 ) -> pd.DataFrame:
-    """Quadratic-weighted Cohen's kappa per Likert field between the primary and each secondary,
+                 fields: Sequence[str], labels: Sequence[int] | Mapping[str, Sequence[int] | None] = range(6),
+                 min_pairs: int = MIN_PAIRS) -> pd.DataFrame:
+    """Quadratic-weighted Cohen's kappa per rubric field between the primary and each secondary,
     on the pairs where both judges gave that field (unparsed judgments have none); nan with fewer than
-    `min_pairs` pairs."""
+    `min_pairs` pairs. `labels`: the field's integer scale (one for all fields, or per field); a field
+    whose labels are None is continuous (a `number` field): its kappa is empty, with a note."""
     rows = []
     a = judgments.loc[judgments.judge_id == primary, [*KEYS, *fields]]
     for sec in secondaries:
         b = judgments.loc[judgments.judge_id == sec, [*KEYS, *fields]]
         both = a.merge(b, on=KEYS, how="inner", suffixes=("_p", "_s"))
         for f in fields:
+            scale = labels.get(f) if isinstance(labels, Mapping) else labels
             ok = both[f"{f}_p"].notna() & both[f"{f}_s"].notna()
+            n = int(ok.sum())
+            if scale is None:
+                rows.append({"primary": primary, "secondary": sec, "field": f, "n": n, "kappa_quadratic": math.nan,
+                             "note": "number field: kappa needs integer labels (see alpha and C on the score)"})
+                continue
             x = both.loc[ok, f"{f}_p"].astype(int).tolist()
             y = both.loc[ok, f"{f}_s"].astype(int).tolist()
-            kappa = cohen_kappa(x, y, weights="quadratic", labels=list(labels), min_pairs=min_pairs)
+            kappa = cohen_kappa(x, y, weights="quadratic", labels=list(scale), min_pairs=min_pairs)
             rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "kappa_quadratic": kappa,
                          "note": undefined_note(len(x), kappa, min_pairs)})
     return pd.DataFrame(rows, columns=KAPPA_COLUMNS)
+
+
+def rescale_scores(judgments: pd.DataFrame, bounds: Mapping[str, tuple[float, float] | None],
+                   target: tuple[float, float] | None) -> pd.DataFrame:
+    """Judge scores of judges whose rubric has another score range mapped linearly onto `target` (the
+    primary's range), so judges on different rubrics are compared on one scale: s' = lo + (s − lo_j) ·
+    (hi − lo) / (hi_j − lo_j). Judges already on `target` (and judges with no score) are left alone; the
+    input frame is not modified."""
+    out = judgments
+    if target is None:
+        return out
+    for judge, b in bounds.items():
+        if b is None or b == target or b[1] == b[0]:
+            continue
+        if out is judgments:
+            out = judgments.copy()
+        mask = (out.judge_id == judge).to_numpy()
+        out.loc[mask, "judge_score"] = target[0] + (out.loc[mask, "judge_score"] - b[0]) * (
+            (target[1] - target[0]) / (b[1] - b[0]))
+    return out
 
 
 def undefined_note(n: int, value: float, min_pairs: int) -> str:

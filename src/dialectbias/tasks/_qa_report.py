@@ -2,7 +2,8 @@
 
 The store is read once: `load_judgments` streams the latest judgment per (judge, model, item,
 variant) of every judge in small columns (never the raw outputs), with the human override and the
-five Likert values extracted by SQLite; the analysis itself is in `_qa_analysis` (pure functions).
+rubric fields extracted by SQLite; the analysis itself is in `_qa_analysis` (pure functions). Judges
+may use different rubrics: scores are compared on the primary's score range, fields by name.
 """
 
 from __future__ import annotations
@@ -15,118 +16,76 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from dialectbias.judges import RLAIF_CATEGORIES, ZEROED_PREFIX
+from dialectbias.judges import Rubric
 from dialectbias.report import Section, heatmap
 from dialectbias.report._plots import agreement_scatter, gap_ci_plot
-from dialectbias.store import OVERRIDE_KIND, Store
+from dialectbias.store import Store, iter_judgments, judgment_columns, latest_overrides
 from dialectbias.tasks import _qa_analysis as qa
 
 if TYPE_CHECKING:
     from dialectbias.tasks.qa_bias import QABiasTask
 
-# a judgment the script/refusal rule set to 0 (dialectbias.judges.script_refusal_verdict)
-_ZEROED_SQL = f"substr(coalesce(j.reason, ''), 1, {len(ZEROED_PREFIX)}) = '{ZEROED_PREFIX}'"
-
-# The latest human override per judgment (SQLite returns the bare columns of the MAX row).
-_LATEST_OVERRIDE = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
-                    f"MAX(annotation_id) "
-                    f"FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
-
-# The latest judgment per (judge, model, item, variant), with a human override when one exists.
-FINAL_SCORES_SQL = f"""
-SELECT j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.score AS judge_score,
-       o.score AS human_score, CASE WHEN o.target_id IS NULL THEN j.score ELSE o.score END AS final_score,
-       j.confidence, j.parse_status, j.needs_review, j.flagged, j.reason, o.annotator
-FROM judgments j LEFT JOIN ({_LATEST_OVERRIDE}) o ON o.target_id = j.request_id
-WHERE j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 JOIN current_requests c ON c.request_id = j2.request_id
-                  GROUP BY j2.judge_id, j2.model_id, j2.item_id, j2.variant)
-"""
-
-
-LIKERT_FIELDS = [name for name, _ in RLAIF_CATEGORIES]
 _KEYS = ["judge_id", "model_id", "item_id", "variant"]
-JUDGMENT_COLUMNS = [*_KEYS, "judge_score", "human_score", "final_score", "confidence", "parse_status",
-                    "needs_review", "flagged", "zeroed", *LIKERT_FIELDS]
+BASE_COLUMNS = [*_KEYS, "judge_score", "human_score", "final_score", "confidence", "parse_status",
+                "needs_review", "flagged", "zeroed"]
 _CHUNK_ROWS = 20_000
-_LIKERT_BASE = 6  # the five 0–5 Likert values travel as one base-6 integer
 
 
-def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str]) -> pd.DataFrame:
+def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
+                   fields: Sequence[str] = ()) -> pd.DataFrame:
     """The latest judgment per (judge, model, item, variant) of the given judges and models, one row each.
 
-    Columns: judge_id, model_id, item_id, variant (categorical), judge_score, human_score (latest
-    `rlaif_override`, else NaN), final_score (human score where present, else the judge's), confidence,
-    parse_status ('failed' or 'parsed'), needs_review, flagged, zeroed (script/refusal reason on a parsed
-    judgment) and the five Likert fields of the judge's `parsed` JSON (NaN when unparsed).
+    Columns: judge_id, model_id, item_id, variant (categorical), judge_score, human_score (the latest
+    human override, else NaN), final_score (human score where present, else the judge's), confidence,
+    parse_status ('failed' or 'parsed'), needs_review, flagged, zeroed (script/refusal rule on a parsed
+    judgment), then one float column per name in `fields`: that rubric field's value (NaN when the judge's
+    rubric has no such field or the answer did not parse).
 
-    One sequential scan in rowid order (the latest judgment is the last one stored), streamed in chunks;
-    SQLite extracts the Likert values and packs the small fields into integers, so neither the stored
-    texts nor one Python object per field ever reach Python, and memory is bounded by the compact
-    columns. Rows are returned sorted by key, so every mean is the same whatever order the judgments
-    were stored in.
+    Read through `dialectbias.store.judgment_columns` (one sequential scan, SQLite extracts the fields, no
+    stored text reaches Python), in chunks of compact numpy columns. Rows are returned sorted by key, so
+    every mean is the same whatever order the judgments were stored in.
     """
     judge_ids, model_ids = list(dict.fromkeys(judge_ids)), list(dict.fromkeys(model_ids))
-    if not judge_ids or not model_ids:
-        return _empty_frame()
-    likert = " + ".join(f"{_LIKERT_BASE ** (4 - i)} * json_extract(j.parsed, '$.{f}')"
-                        for i, f in enumerate(LIKERT_FIELDS))
-    judge_case = "CASE j.judge_id " + " ".join("WHEN ? THEN ?" for _ in judge_ids) + " END"
-    model_case = "CASE j.model_id " + " ".join("WHEN ? THEN ?" for _ in model_ids) + " END"
-    sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, "
-           f"j.needs_review | (j.flagged << 1) | ((j.parse_status != 'failed' AND {_ZEROED_SQL}) << 2) "
-           "| ((j.parse_status = 'failed') << 3) | (coalesce(j.confidence, 0) << 4), "
-           f"{likert} FROM judgments j NOT INDEXED LEFT JOIN ({_LATEST_OVERRIDE}) o "
-           "ON o.target_id = j.request_id WHERE j.request_id IN (SELECT request_id FROM current_requests) "
-           f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
-           f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
-    params = [*(x for i, j in enumerate(judge_ids) for x in (j, i)),
-              *(x for i, m in enumerate(model_ids) for x in (m, i)), *judge_ids, *model_ids]
-    cur = store.conn.cursor()
-    cur.row_factory = None
-    cur.execute(sql, params)
-    parts: dict[str, list[Any]] = {k: [] for k in ("judge", "model", "item", "variant", "score", "human",
-                                                   "bits", "likert")}
-    while rows := cur.fetchmany(_CHUNK_ROWS):
-        cols = list(zip(*rows, strict=True))
-        del rows
-        parts["judge"].append(np.array(cols[0], dtype=np.int16))
-        parts["model"].append(np.array(cols[1], dtype=np.int16))
-        parts["item"].append(pd.Categorical(np.array(cols[2], dtype=object)))
-        parts["variant"].append(pd.Categorical(np.array(cols[3], dtype=object)))
-        parts["score"].append(np.array(cols[4], dtype=float))
-        parts["human"].append(np.array(cols[5], dtype=float))
-        parts["bits"].append(np.array(cols[6], dtype=np.int32))
-        parts["likert"].append(np.array(cols[7], dtype=float))
-    if not parts["judge"]:
-        return _empty_frame()
-    bits = np.concatenate(parts["bits"])
-    packed = np.concatenate(parts["likert"])
+    fields = list(dict.fromkeys(fields))
+    columns = [*BASE_COLUMNS, *fields]
+    parts: dict[str, list[Any]] = {}
+    for chunk in judgment_columns(store, judge_ids, model_ids, fields, chunk_rows=_CHUNK_ROWS):
+        for name, values in (("judge", np.array(chunk["judge"], dtype=np.int16)),
+                             ("model", np.array(chunk["model"], dtype=np.int16)),
+                             ("item", pd.Categorical(np.array(chunk["item_id"], dtype=object))),
+                             ("variant", pd.Categorical(np.array(chunk["variant"], dtype=object))),
+                             ("score", np.array(chunk["score"], dtype=float)),
+                             ("human", np.array(chunk["human_score"], dtype=float)),
+                             ("confidence", np.array(chunk["confidence"], dtype=float)),
+                             ("needs_review", np.array(chunk["needs_review"], dtype=np.int8)),
+                             ("flagged", np.array(chunk["flagged"], dtype=np.int8)),
+                             ("zeroed", np.array(chunk["zeroed"], dtype=np.int8)),
+                             ("unscored", np.array(chunk["unscored"], dtype=np.int8)),
+                             *((f"field:{f}", np.array(chunk[f], dtype=np.float32)) for f in fields)):
+            parts.setdefault(name, []).append(values)
+    if not parts:
+        return _empty_frame(columns)
     frame = pd.DataFrame({
         "judge_id": pd.Categorical.from_codes(np.concatenate(parts["judge"]), categories=judge_ids),
         "model_id": pd.Categorical.from_codes(np.concatenate(parts["model"]), categories=model_ids),
         "item_id": union_categoricals(parts["item"], sort_categories=True),
         "variant": union_categoricals(parts["variant"], sort_categories=True),
         "judge_score": np.concatenate(parts["score"]), "human_score": np.concatenate(parts["human"]),
+        "confidence": np.concatenate(parts["confidence"]),
+        "parse_status": pd.Categorical.from_codes(np.concatenate(parts["unscored"]), categories=["parsed", "failed"]),
+        "needs_review": np.concatenate(parts["needs_review"]), "flagged": np.concatenate(parts["flagged"]),
+        "zeroed": np.concatenate(parts["zeroed"]),
+        **{f: np.concatenate(parts[f"field:{f}"]) for f in fields},
     })
     del parts
-    frame["confidence"] = np.where(bits >> 4 > 0, bits >> 4, np.nan)
-    frame["parse_status"] = pd.Categorical.from_codes((bits >> 3) & 1, categories=["parsed", "failed"])
-    frame["needs_review"] = (bits & 1).astype(np.int8)
-    frame["flagged"] = ((bits >> 1) & 1).astype(np.int8)
-    frame["zeroed"] = ((bits >> 2) & 1).astype(np.int8)
-    valid = ~np.isnan(packed)
-    rest = np.where(valid, packed, 0).astype(np.int64)
-    for i, f in enumerate(LIKERT_FIELDS):
-        digit = (rest // _LIKERT_BASE ** (4 - i)) % _LIKERT_BASE
-        frame[f] = np.where(valid, digit, np.nan).astype(np.float32)
     frame = frame.drop_duplicates(subset=_KEYS, keep="last")
     frame["final_score"] = frame.human_score.where(frame.human_score.notna(), frame.judge_score)
     frame = frame.sort_values(["judge_id", "model_id", "variant", "item_id"], kind="stable")
-    return frame[JUDGMENT_COLUMNS].reset_index(drop=True)
+    return frame[columns].reset_index(drop=True)
 
 
-def _empty_frame() -> pd.DataFrame:
-    df = pd.DataFrame({c: pd.Series(dtype=float) for c in JUDGMENT_COLUMNS})
+def _empty_frame(columns: Sequence[str]) -> pd.DataFrame:
+    df = pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
     for c in [*_KEYS, "parse_status"]:
         df[c] = pd.Series(dtype=object).astype("category")
     return df
@@ -139,12 +98,18 @@ def load_item_facets(store: Store) -> pd.DataFrame:
 
 
 def final_scores(store: Store, judge_id: str, model_ids: list[str]) -> pd.DataFrame:
-    marks = ",".join("?" * len(model_ids))
-    rows = store.query(f"SELECT * FROM ({FINAL_SCORES_SQL}) WHERE judge_id = ? AND model_id IN ({marks})",
-                       (judge_id, *model_ids))
+    """The judge's latest current judgments with their request ids, human override and annotator (one row
+    each; for inspection and tests — the report reads `load_judgments`)."""
+    overrides = latest_overrides(store)
+    rows = []
+    for j in iter_judgments(store, judge_id, model_ids):
+        human, annotator = overrides.get(j.request_id, (None, None))
+        rows.append((j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.score, human,
+                     j.score if human is None else human, j.confidence, j.parse_status, int(j.needs_review),
+                     int(j.flagged), j.reason, annotator))
     cols = ["request_id", "judge_id", "model_id", "item_id", "variant", "judge_score", "human_score",
             "final_score", "confidence", "parse_status", "needs_review", "flagged", "reason", "annotator"]
-    return pd.DataFrame([tuple(r) for r in rows], columns=cols)
+    return pd.DataFrame(rows, columns=cols)
 
 
 def model_by_dialect(scores: pd.DataFrame, models: list[str], dialects: list[str]) -> pd.DataFrame:
@@ -209,7 +174,11 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                                      "Add a judge with role: primary and run again.")]}
     opts = task.options
     secondaries = [j.id for j in task.exp.judges if j.id != judge.id]
-    frame = load_judgments(store, [judge.id, *secondaries], models)
+    rubrics = task.rubrics
+    fields = [f.name for jid in (judge.id, *secondaries) for f in rubrics[jid].numeric_fields]
+    frame = load_judgments(store, [judge.id, *secondaries], models, fields)
+    lo, hi = rubrics[judge.id].score_bounds or (0.0, 10.0)
+    top = f"{_num(hi)}"
     scores = frame[frame.judge_id == judge.id]
     dialects = dialect_order(task, scores)
     sections: list[Section] = []
@@ -219,19 +188,21 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     table = model_by_dialect(scores, models, dialects)
     _csv(table, out_dir / "qa_bias_model_by_dialect.csv")
     body = table[table.model != "dialect_avg"].set_index("model")[dialects]
-    png = heatmap(body, f"RLAIF score (0–10), judge {judge.id}", out_dir / "qa_bias_heatmap",
-                  vmin=0, vmax=10) if len(body) and len(dialects) else None
+    what = _score_name(rubrics[judge.id], lo, hi)
+    png = heatmap(body, f"{what}, judge {judge.id}", out_dir / "qa_bias_heatmap",
+                  vmin=lo, vmax=hi) if len(body) and len(dialects) else None
     dialect_cols = ", ".join(dialects)
     n_complete = int(table.loc[table.model != "dialect_avg", "avg"].notna().sum())
     sections += [
-        Section(heading="Model × dialect (RLAIF score, 0–10)", table=table,
+        Section(heading=f"Model × dialect ({what})", table=table,
                 text=f"Mean final score of the primary judge ({judge.id}) per model and dialect (the paper's "
                      "Table 4); human review overrides replace judge scores; unscored judgments are excluded "
                      "and counted below. Rows are sorted by avg; a model without a scored judgment in some "
                      "dialect has no avg (a mean over fewer dialects is not comparable) and comes last.",
                 legend={"model": "the model's id; dialect_avg = mean of each column over the models scored in "
                                  f"every dialect ({n_complete} here)",
-                        **({dialect_cols: "mean final score (0–10) in that dialect; — = no scored judgment"}
+                        **({dialect_cols: f"mean final score ({_num(lo)}–{top}) in that dialect; — = no scored "
+                                          "judgment"}
                            if dialects else {}),
                         "avg": "mean of the model's dialect columns; — when a dialect is missing",
                         "dialects_scored": f"dialects with a scored judgment, of {len(dialects)}"}),
@@ -240,19 +211,19 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
 
     # the gap with bootstrap CIs
     cube, _ = qa.score_cube(scores, models, dialects)
-    gaps = qa.gap_table(scores, models, dialects, n_resamples=opts.n_resamples, seed=task.exp.seed)
+    gaps = qa.gap_table(scores, models, dialects, n_resamples=opts.n_resamples, seed=task.exp.seed, max_score=hi)
     _csv(gaps, out_dir / "qa_bias_gap.csv")
     cells = gaps[(gaps.model != qa.ALL) & (gaps.dialect != qa.ALL)]
     gap_png = gap_ci_plot(cells, f"Gap per model and dialect, judge {judge.id}",
                           out_dir / "qa_bias_gap") if len(cells) else None
     sections += [
-        Section(heading="Gap (10 − score) with 95% bootstrap CIs",
+        Section(heading=f"Gap ({top} − score) with 95% bootstrap CIs",
                 table=gaps[(gaps.model == qa.ALL) | (gaps.dialect == qa.ALL)].reset_index(drop=True),
-                text=f"The RLAIF score already compares each dialect answer with the standard answer, so the "
-                     f"gap is 10 − score. Percentile bootstrap over items ({opts.n_resamples:,} resamples, "
-                     f"seed {task.exp.seed}); one item resample is shared by all cells, so the 'all' rows are "
-                     "bootstrapped consistently. Shown: per model and per dialect; every model × dialect cell "
-                     "is in qa_bias_gap.csv and the plot.",
+                text=f"The {rubrics[judge.id].name} score already compares each dialect answer with the standard "
+                     f"answer, so the gap is {top} − score. Percentile bootstrap over items "
+                     f"({opts.n_resamples:,} resamples, seed {task.exp.seed}); one item resample is shared by all "
+                     "cells, so the 'all' rows are bootstrapped consistently. Shown: per model and per dialect; "
+                     "every model × dialect cell is in qa_bias_gap.csv and the plot.",
                 legend=GAP_LEGEND),
         Section(heading="Gap per model × dialect", image_png=gap_png, image_alt="gap with confidence intervals"),
     ]
@@ -260,7 +231,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     # multi-judge validation (Table 5)
     if secondaries:
         sections += _agreement_sections(frame, judge.id, secondaries, models, dialects, opts, out_dir,
-                                        metadata)
+                                        metadata, rubrics)
     else:
         sections.append(Section(heading="Multi-judge validation", text="No secondary judge (role: secondary) "
                                 "in the experiment, so there is no agreement table."))
@@ -376,16 +347,47 @@ AGREEMENT_LEGEND = {
 }
 
 
+def _shared_fields(primary: Rubric, secondary: Rubric) -> dict[str, range | None]:
+    """The numeric fields both rubrics have (by name), in the primary's order, with their integer labels
+    (None: a `number` field on either side, compared by no kappa)."""
+    out: dict[str, range | None] = {}
+    other = {f.name: f for f in secondary.numeric_fields}
+    for f in primary.numeric_fields:
+        g = other.get(f.name)
+        if g is None:
+            continue
+        bounds = [f.minimum, f.maximum, g.minimum, g.maximum]
+        integer = f.type == g.type == "integer" and None not in bounds
+        out[f.name] = range(int(min(bounds[0], bounds[2])), int(max(bounds[1], bounds[3])) + 1) if integer else None
+    return out
+
+
+def _score_name(rubric: Rubric, lo: float, hi: float) -> str:
+    return f"{'RLAIF' if rubric.name == 'rlaif' else rubric.name} score, {_num(lo)}–{_num(hi)}"
+
+
+def _num(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else x
+
+
 def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str], models: list[str],
                         dialects: list[str], opts: Any, out_dir: Path, metadata: dict[str, Any],
-                        ) -> list[Section]:
+                        rubrics: dict[str, Rubric]) -> list[Section]:
     k = opts.agreement_min_pairs
+    target = rubrics[primary].score_bounds
+    lo, hi = target or (0.0, 10.0)
+    frame = qa.rescale_scores(frame, {j: rubrics[j].score_bounds for j in secondaries}, target)
     agree = qa.agreement_table(frame, primary, secondaries, ccc_min=opts.agreement_ccc_min,
                                cbs_min=opts.agreement_cbs_min, threshold=opts.cbs_threshold, models=models,
-                               dialects=dialects, min_pairs=k)
+                               dialects=dialects, min_pairs=k, scale=hi - lo)
     _csv(agree, out_dir / "qa_bias_judge_agreement.csv")
-    kappa = qa.likert_kappa(frame, primary, secondaries, LIKERT_FIELDS, min_pairs=k)
+    kappa_parts = []
+    for sec in secondaries:
+        shared = _shared_fields(rubrics[primary], rubrics[sec])
+        kappa_parts.append(qa.likert_kappa(frame, primary, [sec], list(shared), labels=shared, min_pairs=k))
+    kappa = pd.concat(kappa_parts, ignore_index=True) if kappa_parts else qa.likert_kappa(frame, primary, [], [])
     _csv(kappa, out_dir / "qa_bias_judge_kappa.csv")
+    rescaled = [s for s in secondaries if rubrics[s].score_bounds not in (None, target)]
     alpha, units = qa.interval_alpha(frame, [primary, *secondaries], min_pairs=k)
     alpha_df = pd.DataFrame([{"judges": ", ".join([primary, *secondaries]), "units": units,
                               "alpha_interval": alpha, "note": qa.undefined_note(units, alpha, k)}])
@@ -403,23 +405,27 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
     return [
         Section(heading="Multi-judge validation (Table 5)", table=agree,
                 text=f"Each secondary judge vs the primary ({primary}) on the same (model, item, dialect). "
-                     f"PASS: C ≥ {opts.agreement_ccc_min} and CBS ≥ {opts.agreement_cbs_min}; CBS uses the "
+                     + (f"Judges on another rubric ({', '.join(f'{s}: {rubrics[s].name}' for s in rescaled)}) are "
+                        f"compared on scores rescaled to the primary's range {_num(lo)}–{_num(hi)}. "
+                        if rescaled else "")
+                     + f"PASS: C ≥ {opts.agreement_ccc_min} and CBS ≥ {opts.agreement_cbs_min}; CBS uses the "
                      f"critical set primary < {opts.cbs_threshold} and is undefined (empty, FAIL) when that set "
                      f"is empty. Over fewer than {k} pairs (options.agreement_min_pairs) agreement is undefined: "
                      "C, CBS and the correlations are empty and there is no PASS/FAIL.",
                 legend=AGREEMENT_LEGEND),
         Section(heading="Agreement scatter", image_png=scatter,
                 image_alt="primary vs secondary judge scores"),
-        Section(heading="Likert agreement (weighted Cohen's kappa)", table=kappa,
-                text="Quadratic-weighted Cohen's kappa per rubric field (labels 0–5) between the primary "
-                     "and each secondary, over pairs where both judges returned the field.",
-                legend={"primary, secondary": "the two judges", "field": "the rubric's Likert statement",
+        Section(heading="Field agreement (weighted Cohen's kappa)", table=kappa,
+                text="Quadratic-weighted Cohen's kappa per rubric field (labels: the field's integer scale) "
+                     "between the primary and each secondary, over pairs where both judges returned the field; "
+                     "only fields both rubrics have (same name) are compared.",
+                legend={"primary, secondary": "the two judges", "field": "the rubric field (e.g. a Likert statement)",
                         "n": "pairs with the field from both judges",
                         "kappa_quadratic": f"quadratic-weighted kappa; — over fewer than {k} pairs or without "
                                            "variation", "note": "why kappa is empty"}),
         Section(heading="Krippendorff's alpha", table=alpha_df,
-                text="Interval alpha of the 0–10 judge scores of all judges over (model, item, dialect) "
-                     "units rated by at least two judges.",
+                text=f"Interval alpha of the judge scores ({_num(lo)}–{_num(hi)}) of all judges over (model, item, "
+                     "dialect) units rated by at least two judges.",
                 legend={"judges": "the judges whose scores are compared",
                         "units": "(model, item, dialect) units scored by at least two judges",
                         "alpha_interval": f"Krippendorff's alpha (interval); — over fewer than {k} units or "

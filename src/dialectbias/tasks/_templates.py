@@ -45,3 +45,21 @@ def render(name: str, user_dir: Path | None = None, **context: Any) -> str:
         return template.render(**context).strip()
     except jinja2.TemplateError as exc:
         raise ConfigError(f"prompt template {name!r}: {exc}") from None
+
+
+@lru_cache(maxsize=32)
+def _file_environment(folder: str) -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=False, autoescape=False)
+
+
+def render_file(path: Path, **context: Any) -> str:
+    """Render a user's Jinja2 file (e.g. a judge's `template:`); errors name the file."""
+    try:
+        template = _file_environment(str(path.parent)).get_template(path.name)
+        return template.render(**context).strip()
+    except jinja2.TemplateNotFound:
+        raise ConfigError(f"{path}: template file not found") from None
+    except jinja2.TemplateError as exc:
+        line = getattr(exc, "lineno", None)
+        raise ConfigError(f"{path}{f':{line}' if line else ''}: {exc}") from None

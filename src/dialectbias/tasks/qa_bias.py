@@ -1,11 +1,12 @@
 """QA dialect bias (SPEC §4 P3; Bengali dialect-bias paper §3.2–3.4): answer in every variant, judge
-each dialect answer against the standard answer with the RLAIF rubric, report model × dialect."""
+each dialect answer against the standard answer with each judge's rubric (RLAIF by default), report
+model × dialect."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
 from dialectbias.data import Item, MediaError, image_part, load_image, resolve_item_image, text_part
-from dialectbias.judges import ZEROED_PREFIX, RlaifJudgment, rlaif_json_schema, script_refusal_verdict
+from dialectbias.errors import ConfigError
+from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, load_rubric, run_checks
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, Write
-from dialectbias.store import Store, dumps
+from dialectbias.store import JudgeCounts, JudgeYield, Store, dumps, judge_counts, judge_yields
 from dialectbias.tasks._base import StageYield, Task
-from dialectbias.tasks._templates import render, template_exists
-from dialectbias.text import check_script, detect_refusal
+from dialectbias.tasks._templates import render, render_file, template_exists
 
 STANDARD = "standard"
-RUBRIC = "rlaif_v1"
+DEFAULT_RUBRIC = "rlaif"
+RUBRIC_CHECKS = ("script", "refusal")  # the code checks qa_bias runs on the dialect answer
 
 
 class QABiasOptions(BaseModel):
@@ -60,8 +62,15 @@ class QABiasOptions(BaseModel):
 
 class QABiasTask(Task):
     """QA dialect bias: every model answers every item in `standard` and each dialect; every judge rates each
-    dialect answer against the standard answer (RLAIF score 0–10); report: model × dialect table, judge
-    agreement, gaps with CIs, paired tests (Bengali dialect-bias paper §3.2–3.4)."""
+    dialect answer against the standard answer on its rubric (default `rlaif`: five weighted Likert
+    statements, score 0–10); report: model × dialect table, judge agreement, gaps with CIs, paired tests
+    (Bengali dialect-bias paper §3.2–3.4). A judge entry may name `rubric:` (a packaged rubric: rlaif,
+    caption, translation_fidelity; or a rubric YAML file relative to the experiment) and `template:` (a
+    Jinja2 file for the judge's user prompt, given dialect, standard_question, dialect_question,
+    standard_response, dialect_response, scale = the rubric's answer description, rubric). Without a
+    template, a rubric other than rlaif gets a generic prompt: the rubric's scale in the system message,
+    both questions and both answers in the user message. Judges on different rubrics are compared on the
+    score rescaled to the primary's range, and field by field where the names match."""
 
     name = "qa_bias"
     item_format = (
@@ -88,9 +97,25 @@ class QABiasTask(Task):
         super().__init__(experiment)
         self.templates = experiment.resolve(self.options.templates_dir) if self.options.templates_dir else None
         self._answer_templates: dict[str, str] = {}
+        #: each judge's rubric: its `rubric:` (a packaged name or a YAML file), else RLAIF
+        self.rubrics: dict[str, Rubric] = {j.id: experiment.judge_rubric(j, DEFAULT_RUBRIC) for j in experiment.judges}
+        self.check_settings = CheckSettings(self.options.script, self.options.script_threshold,
+                                            self.options.script_max_term_words)
+
+    def check(self) -> None:
+        super().check()
+        for i, judge in enumerate(self.exp.judges):
+            rubric = self.rubrics[judge.id]
+            unsupported = [c for c in rubric.checks if c not in RUBRIC_CHECKS]
+            if unsupported:
+                raise ConfigError(f"{self.exp.where('judges', i, 'rubric')}: judge {judge.id!r}: rubric "
+                                  f"{rubric.name!r} declares check(s) {', '.join(unsupported)}, which qa_bias does "
+                                  f"not run (it runs: {', '.join(RUBRIC_CHECKS)})")
 
     def input_files(self) -> list[Path]:
-        return [*super().input_files(), *([self.templates] if self.templates else [])]
+        judge_files = [self.exp.resolve(p) for j in self.exp.judges for p in (j.rubric, j.template)
+                       if p and self.exp.resolve(p).is_file()]
+        return [*super().input_files(), *([self.templates] if self.templates else []), *judge_files]
 
     # -- generation -------------------------------------------------------------------------
     def _answer_template(self, variant: str) -> str:
@@ -131,8 +156,31 @@ class QABiasTask(Task):
         return load_image(path, f"item {item.id!r}: image {ref!r}")[0]
 
     # -- judging ----------------------------------------------------------------------------
+    def _judge_prompts(self, judge: ModelConfig) -> tuple[str, Callable[..., str]]:
+        """(template label, render(**context) -> user prompt) of the judge: its `template:` file, else the
+        RLAIF prompt for the RLAIF rubric, else the generic rubric prompt."""
+        rubric = self.rubrics[judge.id]
+        if judge.template:
+            path = self.exp.resolve(judge.template)
+            return judge.template, lambda **ctx: render_file(path, **ctx)
+        name = "qa_bias/judge_user" if self._is_rlaif(rubric) else "qa_bias/judge_rubric_user"
+        return name, lambda **ctx: render(name, self.templates, **ctx)
+
+    @staticmethod
+    def _is_rlaif(rubric: Rubric) -> bool:
+        return rubric == load_rubric(DEFAULT_RUBRIC)
+
+    def _judge_system(self, rubric: Rubric, variant: str) -> str:
+        if self._is_rlaif(rubric):
+            return render("qa_bias/judge_system", self.templates, dialect=variant)
+        return render("qa_bias/judge_rubric_system", self.templates, dialect=variant, scale=rubric.scale_text(),
+                      rubric=rubric)
+
     def _judge_requests(self, store: Store, judge: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = {"temperature": 0, "max_tokens": self.options.judge_max_tokens, **judge.params}
+        rubric = self.rubrics[judge.id]
+        template, render_user = self._judge_prompts(judge)
+        schema, scale = rubric.json_schema(), rubric.scale_text()
         system_cache: dict[str, str] = {}
         for model in self.exp.models:
             answers = _generations(store, model.id)
@@ -147,48 +195,43 @@ class QABiasTask(Task):
                                       kind="no successful generation to judge")
                         continue
                     if variant not in system_cache:
-                        system_cache[variant] = render("qa_bias/judge_system", self.templates, dialect=variant)
-                    user = render("qa_bias/judge_user", self.templates, dialect=variant,
-                                  standard_question=item.variants[STANDARD], dialect_question=question,
-                                  standard_response=std[1], dialect_response=dia[1])
+                        system_cache[variant] = self._judge_system(rubric, variant)
+                    user = render_user(dialect=variant, standard_question=item.variants[STANDARD],
+                                       dialect_question=question, standard_response=std[1],
+                                       dialect_response=dia[1], scale=scale, rubric=rubric)
                     yield RequestSpec(
                         stage="judge", model=judge, item_id=item.id, variant=variant,
-                        template="qa_bias/judge_user", params=params, json_schema=rlaif_json_schema(),
-                        schema_name="rlaif_judgment", refs=[std[0], dia[0]], meta={"model_id": model.id},
+                        template=template, params=params, json_schema=schema,
+                        schema_name=rubric.schema_name, refs=[std[0], dia[0]], meta={"model_id": model.id},
                         messages=[{"role": "system", "content": system_cache[variant]},
                                   {"role": "user", "content": user}])
 
     def _finalize_judgment(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
+        """The judgment of one judge answer (`dialectbias.judges.evaluate_judgment`): the judge's rubric,
+        the code checks it declares on the dialect answer, review routing; one row of `judgments`."""
         meta, refs = json.loads(row["meta"]), json.loads(row["refs"])
-        dialect_answer = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],))[0][0] or ""
-        verdict = check_script(dialect_answer, self.options.script, threshold=self.options.script_threshold,
-                               max_term_words=self.options.script_max_term_words)
-        refusal_code = detect_refusal(dialect_answer)
-        parsed = outcome.parsed
+        rubric = self.rubrics[row["model_id"]]
+        dialect_answer = ""
+        if rubric.checks:
+            dialect_answer = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],))[0][0] or ""
+        code = run_checks(rubric.checks, dialect_answer, self.check_settings)
+        values = evaluate_judgment(rubric, outcome.parsed, code,
+                                   review_threshold=self.exp.review.confidence_threshold)
         record: dict[str, Any] = {
             "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
-            "item_id": row["item_id"], "variant": row["variant"], "rubric": RUBRIC,
+            "item_id": row["item_id"], "variant": row["variant"], "rubric": values.rubric,
             "raw_output": outcome.output, "source_request_id": outcome.source_request_id,
-            "script_ok_code": None if verdict.ok is None else int(verdict.ok), "script_share": verdict.share,
-            "refusal": refusal_code, "parse_status": parsed.status if parsed else "failed",
-            "parsed": None, "score": None, "confidence": None, "script_ok_judge": None,
-            "needs_review": 1, "flagged": 0, "reason": parsed.error if parsed else "no rubric"}
-        if parsed is not None and parsed.value is not None:
-            judgment: RlaifJudgment = parsed.value
-            decision = script_refusal_verdict(judgment.script_valid, judgment.refusal, verdict, refusal_code)
-            record.update(
-                parsed=dumps(judgment.model_dump()), score=decision.score(judgment.likert()),
-                confidence=judgment.confidence, script_ok_judge=int(judgment.script_valid),
-                flagged=int(decision.flagged),
-                needs_review=int(decision.flagged or judgment.confidence <= self.exp.review.confidence_threshold),
-                reason=decision.reason)
+            "parse_status": values.parse_status, "parsed": None if values.parsed is None else dumps(values.parsed),
+            "score": values.score, "confidence": values.confidence, "checks": dumps(values.checks),
+            "flags": dumps(values.flags), "clipped": dumps({k: list(v) for k, v in values.clipped.items()}),
+            "needs_review": int(values.needs_review), "flagged": int(values.flagged), "reason": values.reason}
         return [("judgments", record)]
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.exp.models, self._generation_requests)]
         if self.exp.judges:
-            stages.append(Stage("judge", self.exp.judges, self._judge_requests, rubric=RlaifJudgment,
-                                finalize=self._finalize_judgment))
+            stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self._finalize_judgment,
+                                rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges}))
         return stages
 
     def compares_dialects(self) -> bool:
@@ -197,13 +240,10 @@ class QABiasTask(Task):
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Generation: successful answers; judging: scored judgments (unscored ones are unusable)."""
         out = [y for y in super().stage_yields(store) if y.stage != "judge"]
-        counts = {r[0]: (r[1], r[2], r[3]) for r in store.query(
-            "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
-            "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM current_requests cr "
-            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
-            "WHERE r.stage = 'judge' GROUP BY r.model_id")}
+        yields = judge_yields(store)
         for judge in self.exp.judges:
-            n, scored, unscored = counts.get(judge.id, (0, 0, 0))
+            y = yields.get(judge.id, JudgeYield())
+            n, scored, unscored = y.requests, y.scored, y.unscored
             detail = (f"{scored} of {n} judgments scored ({unscored} unscored: the judge's answer failed "
                       f"validation; {n - scored - unscored} with no answer)" if n
                       else "no judge requests (no successful generation pair to judge)")
@@ -212,18 +252,17 @@ class QABiasTask(Task):
 
     def summary_lines(self, store: Store) -> list[str]:
         lines = []
+        counts = judge_counts(store, [j.id for j in self.exp.judges])
         for judge in self.exp.judges:
-            n, unscored, zeroed, flagged, review = store.query(
-                "SELECT count(*), coalesce(sum(parse_status='failed'), 0), "
-                "coalesce(sum(parse_status!='failed' AND substr(reason, 1, ?)=?), 0), coalesce(sum(flagged), 0), "
-                "coalesce(sum(needs_review), 0) "
-                "FROM judgments WHERE judge_id=? AND rowid IN (SELECT MAX(j.rowid) FROM judgments j "
-                "JOIN current_requests c ON c.request_id = j.request_id "
-                "GROUP BY j.judge_id, j.model_id, j.item_id, j.variant)",
-                (len(ZEROED_PREFIX), ZEROED_PREFIX, judge.id))[0]
-            lines.append(f"judge {judge.id}: {n} judgments · {unscored} unscored (parse failed) · {zeroed} zeroed "
-                         f"(script/refusal) · {flagged} flagged (judge and code disagree, or script indeterminate) "
-                         f"· {review} for human review")
+            c = counts.get(judge.id, JudgeCounts())
+            rubric = self.rubrics[judge.id]
+            zeroed = f" · {c.zeroed} zeroed (script/refusal)" if rubric.checks else ""
+            flagged = ("judge and code disagree, or script indeterminate" if rubric.checks else "")
+            if rubric.ceilings:
+                flagged = f"{flagged + ', or ' if flagged else ''}clipped by a ceiling"
+            lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed)"
+                         f"{zeroed} · {c.flagged} flagged{f' ({flagged})' if flagged else ''} "
+                         f"· {c.needs_review} for human review")
         return lines
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:

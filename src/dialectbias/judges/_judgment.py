@@ -1,0 +1,126 @@
+"""One judgment record for any rubric (issue 8 item 2): a judge's parsed answer → the rubric's evaluation
+(ceilings, score, confidence) → the code checks the rubric declares (script, refusal) and the script/refusal
+decision → review routing → the values stored in `judgments`.
+
+Pure: the caller gives the text the checks read (for qa_bias, the dialect answer) and the review threshold;
+nothing here touches the store or a task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.judges._rubric import Rubric
+from dialectbias.judges._structured import StructuredParse
+from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, script_refusal_verdict
+from dialectbias.text import ScriptVerdict, check_script, detect_refusal
+
+JUDGE_SCRIPT_FIELD = "script_valid"  # the judge-side verdicts `script_refusal_verdict` weighs against the code's
+JUDGE_REFUSAL_FIELD = "refusal"
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """How the code checks read a text: the script it must be in, the share of its letters that must be,
+    and the longest run of Latin words tolerated as an embedded term (`dialectbias.text.check_script`)."""
+
+    script: str = "bengali"
+    threshold: float = 0.6
+    max_term_words: int = 4
+
+
+@dataclass(frozen=True)
+class CodeChecks:
+    """What the code checks found: `script` None when the script check did not run; `refusal` the matched
+    refusal pattern (None: none found, or the check did not run — see `ran`)."""
+
+    ran: tuple[str, ...] = ()
+    script: ScriptVerdict | None = None
+    refusal: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The stored `checks` object: {"script": {"status", "share", "reason"}, "refusal": pattern or null},
+        with only the checks that ran."""
+        out: dict[str, Any] = {}
+        if self.script is not None:
+            out["script"] = {"status": self.script.status, "share": self.script.share, "reason": self.script.reason}
+        if "refusal" in self.ran:
+            out["refusal"] = self.refusal
+        return out
+
+
+def run_checks(names: Sequence[str], text: str, settings: CheckSettings = CheckSettings()) -> CodeChecks:
+    """Run the named code checks (`script`, `refusal`) on `text`; other names raise ValueError."""
+    unknown = [n for n in names if n not in ("script", "refusal")]
+    if unknown:
+        raise ValueError(f"no code check named {', '.join(map(repr, unknown))} here (script, refusal)")
+    script = check_script(text, settings.script, threshold=settings.threshold,
+                          max_term_words=settings.max_term_words) if "script" in names else None
+    refusal = detect_refusal(text) if "refusal" in names else None
+    return CodeChecks(ran=tuple(names), script=script, refusal=refusal)
+
+
+class JudgmentValues(BaseModel):
+    """The derived part of one judgment row: what the rubric, the checks and the review rule made of the
+    judge's answer. `parsed` is the answer with its fields after ceilings (None when it did not parse);
+    `flags` the reasons a human should look; `reason` the one-line summary stored in `judgments.reason`
+    (prefixed 'zeroed: ' or 'review: ', or the parse error of an unscored judgment)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rubric: str
+    parse_status: str
+    parsed: dict[str, Any] | None = None
+    score: float | None = None
+    confidence: int | None = None
+    checks: dict[str, Any] = Field(default_factory=dict)
+    flags: list[str] = Field(default_factory=list)
+    clipped: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
+    zeroed: bool = False
+    flagged: bool = False
+    needs_review: bool = True
+    reason: str | None = None
+
+
+def _boolean_field(rubric: Rubric, name: str) -> bool:
+    return any(f.name == name and f.type == "boolean" for f in rubric.fields)
+
+
+def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: CodeChecks, *,
+                      review_threshold: int) -> JudgmentValues:
+    """The judgment of one judge answer on `rubric`.
+
+    Parsed: the rubric's ceilings and score; with `script`/`refusal` checks, the judge's `script_valid`/
+    `refusal` verdicts (when the rubric has them) and the code's go through `script_refusal_verdict`
+    (Bengali paper §3.3: zeroed = the rubric's lowest score, e.g. RLAIF 0; disagreements flagged).
+    Review: confidence ≤ `review_threshold`, flagged, or clipped by a ceiling. Not parsed: unscored
+    (never 0), needs review, `reason` = the parse error."""
+    checks = code.as_json()
+    if parsed is None or parsed.value is None:
+        return JudgmentValues(rubric=rubric.name, parse_status=parsed.status if parsed else "failed",
+                              checks=checks, reason=(parsed.error if parsed else None) or "no answer to parse")
+    value = parsed.value
+    answer = value.model_dump() if isinstance(value, BaseModel) else dict(value)
+    result = rubric.evaluate(value)
+    judge_script = answer.get(JUDGE_SCRIPT_FIELD) if _boolean_field(rubric, JUDGE_SCRIPT_FIELD) else None
+    judge_refusal = answer.get(JUDGE_REFUSAL_FIELD) if _boolean_field(rubric, JUDGE_REFUSAL_FIELD) else None
+    decision = script_refusal_verdict(judge_script, judge_refusal if "refusal" in code.ran else False,
+                                      code.script, code.refusal)
+    score = result.score
+    if decision.zero and score is not None:
+        bounds = rubric.score_bounds
+        score = bounds[0] if bounds else 0.0
+    flags = [*decision.reasons, *result.flags]
+    flagged = decision.flagged or bool(result.clipped)
+    low = result.confidence is not None and result.confidence <= review_threshold
+    reason = None
+    if flags:
+        reason = (ZEROED_PREFIX if decision.zero else REVIEW_PREFIX) + "; ".join(flags)
+    return JudgmentValues(
+        rubric=rubric.name, parse_status=parsed.status, parsed={**answer, **result.fields}, score=score,
+        confidence=result.confidence, checks=checks, flags=flags, clipped=result.clipped, zeroed=decision.zero,
+        flagged=flagged, needs_review=flagged or low, reason=reason)

@@ -1,0 +1,189 @@
+"""Typed reads of the `judgments` table for any rubric (issue 8 item 3): what the report, the run summary,
+the review queue and the status need, so none of them writes judgment SQL of its own.
+
+A judgment row holds the rubric's name, `parsed` (the judge's answer, fields after ceilings, JSON), the
+score and confidence, `checks` (the code checks' results, JSON), `flags` (reasons, JSON list), `clipped`
+(ceilings, JSON) and the review routing. Field values are read by SQLite (`json_extract`), so a reader
+asks for the fields it needs by name, whatever the rubric.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dialectbias.store._kinds import OVERRIDE_KIND
+from dialectbias.store._store import Store
+
+"""`annotations.kind` of a human override of a judgment: value {"fields": {…}, "score": …, …}; the latest wins."""
+
+ZEROED_PREFIX = "zeroed: "  # dialectbias.judges.ZEROED_PREFIX (the store does not import the judges)
+
+_ZEROED_SQL = f"(j.parse_status != 'failed' AND substr(coalesce(j.reason, ''), 1, {len(ZEROED_PREFIX)}) = " \
+              f"'{ZEROED_PREFIX}')"
+
+# The latest human override per judgment (SQLite returns the bare columns of the MAX row).
+LATEST_OVERRIDE_SQL = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
+                       f"MAX(annotation_id) FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
+
+# The latest current judgment per (judge, model, item, variant).
+LATEST_CURRENT_SQL = ("j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 JOIN current_requests c "
+                      "ON c.request_id = j2.request_id GROUP BY j2.judge_id, j2.model_id, j2.item_id, j2.variant)")
+
+JSON_COLUMNS = ("parsed", "checks", "flags", "clipped")
+"""Judgment columns holding JSON text (objects in a JSONL export, text in CSV)."""
+
+BASE_COLUMNS = ("judge", "model", "item_id", "variant", "score", "human_score", "confidence", "needs_review",
+                "flagged", "zeroed", "unscored")
+
+
+def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
+                     fields: Sequence[str] = (), *, chunk_rows: int = 20_000) -> Iterator[dict[str, tuple[Any, ...]]]:
+    """The current judgments of the given judges and models, column-wise in chunks of `chunk_rows`.
+
+    Each chunk maps a column to a tuple: `judge` and `model` (positions in `judge_ids`/`model_ids`),
+    item_id, variant, score (the judge's), human_score (the latest override's, else None), confidence,
+    needs_review, flagged, zeroed (the script/refusal rule set the score), unscored (the answer did not
+    parse), and one column per name in `fields`: that field's value in `parsed` (None when absent, e.g.
+    another rubric's field, or unparsed; booleans read as 0/1).
+
+    Rows come in storage order (one sequential scan, no raw output read): when a key (judge, model, item,
+    variant) has several current judgments, the last one is the latest.
+    """
+    judge_ids, model_ids = list(dict.fromkeys(judge_ids)), list(dict.fromkeys(model_ids))
+    if not judge_ids or not model_ids:
+        return
+    judge_case = "CASE j.judge_id " + " ".join("WHEN ? THEN ?" for _ in judge_ids) + " END"
+    model_case = "CASE j.model_id " + " ".join("WHEN ? THEN ?" for _ in model_ids) + " END"
+    extracts = "".join(", json_extract(j.parsed, ?)" for _ in fields)
+    sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, j.confidence, "
+           f"j.needs_review, j.flagged, {_ZEROED_SQL}, j.parse_status = 'failed'{extracts} "
+           f"FROM judgments j NOT INDEXED LEFT JOIN ({LATEST_OVERRIDE_SQL}) o ON o.target_id = j.request_id "
+           "WHERE j.request_id IN (SELECT request_id FROM current_requests) "
+           f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
+           f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
+    params = [*(x for i, j in enumerate(judge_ids) for x in (j, i)),
+              *(x for i, m in enumerate(model_ids) for x in (m, i)),
+              *(f"$.{_json_key(f)}" for f in fields), *judge_ids, *model_ids]
+    names = [*BASE_COLUMNS, *fields]
+    cur = store.conn.cursor()
+    cur.row_factory = None
+    cur.execute(sql, params)
+    while rows := cur.fetchmany(chunk_rows):
+        yield dict(zip(names, zip(*rows, strict=True), strict=True))
+
+
+def _json_key(name: str) -> str:
+    """A JSON path member: rubric field names are identifiers ([A-Za-z][A-Za-z0-9_]*), quoted anyway."""
+    return '"' + name.replace('"', "") + '"'
+
+
+@dataclass(frozen=True)
+class JudgeCounts:
+    """A judge's latest current judgments: how many, unscored (parse failed), zeroed (script/refusal),
+    flagged, and sent to human review."""
+
+    judgments: int = 0
+    unscored: int = 0
+    zeroed: int = 0
+    flagged: int = 0
+    needs_review: int = 0
+
+
+def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCounts]:
+    """Counts per judge over its latest current judgment per (model, item, variant)."""
+    if not judge_ids:
+        return {}
+    rows = store.query(
+        f"SELECT j.judge_id, count(*), coalesce(sum(j.parse_status = 'failed'), 0), coalesce(sum({_ZEROED_SQL}), 0), "
+        "coalesce(sum(j.flagged), 0), coalesce(sum(j.needs_review), 0) FROM judgments j "
+        f"WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) AND {LATEST_CURRENT_SQL} GROUP BY j.judge_id",
+        tuple(judge_ids))
+    return {r[0]: JudgeCounts(*r[1:]) for r in rows}
+
+
+@dataclass(frozen=True)
+class JudgeYield:
+    """A judge's current requests: how many, how many have a scored judgment, how many an unscored one."""
+
+    requests: int = 0
+    scored: int = 0
+    unscored: int = 0
+
+
+def judge_yields(store: Store, stage: str = "judge") -> dict[str, JudgeYield]:
+    """Per judge model id: its current requests of `stage` and their judgments' outcome."""
+    rows = store.query(
+        "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
+        "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM current_requests cr "
+        "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
+        "WHERE r.stage = ? GROUP BY r.model_id", (stage,))
+    return {r[0]: JudgeYield(*r[1:]) for r in rows}
+
+
+@dataclass
+class JudgmentRecord:
+    """One stored judgment with its JSON columns decoded, and (`with_refs`) the outputs of the requests
+    it judged (`ref_outputs`, in `refs` order; qa_bias: [standard answer, dialect answer])."""
+
+    request_id: str
+    judge_id: str
+    model_id: str
+    item_id: str
+    variant: str
+    rubric: str
+    parsed: dict[str, Any] | None
+    score: float | None
+    confidence: int | None
+    checks: dict[str, Any]
+    flags: list[str]
+    clipped: dict[str, Any]
+    parse_status: str
+    needs_review: bool
+    flagged: bool
+    reason: str | None
+    ref_outputs: list[str | None]
+
+
+def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pending_review: bool = False,
+                   with_refs: bool = False) -> Iterator[JudgmentRecord]:
+    """The judge's latest current judgments of the models, in (model, variant, item) order. `pending_review`:
+    only those needing review that no human has overridden yet."""
+    if not model_ids:
+        return
+    refs = ("(SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN results s "
+            "ON s.request_id = e.value)") if with_refs else "'[]'"
+    pending = (" AND j.needs_review = 1 AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
+               f"j.request_id AND a.kind = '{OVERRIDE_KIND}')") if pending_review else ""
+    sql = (f"SELECT j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.rubric, j.parsed, j.score, "
+           f"j.confidence, j.checks, j.flags, j.clipped, j.parse_status, j.needs_review, j.flagged, j.reason, "
+           f"{refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
+           f"WHERE {LATEST_CURRENT_SQL} AND j.judge_id = ? AND j.model_id IN ({','.join('?' * len(model_ids))})"
+           f"{pending} ORDER BY j.model_id, j.variant, j.item_id, j.request_id")
+    for r in store.iter_query(sql, (judge_id, *model_ids)):
+        yield _record(r)
+
+
+def get_judgment(store: Store, request_id: str) -> JudgmentRecord | None:
+    """The judgment stored under a judge request id, or None."""
+    rows = store.query("SELECT request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, confidence, "
+                       "checks, flags, clipped, parse_status, needs_review, flagged, reason, '[]' "
+                       "FROM judgments WHERE request_id = ?", (request_id,))
+    return _record(rows[0]) if rows else None
+
+
+def _record(r: Any) -> JudgmentRecord:
+    return JudgmentRecord(
+        request_id=r[0], judge_id=r[1], model_id=r[2], item_id=r[3], variant=r[4], rubric=r[5],
+        parsed=json.loads(r[6]) if r[6] else None, score=r[7], confidence=r[8], checks=json.loads(r[9] or "{}"),
+        flags=json.loads(r[10] or "[]"), clipped=json.loads(r[11] or "{}"), parse_status=r[12],
+        needs_review=bool(r[13]), flagged=bool(r[14]), reason=r[15], ref_outputs=json.loads(r[16]))
+
+
+def latest_overrides(store: Store, request_ids: Sequence[str] | None = None) -> dict[str, tuple[float | None, str]]:
+    """judgment request id -> (score, annotator) of its latest human override (of the given ids, or all)."""
+    rows = store.query(f"SELECT target_id, score, annotator FROM ({LATEST_OVERRIDE_SQL})")
+    wanted = None if request_ids is None else set(request_ids)
+    return {r[0]: (r[1], r[2]) for r in rows if wanted is None or r[0] in wanted}
