@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectbias.config import load_experiment
+from dialectbias.api import load_experiment
 from dialectbias.errors import ConfigError
 
 BASE = """\
