@@ -219,7 +219,7 @@ def child_main(exp_path: str, out_dir: str, profile: str | None) -> None:
 
     t_import = time.perf_counter()
     _ensure_importable()
-    from dialectbias.report.build import build_report
+    from dialectbias.api import build_report
 
     import_s = time.perf_counter() - t_import
     before = resource.getrusage(resource.RUSAGE_SELF)

@@ -47,8 +47,9 @@ def test_judgment_likert_order_matches_the_weights() -> None:
                       dialect_comprehension=0,
                       factual_correctness=1, content_completeness=5, response_clarity=4, appropriate_length=5,
                       confidence=3)
-    assert j.likert() == [0, 1, 5, 4, 5]
-    assert rlaif_score(j.likert()) == pytest.approx(4.7)
+    likert = [getattr(j, name) for name, _ in RLAIF_CATEGORIES]
+    assert likert == [0, 1, 5, 4, 5]
+    assert rlaif_score(likert) == pytest.approx(4.7)
 
 
 def test_schema_requires_every_field_reasoning_first_confidence_last() -> None:

@@ -29,10 +29,13 @@ _EXPECTED = {
 _EXPECTED[".ndjson"] = _EXPECTED[".jsonl"]
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) per non-blank line; errors name the file and line."""
+def read_jsonl(path: Path, *, containing: Collection[bytes] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) per non-blank line; errors name the file and line. With `containing`, only
+    lines holding one of those byte strings are parsed (a fast scan for a rarely used key)."""
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
+            if containing and not any(token in raw for token in containing):
+                continue
             try:
                 line = raw.decode("utf-8").strip()
             except UnicodeDecodeError as exc:
@@ -145,8 +148,11 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
 def field_values(path: Path, fields: Collection[str]) -> Iterator[tuple[str, Any]]:
     """(item id, value) of the given fields in every row of a local data file, unchecked (for fingerprints:
     which images the items name, without loading the items)."""
-    readers = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
-    for _, row in readers[path.suffix.lower()](path):
+    if path.suffix.lower() in (".jsonl", ".ndjson"):  # only lines that name one of the fields
+        rows = read_jsonl(path, containing=[json.dumps(name).encode() for name in fields])
+    else:
+        rows = {".csv": _rows_csv, ".parquet": _rows_parquet}[path.suffix.lower()](path)
+    for _, row in rows:
         for name in fields:
             if row.get(name) is not None:
                 yield str(row.get("id")), row[name]

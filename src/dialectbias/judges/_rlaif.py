@@ -1,22 +1,25 @@
-"""The RLAIF rubric of the Bengali dialect-bias paper (Sami et al., arXiv 2603.21359, §3.3, App. B)."""
+"""The RLAIF rubric of the Bengali dialect-bias paper (Sami et al., arXiv 2603.21359, §3.3, App. B).
+
+Its one definition is the packaged rubric `resources/rubrics/rlaif.yaml` (fields, weights, anchors,
+reasoning first, confidence last); these names are shortcuts to it for code and tests that speak RLAIF.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from dialectbias.judges._rubric_load import load_rubric
 
-# (field, weight) in the paper's category order (§3.3; SPEC §4 P3 table)
-RLAIF_CATEGORIES: tuple[tuple[str, float], ...] = (
-    ("dialect_comprehension", 3.0),
-    ("factual_correctness", 2.5),
-    ("content_completeness", 2.0),
-    ("response_clarity", 1.5),
-    ("appropriate_length", 1.0),
-)
+_RUBRIC = load_rubric("rlaif")
+
+#: (field, weight) in the paper's category order (§3.3; SPEC §4 P3 table)
+RLAIF_CATEGORIES: tuple[tuple[str, float], ...] = tuple((f.name, f.effective_weight) for f in _RUBRIC.numeric_fields)
 LIKERT_MAX = 5
+
+#: the judge's JSON answer as a pydantic model: reasoning first, script/refusal verdicts, five Likert
+#: fields, confidence
+RlaifJudgment = _RUBRIC.validator()
 
 
 def rlaif_score(likert: Sequence[int]) -> float:
@@ -26,37 +29,11 @@ def rlaif_score(likert: Sequence[int]) -> float:
     for value in likert:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= LIKERT_MAX:
             raise ValueError(f"Likert values must be integers 0–{LIKERT_MAX}, got {value!r}")
-    return sum(w * v for (_, w), v in zip(RLAIF_CATEGORIES, likert, strict=True)) / LIKERT_MAX
+    score = _RUBRIC.rescore(dict(zip((name for name, _ in RLAIF_CATEGORIES), likert, strict=True))).score
+    assert score is not None
+    return score
 
 
-class RlaifJudgment(BaseModel):
-    """The judge's JSON: reasoning first, its script/refusal verdicts, five Likert fields, confidence."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    chain_of_thought_reasoning: str = Field(
-        description="script validity, dialect comprehension and factual accuracy, compared step by step")
-    script_valid: bool = Field(description="the dialect response's primary text is in Bengali script")
-    refusal: bool = Field(description="the dialect response refuses or does not attempt an answer")
-    dialect_comprehension: int = Field(ge=0, le=5)
-    factual_correctness: int = Field(ge=0, le=5)
-    content_completeness: int = Field(ge=0, le=5)
-    response_clarity: int = Field(ge=0, le=5)
-    appropriate_length: int = Field(ge=0, le=5)
-    confidence: int = Field(ge=1, le=5)
-
-    def likert(self) -> list[int]:
-        return [getattr(self, name) for name, _ in RLAIF_CATEGORIES]
-
-
-@lru_cache(maxsize=1)
 def rlaif_json_schema() -> dict[str, Any]:
-    """Strict JSON schema for `response_format` (all keys required, no extras, property order kept).
-    Cached: treat the returned dict as read-only."""
-    schema = RlaifJudgment.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema["properties"].values():
-        prop.pop("title", None)
-    schema["additionalProperties"] = False
-    schema["required"] = list(schema["properties"])
-    return schema
+    """The strict JSON schema sent as `response_format` (cached by the rubric: treat it as read-only)."""
+    return _RUBRIC.json_schema()

@@ -41,6 +41,7 @@ class Task(ABC):
         self.exp = experiment
         self.options: Any = experiment.validate_options(self.Options)
         self.load_report: LoadReport | None = None
+        self._identity: list[Any] | None = None
 
     def check_roles(self) -> None:
         """ConfigError naming the task and the role when the experiment has no model for a required role."""
@@ -107,6 +108,11 @@ class Task(ABC):
         in which case requests are always rebuilt."""
         if self.exp.data and self.exp.data.startswith("hf://"):
             return None
+        if self._identity is None:  # once per run: the items and every stage's compile use it
+            self._identity = self._file_identity()
+        return self._identity
+
+    def _file_identity(self) -> list[Any] | None:
         identity: list[Any] = []
         for path in self.input_files():
             files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
