@@ -66,7 +66,8 @@ def test_nine_dialects_three_judges_report(qa: Any, qa_server: Any, cli: Any, tm
 
     for name in ("qa_bias_by_question_type.csv", "qa_bias_by_domain.csv", "qa_bias_by_model_size.csv",
                  "qa_bias_gap.csv", "qa_bias_paired_dialects.csv", "qa_bias_paired_models.csv",
-                 "qa_bias_counts.csv", "qa_bias_judge_kappa.csv", "qa_bias_heatmap.png", "qa_bias_heatmap.svg",
+                 "qa_bias_counts.csv", "qa_bias_judge_kappa.csv", "qa_bias_judge_fields.csv", "qa_bias_heatmap.png",
+                 "qa_bias_heatmap.svg",
                  "qa_bias_gap.png", "index.html"):
         assert (out / name).is_file(), name
     by_type = _rows(out / "qa_bias_by_question_type.csv")

@@ -321,3 +321,27 @@ def test_holm_hand_checked() -> None:
     assert qa.holm(np.array([0.01, 0.04, 0.03, np.nan])).tolist()[:3] == pytest.approx([0.03, 0.06, 0.06])
     assert math.isnan(qa.holm(np.array([0.5, np.nan]))[1])
     assert qa.holm(np.array([0.6, 0.7])).tolist() == [1.0, 1.0]
+
+
+def test_field_agreement_per_field_ccc_and_alpha_equal_metrics() -> None:
+    frame = synthetic_frame()
+    frame.loc[3, FIELDS] = np.nan  # an unparsed judgment has no field values
+    table = qa.field_agreement(frame, "gemini", ["gpt", "gemma"], FIELDS)
+    assert list(table.columns) == qa.FIELD_AGREEMENT_COLUMNS and len(table) == 10
+    field = "content_completeness"
+    both = frame[frame.judge_id == "gemini"][[*qa.KEYS, field]].merge(
+        frame[frame.judge_id == "gpt"][[*qa.KEYS, field]], on=qa.KEYS, suffixes=("_p", "_s")).dropna()
+    got = table[(table.secondary == "gpt") & (table.field == field)].iloc[0]
+    assert got.n == len(both)
+    assert got.ccc == pytest.approx(lin_ccc(both[f"{field}_p"], both[f"{field}_s"]))
+    pair = frame[frame.judge_id.isin(["gemini", "gpt"])]
+    wide = pair.pivot_table(index=qa.KEYS, columns="judge_id", values=field, dropna=False)
+    data = [[None if pd.isna(v) else v for v in wide[j]] for j in ("gemini", "gpt")]
+    assert got.alpha_interval == pytest.approx(krippendorff_alpha(data, "interval"))
+
+
+def test_field_agreement_is_undefined_under_min_pairs() -> None:
+    frame = synthetic_frame()
+    table = qa.field_agreement(frame.head(4), "gemini", ["gpt"], FIELDS[:1], min_pairs=3)
+    row = table.iloc[0]
+    assert row.n < 3 and math.isnan(row.ccc) and row.note.startswith(("n < 3", "no pairs"))

@@ -40,6 +40,7 @@ KEYS = ["model_id", "item_id", "variant"]
 AGREEMENT_COLUMNS = ["primary", "secondary", "scope", "group", "n", "ccc", "cbs", "pearson", "spearman",
                      "mean_abs_diff", "pass", "note", "dropped_unscored"]
 KAPPA_COLUMNS = ["primary", "secondary", "field", "n", "kappa_quadratic", "note"]
+FIELD_AGREEMENT_COLUMNS = ["primary", "secondary", "field", "n", "ccc", "alpha_interval", "note"]
 GAP_COLUMNS = ["model", "dialect", "n", "mean_score", "gap", "ci_low", "ci_high"]
 PAIRED_STAT_COLUMNS = ["n", "mean_a", "mean_b", "mean_diff", "t_statistic", "t_pvalue", "t_pvalue_holm",
                        "wilcoxon_statistic", "wilcoxon_pvalue", "wilcoxon_pvalue_holm"]
@@ -159,6 +160,27 @@ def likert_kappa(judgments: pd.DataFrame, primary: str, secondaries: Sequence[st
             rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "kappa_quadratic": kappa,
                          "note": undefined_note(len(x), kappa, min_pairs)})
     return pd.DataFrame(rows, columns=KAPPA_COLUMNS)
+
+
+def field_agreement(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str], fields: Sequence[str],
+                    min_pairs: int = MIN_PAIRS) -> pd.DataFrame:
+    """Lin's C and Krippendorff's interval alpha per rubric field between the primary and each secondary,
+    on the (model, item, variant) units where both judges gave that field (any numeric field, `number`
+    fields included: kappa covers the integer ones); nan with fewer than `min_pairs` pairs."""
+    rows = []
+    a = judgments.loc[judgments.judge_id == primary, [*KEYS, *fields]]
+    for sec in secondaries:
+        b = judgments.loc[judgments.judge_id == sec, [*KEYS, *fields]]
+        both = a.merge(b, on=KEYS, how="inner", suffixes=("_p", "_s"))
+        for f in fields:
+            ok = both[f"{f}_p"].notna() & both[f"{f}_s"].notna()
+            x, y = both.loc[ok, f"{f}_p"].to_numpy(float), both.loc[ok, f"{f}_s"].to_numpy(float)
+            ccc = lin_ccc(x, y, min_pairs=min_pairs)
+            pairs = judgments.loc[judgments.judge_id.isin([primary, sec]), [*KEYS, "judge_id", f]]
+            alpha, _ = interval_alpha(pairs, [primary, sec], value=f, min_pairs=min_pairs)
+            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "ccc": ccc,
+                         "alpha_interval": alpha, "note": undefined_note(len(x), ccc, min_pairs)})
+    return pd.DataFrame(rows, columns=FIELD_AGREEMENT_COLUMNS)
 
 
 def rescale_scores(judgments: pd.DataFrame, bounds: Mapping[str, tuple[float, float] | None],

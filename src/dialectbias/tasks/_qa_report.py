@@ -387,6 +387,11 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
         kappa_parts.append(qa.likert_kappa(frame, primary, [sec], list(shared), labels=shared, min_pairs=k))
     kappa = pd.concat(kappa_parts, ignore_index=True) if kappa_parts else qa.likert_kappa(frame, primary, [], [])
     _csv(kappa, out_dir / "qa_bias_judge_kappa.csv")
+    field_parts = [qa.field_agreement(frame, primary, [sec], list(_shared_fields(rubrics[primary], rubrics[sec])),
+                                      min_pairs=k) for sec in secondaries]
+    fields = (pd.concat(field_parts, ignore_index=True) if field_parts
+              else qa.field_agreement(frame, primary, [], []))
+    _csv(fields, out_dir / "qa_bias_judge_fields.csv")
     rescaled = [s for s in secondaries if rubrics[s].score_bounds not in (None, target)]
     alpha, units = qa.interval_alpha(frame, [primary, *secondaries], min_pairs=k)
     alpha_df = pd.DataFrame([{"judges": ", ".join([primary, *secondaries]), "units": units,
@@ -423,6 +428,15 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
                         "n": "pairs with the field from both judges",
                         "kappa_quadratic": f"quadratic-weighted kappa; — over fewer than {k} pairs or without "
                                            "variation", "note": "why kappa is empty"}),
+        Section(heading="Field agreement (Lin's C, alpha)", table=fields,
+                text="Lin's concordance correlation C and Krippendorff's interval alpha per rubric field between "
+                     "the primary and each secondary, over the units where both judges returned the field; only "
+                     "fields both rubrics have (same name) are compared.",
+                legend={"primary, secondary": "the two judges", "field": "the rubric field",
+                        "n": "pairs with the field from both judges",
+                        "ccc": f"Lin's C of the field values; — over fewer than {k} pairs or without variation",
+                        "alpha_interval": "Krippendorff's alpha (interval) of the two judges' field values",
+                        "note": "why C is empty"}),
         Section(heading="Krippendorff's alpha", table=alpha_df,
                 text=f"Interval alpha of the judge scores ({_num(lo)}–{_num(hi)}) of all judges over (model, item, "
                      "dialect) units rated by at least two judges.",
