@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -72,3 +73,13 @@ def yaml_line(node: Any, loc: tuple[Any, ...]) -> int | None:
         else:
             break
     return line
+
+
+def read_text_file(path: Path, error: type[DialectBiasError], what: str = "file") -> str:
+    """A user's UTF-8 text file, or `error` naming it: not found, or not UTF-8 (with the byte at fault)."""
+    if not path.is_file():
+        raise error(f"{path}: {what} not found")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from dialectbias.errors import DataError, validation_problems
+from dialectbias.errors import DataError, read_text_file, validation_problems
 
 QUESTION_TYPES = ("definitional", "contrasting", "factual", "functional")
 PAPER_DOMAINS = ("Technology", "Social Sciences", "Health & Sports", "Physical & Natural Sciences",
@@ -237,12 +237,7 @@ def load_topics(path: str | Path | None = None) -> dict[str, DomainTopics]:
     else:
         p = Path(path).expanduser()
         source, suffix = str(p), p.suffix.lower()
-        if not p.is_file():
-            raise DataError(f"{source}: file not found")
-        try:
-            text = p.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        text = read_text_file(p, DataError).removeprefix("\ufeff")  # a spreadsheet's byte-order mark
     if suffix == ".csv":
         return _from_csv(text, source)
     if suffix not in (".yaml", ".yml"):

@@ -11,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
 from dialectbias.data._records import InputLimits
-from dialectbias.errors import ConfigError, yaml_line
+from dialectbias.errors import ConfigError, read_text_file, yaml_line
 from dialectbias.providers._config import ModelConfig
 from dialectbias.providers._registry import config_class, provider_names
 
@@ -278,14 +278,10 @@ def load_experiment(path: str | Path) -> Experiment:
 
     The task's own checks (its options, data, roles) come on top: `dialectbias.api.load_experiment`."""
     path = Path(path).expanduser().resolve()
-    if not path.is_file():
-        raise ConfigError(f"{path}: experiment file not found")
+    text = read_text_file(path, ConfigError, "experiment file")
     try:
-        text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text)
         node = yaml.compose(text)
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from dialectbias.errors import ConfigError, validation_problems
+from dialectbias.errors import ConfigError, read_text_file, validation_problems
 from dialectbias.judges._rubric import Rubric
 
 _SUFFIXES = (".yaml", ".yml")
@@ -45,13 +45,7 @@ def _load_packaged(name: str) -> Rubric:
 
 
 def _load_file(path: Path) -> Rubric:
-    if not path.is_file():
-        raise ConfigError(f"{path}: rubric file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return parse_rubric(text, str(path))
+    return parse_rubric(read_text_file(path, ConfigError, "rubric file"), str(path))
 
 
 def parse_rubric(text: str, source: str) -> Rubric:

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from dialectbias.errors import DataError, validation_problems
+from dialectbias.errors import DataError, read_text_file, validation_problems
 
 #: Adjectives sampled from each pole per prompt (German paper §3.3: 10 = 5 + 5).
 ADJECTIVES_PER_POLE = 5
@@ -152,12 +152,7 @@ def _read_yaml(path: str | Path | None, default_name: str) -> tuple[str, Any]:
     else:
         p = Path(path).expanduser()
         source = str(p)
-        if not p.is_file():
-            raise DataError(f"{source}: file not found")
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        text = read_text_file(p, DataError)
     try:
         return source, yaml.safe_load(text)
     except yaml.YAMLError as exc:
