@@ -53,6 +53,9 @@ def test_edited_item_export_marks_the_old_generation_and_judgments_superseded(
     run(cli, project)
     edit_item_text(qa, project)
     run(cli, project)
+    result = cli("export", project.yaml_path, "--format", "jsonl", "--out", tmp_path / "export")
+    assert "26 generations" in result.stdout and "(2 superseded: current=false)" in result.stdout
+    assert "(4 superseded: current=false)" in result.stdout  # the judgments' line
     rows = export(cli, qa, project, tmp_path / "export")
     gens, judgments = rows["generations"], rows["judgments"]
     assert (len(gens), len(judgments)) == (26, 36)  # everything is kept for provenance …

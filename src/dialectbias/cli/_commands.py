@@ -148,7 +148,8 @@ def status(experiment: ExperimentArg) -> None:
 def export(experiment: ExperimentArg,
            out: Annotated[Path, typer.Option("--out", help="output directory")],
            format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl") -> None:
-    """Dump generations, judgments and annotations with every field.
+    """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
+    part of the experiment) are kept with current=false and counted.
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     """
@@ -160,10 +161,12 @@ def export(experiment: ExperimentArg,
     if format not in ("csv", "jsonl", "parquet"):
         raise ConfigError(f"--format must be csv, jsonl or parquet, not {format!r}")
     exp = load_experiment(experiment)
+    superseded: dict[str, int] = {}
     with Store.open(exp.store_path, create=False) as store:
-        counts = export_store(store, out, format)  # type: ignore[arg-type]
+        counts = export_store(store, out, format, superseded)  # type: ignore[arg-type]
     for name, n in counts.items():
-        console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}")
+        old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""
+        console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}{old}", highlight=False)
 
 
 @clear_errors

@@ -91,8 +91,10 @@ def _write(rows: Iterator[dict], columns: list[str], path: Path, fmt: ExportForm
     return n
 
 
-def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, int]:
-    """Write generations, judgments, re-asks and annotations tables; return the row count of each.
+def export_store(store: Store, out_dir: Path, fmt: ExportFormat,
+                 superseded: dict[str, int] | None = None) -> dict[str, int]:
+    """Write generations, judgments, re-asks and annotations tables; return the row count of each (and,
+    into `superseded` when given, how many of a table's rows are not current).
 
     Judgments, for any rubric: judge_id, rubric (its name), item_id, variant, model_id, parsed (the judge's
     answer with its fields after ceilings), score, confidence, checks (the code checks' results), flags
@@ -109,12 +111,14 @@ def export_store(store: Store, out_dir: Path, fmt: ExportFormat) -> dict[str, in
         decode = [c for c in JSON_COLUMNS if c in columns] if name == "judgments" and fmt == "jsonl" else []
         flags = [c for c in BOOLEAN_COLUMNS if c in columns]
 
-        def rows(cur=cur, columns=columns, decode=decode, flags=flags) -> Iterator[dict]:
+        def rows(cur=cur, columns=columns, decode=decode, flags=flags, name=name) -> Iterator[dict]:
             while batch := cur.fetchmany(2000):
                 for r in batch:
                     row = dict(zip(columns, r, strict=True))
                     for col in flags:
                         row[col] = bool(row[col])
+                    if superseded is not None and row.get("current") is False:
+                        superseded[name] = superseded.get(name, 0) + 1
                     for col in decode:
                         row[col] = None if row[col] is None else json.loads(row[col])
                     prompt = row.get("rendered_prompt")
