@@ -85,13 +85,18 @@ def _available_cores() -> int:
     return max(1, available)
 
 
-def _busy_cores(samples: int = 5, pause: float = 0.05) -> float:
+def busy_cores(samples: int = 5, pause: float = 0.05, *, load_average: bool = True) -> float:
     """How many CPUs other programs keep busy: the larger of the 1-minute load average and the
-    runnable tasks seen now (/proc/stat procs_running, minus this process's reading thread)."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = 0.0
+    runnable tasks seen now (/proc/stat procs_running, minus this process's reading thread).
+
+    `load_average=False` counts only what runs now: for a re-check while the model is loaded, whose own
+    past batches are in the load average (its threads are idle between batches, so not in the sample)."""
+    load = 0.0
+    if load_average:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            load = 0.0
     running: list[int] = []
     for i in range(samples):
         try:
@@ -104,6 +109,10 @@ def _busy_cores(samples: int = 5, pause: float = 0.05) -> float:
             time.sleep(pause)
     now = sum(running) / len(running) if running else 0.0
     return max(load, now, 0.0)
+
+
+#: seconds between re-checks of the free cores while a model runs (when `num_threads` is not set)
+THREAD_RECHECK_S = 30.0
 
 
 def choose_threads(requested: int | None = None, *, available: int | None = None, physical: int | None = None,
@@ -121,7 +130,7 @@ def choose_threads(requested: int | None = None, *, available: int | None = None
     available = available if available is not None else _available_cores()
     physical = physical if physical is not None else (_physical_cores() or available)
     total = total if total is not None else max(os.cpu_count() or available, available)
-    busy = busy if busy is not None else _busy_cores()
+    busy = busy if busy is not None else busy_cores()
     cap = max(1, min(physical, available))
     free = available * max(0.0, 1.0 - busy / total)
     threads = max(1, min(cap, math.floor(free + 0.5)))

@@ -28,7 +28,13 @@ from transformers import (
 
 from dialectbias.errors import ProviderError
 from dialectbias.providers._base import ChatResponse
-from dialectbias.providers._hf_config import HFModelConfig, ThreadChoice, choose_threads
+from dialectbias.providers._hf_config import (
+    THREAD_RECHECK_S,
+    HFModelConfig,
+    ThreadChoice,
+    busy_cores,
+    choose_threads,
+)
 from dialectbias.providers._hf_constrained import GrammarMask, JsonConstraints
 from dialectbias.providers._hf_messages import fallback_prompt
 from dialectbias.providers._hf_params import GenParams, finish_text
@@ -123,6 +129,7 @@ class _Worker:
         self.load_error: ProviderError | None = None
         self.load_s: float | None = None
         self.threads: ThreadChoice | None = None
+        self._threads_checked = 0.0
         self.model: Any = None
         self.tokenizer: Any = None
         self.eos_ids: set[int] = set()
@@ -174,6 +181,7 @@ class _Worker:
     def _run(self) -> None:
         self.threads = choose_threads(self.config.num_threads)
         torch.set_num_threads(self.threads.threads)
+        self._threads_checked = time.monotonic()
         log.info("model %s: %d torch thread(s) (%s)", self.config.id, self.threads.threads, self.threads.reason)
         try:
             self._load()
@@ -214,6 +222,7 @@ class _Worker:
                         pending.remove(other)
                         if not other.future.done():
                             batch.append(other)
+            self._recheck_threads()
             try:
                 self._serve_batch(batch)
             except Exception as exc:  # never let the worker die with futures pending
@@ -221,6 +230,20 @@ class _Worker:
                 for waiting in batch:
                     waiting.resolve(error=error)
         self._release()
+
+    def _recheck_threads(self, now: float | None = None) -> None:
+        """Between batches, every THREAD_RECHECK_S, follow the free cores when `num_threads` is not set:
+        fewer threads when another program starts using the CPU, more when it stops (the choice made at
+        load time may have seen a load that was ending, e.g. the install that preceded the quickstart)."""
+        now = time.monotonic() if now is None else now
+        if self.config.num_threads is not None or now - self._threads_checked < THREAD_RECHECK_S:
+            return
+        self._threads_checked = now
+        choice = choose_threads(busy=busy_cores(load_average=False))
+        if self.threads is None or choice.threads != self.threads.threads:
+            torch.set_num_threads(choice.threads)
+            log.info("model %s: now %d torch thread(s) (%s)", self.config.id, choice.threads, choice.reason)
+            self.threads = choice
 
     def _drain(self, pending: deque[_Job], wait: bool) -> bool:
         """Move queued jobs to `pending`; an idle worker waits briefly to fill a batch."""
