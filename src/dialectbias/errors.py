@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +43,39 @@ class ProviderError(DialectBiasError):
         self.unreachable = unreachable
 
 
-def validation_problems(exc: ValidationError, prefix: str = "", node: Any = None) -> list[str]:
-    """One `  - key.path: message` line per pydantic error (unknown keys called out), for file errors.
+def validation_problems(exc: ValidationError, prefix: str | tuple[Any, ...] = (), node: Any = None, *,
+                        skip: Collection[str] = (), known: Collection[str] | None = None) -> list[str]:
+    """One `  - key.path (line N): message` line per pydantic error, for file errors.
 
-    `node`, the YAML node tree (`yaml.compose`) the validated data came from, adds `(line N)` of each key."""
+    `prefix`: the key path of the validated data in its file (a string is one key); `node`: the file's YAML
+    node tree (`yaml.compose`), for the `(line N)` of each key; `skip`: top-level keys whose errors were
+    already reported; `known`: the valid keys directly under `prefix`, named (with a close match) when an
+    unknown key is found there."""
+    prefix = ((prefix,) if prefix else ()) if isinstance(prefix, str) else tuple(prefix)
     lines = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in ((prefix,) if prefix else ()) + tuple(err["loc"]))
-        msg = "unknown key (check the spelling)" if err["type"] == "extra_forbidden" else err["msg"]
-        where = yaml_line(node, tuple(err["loc"])) if node is not None else None
-        lines.append(f"  - {loc or '(top level)'}{f' (line {where})' if where else ''}: {msg}")
+        loc = (*prefix, *err["loc"])
+        if loc and loc[0] in skip:
+            continue
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = _unknown_key(loc[-1], known if len(loc) == len(prefix) + 1 else None)
+        lines.append(problem_line(loc, msg, node))
     return lines
+
+
+def problem_line(loc: tuple[Any, ...], msg: str, node: Any = None) -> str:
+    """`  - key.path (line N): msg`, one problem of a file error; the line from the YAML node tree `node`."""
+    line = yaml_line(node, loc) if node is not None else None
+    return f"  - {'.'.join(str(p) for p in loc) or '(top level)'}{f' (line {line})' if line else ''}: {msg}"
+
+
+def _unknown_key(key: Any, known: Collection[str] | None) -> str:
+    if not known:
+        return "unknown key (check the spelling)"
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key ({hint}known: {', '.join(known)})"
 
 
 def yaml_line(node: Any, loc: tuple[Any, ...]) -> int | None:

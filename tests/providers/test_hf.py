@@ -20,9 +20,11 @@ pytest.importorskip("transformers")
 
 from dialectbias.errors import ProviderError  # noqa: E402
 from dialectbias.providers._base import ChatRequest  # noqa: E402
-from dialectbias.providers._hf import GenParams, HFModel, fallback_prompt, text_messages  # noqa: E402
+from dialectbias.providers._hf import HFModel  # noqa: E402
 from dialectbias.providers._hf_config import HFModelConfig  # noqa: E402
+from dialectbias.providers._hf_messages import fallback_prompt, text_messages  # noqa: E402
 from dialectbias.providers._hf_models import find_smollm2_gguf  # noqa: E402
+from dialectbias.providers._hf_params import GenParams  # noqa: E402
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>{% endfor %}"

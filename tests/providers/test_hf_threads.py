@@ -40,7 +40,7 @@ def test_the_default_setting_is_chosen_at_load_time() -> None:
 def test_gguf_conversion_bar_is_silenced(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch")
     gguf_utils = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
-    from dialectbias.providers._hf import silence_third_party_progress
+    from dialectbias.providers._hf_worker import silence_third_party_progress
 
     silence_third_party_progress()
     silence_third_party_progress()  # idempotent: wraps the bar once

@@ -47,6 +47,11 @@ def _count(label: str, n: int, *, always: bool = False, bad: bool = False) -> li
     return [(label, f"{n:,}", "red" if bad and n else "")] if n or always else []
 
 
+def _cost(cost: float | None) -> list[Pair]:
+    """The cost pair, or none when the model has no price."""
+    return [("cost", f"{cost:,.4f}", "")] if cost is not None else []
+
+
 def _print_block(title: str, pairs: list[Pair], notes: Sequence[str] = ()) -> None:
     console.print(Text(title, style="bold"), soft_wrap=True)
     for note in notes:
@@ -64,8 +69,7 @@ def print_summary(summary: RunSummary) -> None:
                  *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
                  *_count("parse failed", s.parse_failed, bad=True),
                  *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
-                 *_count("tokens in", s.tokens_in), *_count("tokens out", s.tokens_out),
-                 *([("cost", f"{s.cost:,.4f}", "")] if s.cost is not None else [])]
+                 *_count("tokens in", s.tokens_in), *_count("tokens out", s.tokens_out), *_cost(s.cost)]
         _print_block(f"{s.stage} · {s.model_id}", pairs)
     for s in summary.stages:
         for err, count in s.errors.items():
@@ -123,15 +127,15 @@ def status(experiment: ExperimentArg) -> None:
     if not report.blocks:
         console.print("no requests yet: run `dialectbias run` first")
     for b in report.blocks:
-        pairs = [*_count("requests", b.requests, always=True), *_count("done", b.done, always=True),
-                 *_count("failed", b.failed, always=True, bad=True), *_count("pending", b.pending, always=True),
-                 *_count("superseded", b.superseded), *_count("cache hits", b.cache_hits),
-                 *_count("tokens in", b.tokens_in), *_count("tokens out", b.tokens_out),
-                 *([("cost", f"{b.cost:,.4f}", "")] if b.cost is not None else [])]
         if b.state == "superseded":  # a stage or model no longer in the experiment: nothing current
             pairs = _count("superseded", b.superseded, always=True)
         elif b.state == "not compiled" and not b.requests:
             pairs = _count("superseded", b.superseded)
+        else:
+            pairs = [*_count("requests", b.requests, always=True), *_count("done", b.done, always=True),
+                     *_count("failed", b.failed, always=True, bad=True), *_count("pending", b.pending, always=True),
+                     *_count("superseded", b.superseded), *_count("cache hits", b.cache_hits),
+                     *_count("tokens in", b.tokens_in), *_count("tokens out", b.tokens_out), *_cost(b.cost)]
         _print_block(f"{b.stage} · {b.model_id}", pairs, [b.note] if b.note else [])
     j = report.judgments
     if j.total or j.superseded:

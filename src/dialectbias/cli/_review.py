@@ -15,13 +15,14 @@ if TYPE_CHECKING:
     from dialectbias.judges import Rubric
     from dialectbias.review import ReviewQueue
     from dialectbias.store import Store
+    from dialectbias.tasks import Task
 
 JudgeOption = Annotated[str | None, typer.Option("--judge", help="judge id (default: the primary judge)")]
 ExcelOption = Annotated[bool, typer.Option(
     "--excel", help="write UTF-8 with a byte-order mark so Excel shows Bengali text correctly")]
 
 
-def _queue(exp: Experiment, store: Store, judge: str | None) -> ReviewQueue:
+def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> ReviewQueue:
     from dialectbias.errors import ConfigError
     from dialectbias.review import ReviewQueue
 
@@ -34,14 +35,11 @@ def _queue(exp: Experiment, store: Store, judge: str | None) -> ReviewQueue:
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}; judges: "
                           f"{', '.join(j.id for j in exp.judges) or 'none'}")
     return ReviewQueue(store, judge, [m.id for m in exp.models],
-                       confidence_threshold=exp.review.confidence_threshold, rubrics=_rubrics(exp))
+                       confidence_threshold=exp.review.confidence_threshold, rubrics=_rubrics(task))
 
 
-def _rubrics(exp: Experiment) -> dict[str, Rubric]:
+def _rubrics(task: Task) -> dict[str, Rubric]:
     """Each judge's rubric, as the experiment's task reads it (its `rubric:`, else the task's default)."""
-    from dialectbias.tasks import get_task
-
-    task = get_task(exp.task)(exp)
     return dict(getattr(task, "rubrics", {}))
 
 
@@ -68,13 +66,13 @@ def export_queue(experiment: ExperimentArg,
 
     Example: dialectbias review export bn-qa.yaml --out queue.csv
     """
-    from dialectbias.api import load_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.review import write_review_csv
     from dialectbias.store import Store
 
-    exp = load_experiment(experiment)
+    exp, task = open_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
-        queue = _queue(exp, store, judge)
+        queue = _queue(exp, task, store, judge)
         n = write_review_csv(queue.pending(), out, excel=excel, columns=queue.columns)
     readme = _write_readme(queue, out)
     _app.console.print(f"{n} judgment(s) to review (judge {queue.judge_id}, rubric {queue.rubric.name}, "
@@ -95,14 +93,14 @@ def import_queue(experiment: ExperimentArg,
 
     Example: dialectbias review import bn-qa.yaml queue.csv --annotator rahim
     """
-    from dialectbias.api import load_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.review import ReviewQueue
     from dialectbias.store import Store
 
-    exp = load_experiment(experiment)
+    exp, task = open_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
         judge = exp.primary_judge.id if exp.primary_judge else ""
-        queue = ReviewQueue(store, judge, [m.id for m in exp.models], rubrics=_rubrics(exp))
+        queue = ReviewQueue(store, judge, [m.id for m in exp.models], rubrics=_rubrics(task))
         summary = queue.import_csv(csv_file, annotator)
     _app.console.print(f"{csv_file}: {summary.imported} imported, {summary.skipped_empty} skipped (empty), "
                        f"{summary.unchanged} unchanged (already stored)", highlight=False)
@@ -123,14 +121,14 @@ def calibration(experiment: ExperimentArg,
 
     Example: dialectbias review calibration bn-qa.yaml --out calibration.csv --per-level 100 --seed 1
     """
-    from dialectbias.api import load_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.review import write_review_csv
     from dialectbias.store import Store
 
-    exp = load_experiment(experiment)
+    exp, task = open_experiment(experiment)
     n = per_level if per_level is not None else exp.review.calibration_per_level
     with Store.open(exp.store_path, create=False) as store:
-        queue = _queue(exp, store, judge)
+        queue = _queue(exp, task, store, judge)
         sample = queue.calibration_sample(n, exp.seed if seed is None else seed)
     write_review_csv(sample.rows, out, excel=excel, columns=queue.columns)
     _write_readme(queue, out)

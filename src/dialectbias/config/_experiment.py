@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
 from dialectbias.data._records import InputLimits
-from dialectbias.errors import ConfigError, read_text_file, yaml_line
+from dialectbias.errors import ConfigError, problem_line, read_text_file, validation_problems, yaml_line
 from dialectbias.providers._config import ModelConfig
 from dialectbias.providers._registry import config_class, provider_names
 
@@ -128,8 +127,8 @@ class Experiment(BaseModel):
         try:
             return options.model_validate(self.options)
         except ValidationError as exc:
-            raise ConfigError("\n".join([f"{self.path}: invalid experiment file", *_format_validation_error(
-                exc, self._node, ("options",), known=list(options.model_fields))])) from None
+            raise ConfigError("\n".join([f"{self.path}: invalid experiment file", *validation_problems(
+                exc, ("options",), self._node, known=list(options.model_fields))])) from None
 
     def judge_rubric(self, judge: ModelConfig, default: str) -> Rubric:
         """The judge's rubric: its `rubric:` (a packaged name or a file relative to the experiment), else the
@@ -154,32 +153,6 @@ def _provider_config(entry: Any) -> Any:
     return entry
 
 
-def _unknown_key(key: Any, known: Collection[str] | None) -> str:
-    if not known:
-        return "unknown key (check the spelling)"
-    close = difflib.get_close_matches(str(key), list(known), n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return f"unknown key ({hint}known: {', '.join(known)})"
-
-
-def _format_validation_error(exc: ValidationError, node: Any, prefix: tuple[Any, ...] = (), *,
-                             skip: Collection[str] = (), known: Collection[str] | None = None) -> list[str]:
-    """One `  - key.path (line N): message` per error; errors under a top-level key in `skip` are left out
-    (already reported); `known` = the valid keys directly under `prefix`, for unknown-key suggestions."""
-    lines = []
-    for err in exc.errors():
-        loc = (*prefix, *err["loc"])
-        if loc and loc[0] in skip:
-            continue
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = _unknown_key(loc[-1], known if len(loc) == len(prefix) + 1 else None)
-        where = yaml_line(node, loc)
-        lines.append(f"  - {'.'.join(str(p) for p in loc) or '(top level)'}"
-                     f"{f' (line {where})' if where else ''}: {msg}")
-    return lines
-
-
 def _validate_models(data: dict[str, Any], node: Any) -> tuple[list[str], set[str]]:
     """Validate each model/judge against its provider's settings; replace dicts by models in place.
     Returns the problems and the sections they were found in."""
@@ -202,17 +175,15 @@ def _validate_models(data: dict[str, Any], node: Any) -> tuple[list[str], set[st
             cls = config_class(provider)
             if section != "judges":
                 judge_only = [key for key in ModelConfig.JUDGE_ONLY if key in entry]
-                for key in judge_only:
-                    line = yaml_line(node, (section, i, key))
-                    problems.append(f"  - {section}.{i}.{key}{f' (line {line})' if line else ''}: only a judge "
-                                    f"takes {key!r} (move the entry under judges:, or remove the key)")
+                problems += [problem_line((section, i, key), f"only a judge takes {key!r} (move the entry under "
+                                          "judges:, or remove the key)", node) for key in judge_only]
                 if judge_only:
                     sections.add(section)
                     continue
             try:
                 entries[i] = cls.model_validate(entry)
             except ValidationError as exc:
-                problems += _format_validation_error(exc, node, (section, i), known=list(cls.model_fields))
+                problems += validation_problems(exc, (section, i), node, known=list(cls.model_fields))
                 sections.add(section)
     clashes = _role_clashes(data, node)
     if clashes:
@@ -234,21 +205,19 @@ def _role_clashes(data: dict[str, Any], node: Any) -> list[str]:
              if isinstance(m, ModelConfig)}
     problems = []
     for name, config in roles.items():
-        if isinstance(config, ModelConfig) and config.id in taken:
-            line = yaml_line(node, ("roles", name, "id")) or yaml_line(node, ("roles", name))
-            problems.append(f"  - roles.{name}.id{f' (line {line})' if line else ''}: {_clash(name, config.id)}")
+        if isinstance(config, ModelConfig) and config.id in taken:  # the line of `id:`, else of the role
+            problems.append(problem_line(("roles", name, "id"), _clash(name, config.id), node))
     return problems
 
 
 def _provider_problem(node: Any, section: str, i: int | str, provider: Any) -> str:
     names = provider_names()
-    line = yaml_line(node, (section, i, "provider"))
-    where = f"  - {section}.{i}.provider{f' (line {line})' if line else ''}: "
     if provider is None:
-        return f"{where}missing (one of: {', '.join(names)})"
+        return problem_line((section, i, "provider"), f"missing (one of: {', '.join(names)})", node)
     close = difflib.get_close_matches(str(provider), names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"{where}unknown provider {provider!r}{hint}; expected one of: {', '.join(names)}"
+    return problem_line((section, i, "provider"),
+                        f"unknown provider {provider!r}{hint}; expected one of: {', '.join(names)}", node)
 
 
 def _judge_files(exp: Experiment, base_dir: Path, node: Any) -> list[str]:
@@ -261,15 +230,12 @@ def _judge_files(exp: Experiment, base_dir: Path, node: Any) -> list[str]:
             try:
                 load_rubric(judge.rubric, base_dir)
             except ConfigError as exc:
-                line = yaml_line(node, ("judges", i, "rubric"))
-                problems.append(f"  - judges.{i}.rubric{f' (line {line})' if line else ''}: {exc}")
+                problems.append(problem_line(("judges", i, "rubric"), str(exc), node))
         if judge.template is not None:
             template = Path(judge.template).expanduser()
             template = template if template.is_absolute() else base_dir / template
             if not template.is_file():
-                line = yaml_line(node, ("judges", i, "template"))
-                problems.append(f"  - judges.{i}.template{f' (line {line})' if line else ''}: {template}: "
-                                "template file not found")
+                problems.append(problem_line(("judges", i, "template"), f"{template}: template file not found", node))
     return problems
 
 
@@ -293,7 +259,7 @@ def load_experiment(path: str | Path) -> Experiment:
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as exc:
-        problems += _format_validation_error(exc, node, skip=reported, known=list(Experiment.model_fields))
+        problems += validation_problems(exc, (), node, skip=reported, known=list(Experiment.model_fields))
     if not problems:
         problems += _judge_files(exp, path.parent, node)
     if problems:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field
 from typing_extensions import TypedDict
 
 Role = Literal["system", "user", "assistant"]
@@ -43,8 +43,6 @@ class ChatMessage(TypedDict):
     role: Role
     content: str | list[ContentPart]
 
-
-MESSAGES = TypeAdapter(list[ChatMessage])
 
 
 def text_part(text: str) -> ContentText:

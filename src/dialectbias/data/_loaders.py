@@ -12,12 +12,11 @@ from urllib.parse import parse_qs, urlparse
 
 from dialectbias.data._media import check_item_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
-from dialectbias.data._registry import unknown_variant_message
+from dialectbias.data._registry import STANDARD, unknown_variant_message
 from dialectbias.errors import DataError
 
 _KNOWN = {"id", "domain", "question_type", "variants", "gold", "validated_by"}
 _VARIANT_PREFIX = "variants."
-STANDARD = "standard"
 #: items named in one warning; the rest are counted
 MAX_NAMED = 5
 _EXPECTED = {
@@ -145,13 +144,16 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
                 variants=variants, gold=row.get("gold"), validated_by=validated, metadata=meta)
 
 
+_READERS = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
+
+
 def field_values(path: Path, fields: Collection[str]) -> Iterator[tuple[str, Any]]:
     """(item id, value) of the given fields in every row of a local data file, unchecked (for fingerprints:
     which images the items name, without loading the items)."""
     if path.suffix.lower() in (".jsonl", ".ndjson"):  # only lines that name one of the fields
         rows = read_jsonl(path, containing=[json.dumps(name).encode() for name in fields])
     else:
-        rows = {".csv": _rows_csv, ".parquet": _rows_parquet}[path.suffix.lower()](path)
+        rows = _READERS[path.suffix.lower()](path)
     for _, row in rows:
         for name in fields:
             if row.get(name) is not None:
@@ -296,10 +298,9 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
         if not path.is_file():
             raise DataError(f"{path}: data file not found")
         suffix = path.suffix.lower()
-        readers = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}
-        if suffix not in readers:
+        if suffix not in _READERS:
             raise DataError(f"{path}: unsupported data format {suffix!r}; use .jsonl, .csv, .parquet or hf://")
-        rows, label, unit = readers[suffix](path), str(path), "row" if suffix == ".parquet" else "line"
+        rows, label, unit = _READERS[suffix](path), str(path), "row" if suffix == ".parquet" else "line"
     limits = limits or (report.limits if report else InputLimits())
     if report is None:
         report = LoadReport(label, limits)

@@ -1,5 +1,6 @@
 """Images for requests: where an item's image is (under the data file's folder, or an http(s) URL), and what
-it is (bytes, mime type, size, sha256). Every image a request carries is loaded and checked here."""
+it is (bytes, mime type, size, sha256). Every image a request carries is loaded, checked and (for providers
+that resize) scaled here."""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ class ImageInfo:
     size: int
 
 
-class _LRU(OrderedDict[Any, Any]):
+class LRU(OrderedDict[Any, Any]):
+    """A dict that keeps its `maxsize` most recently used entries."""
+
     def __init__(self, maxsize: int) -> None:
         super().__init__()
         self.maxsize = maxsize
@@ -58,9 +61,9 @@ class _LRU(OrderedDict[Any, Any]):
             self.popitem(last=False)
 
 
-_infos = _LRU(_INFO_CACHE)
-_files = _LRU(_BYTES_CACHE)
-_urls = _LRU(_BYTES_CACHE)
+_infos = LRU(_INFO_CACHE)
+_files = LRU(_BYTES_CACHE)
+_urls = LRU(_BYTES_CACHE)
 
 
 def image_info(data: bytes, where: str = "image") -> ImageInfo:
@@ -85,6 +88,18 @@ def image_info(data: bytes, where: str = "image") -> ImageInfo:
     info = ImageInfo(sha, mime, width, height, len(data))
     _infos.put(sha, info)
     return info
+
+
+def scale_image(data: bytes, size: tuple[int, int]) -> tuple[bytes, str]:
+    """The image scaled to `size` and its mime type: JPEG stays JPEG (quality 90), everything else becomes PNG."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        fmt = "JPEG" if img.format == "JPEG" else "PNG"
+        small = img.convert("RGB" if fmt == "JPEG" else "RGBA").resize(size, Image.Resampling.LANCZOS)
+    out = io.BytesIO()
+    small.save(out, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+    return out.getvalue(), f"image/{fmt.lower()}"
 
 
 def is_url(ref: str) -> bool:

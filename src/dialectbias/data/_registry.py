@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -12,13 +13,14 @@ STANDARD = "standard"
 
 
 @lru_cache(maxsize=1)
+def _registry() -> dict[str, Any]:
+    """The packaged `dialects.yaml`, read once."""
+    return yaml.safe_load((resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
 def _builtin() -> frozenset[str]:
-    data = yaml.safe_load((resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8"))
-    names = {STANDARD, *data.get("languages", [])}
-    for key, entry in data.items():
-        if key != "languages":
-            names.update(entry.get("dialects", []))
-    return frozenset(names)
+    return frozenset({STANDARD, *_registry().get("languages", []), *_dialect_languages()})
 
 
 def known_variants(extra: dict[str, list[str]] | None = None) -> frozenset[str]:
@@ -46,5 +48,4 @@ def language_of(variant: str, extra: dict[str, list[str]] | None = None) -> str 
 
 @lru_cache(maxsize=1)
 def _dialect_languages() -> dict[str, str]:
-    data = yaml.safe_load((resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8"))
-    return {d: key for key, entry in data.items() if key != "languages" for d in entry.get("dialects", [])}
+    return {d: key for key, entry in _registry().items() if key != "languages" for d in entry.get("dialects", [])}

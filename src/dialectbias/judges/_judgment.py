@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.judges._rubric import Rubric
 from dialectbias.judges._structured import StructuredParse
-from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, script_refusal_verdict
+from dialectbias.judges._verdict import judgment_reason, script_refusal_verdict
 from dialectbias.text import ScriptVerdict, check_script, detect_refusal
 
 JUDGE_SCRIPT_FIELD = "script_valid"  # the judge-side verdicts `script_refusal_verdict` weighs against the code's
@@ -117,10 +117,7 @@ def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: Code
     flags = [*decision.reasons, *result.flags]
     flagged = decision.flagged or bool(result.clipped)
     low = result.confidence is not None and result.confidence <= review_threshold
-    reason = None
-    if flags:
-        reason = (ZEROED_PREFIX if decision.zero else REVIEW_PREFIX) + "; ".join(flags)
     return JudgmentValues(
         rubric=rubric.name, parse_status=parsed.status, parsed={**answer, **result.fields}, score=score,
         confidence=result.confidence, checks=checks, flags=flags, clipped=result.clipped, zeroed=decision.zero,
-        flagged=flagged, needs_review=flagged or low, reason=reason)
+        flagged=flagged, needs_review=flagged or low, reason=judgment_reason(decision.zero, flags))

@@ -427,17 +427,7 @@ class Rubric(BaseModel):
         if not isinstance(value, model):
             value = model.model_validate(value if isinstance(value, Mapping) else value.model_dump())
         data = value.model_dump()
-        original = {f.name: data[f.name] for f in self.fields}
-        fields = dict(original)
-        clipped: dict[str, tuple[Any, Any]] = {}
-        flags: list[str] = []
-        for ceiling in self.ceilings:
-            if ceiling.when.holds(original[ceiling.when.field]) and fields[ceiling.field] > ceiling.max:
-                cap = int(ceiling.max) if self.field(ceiling.field).type == "integer" else ceiling.max
-                flags.append(f"ceiling: {ceiling.field} {_fmt(fields[ceiling.field])} clipped to {_fmt(cap)} "
-                             f"({ceiling.when.text()})")
-                fields[ceiling.field] = cap
-                clipped[ceiling.field] = (original[ceiling.field], cap)
+        fields, clipped, flags = self._apply_ceilings({f.name: data[f.name] for f in self.fields})
         return RubricResult(fields=fields, score=self._score(fields), clipped=clipped, flags=flags,
                             confidence=data.get(CONFIDENCE_FIELD) if self.confidence else None)
 
@@ -456,7 +446,15 @@ class Rubric(BaseModel):
             if (f.minimum is not None and v < f.minimum) or (f.maximum is not None and v > f.maximum):
                 raise ValueError(f"{f.name}: {_fmt(v)} is outside {f.range_text()}")
             fields[f.name] = int(v) if f.type == "integer" else float(v)
-        original = {**values, **fields}
+        capped, clipped, flags = self._apply_ceilings({**values, **fields})
+        fields = {name: capped[name] for name in fields}
+        return RubricResult(fields=fields, score=self._score(fields), clipped=clipped, flags=flags)
+
+    def _apply_ceilings(self, original: Mapping[str, Any],
+                        ) -> tuple[dict[str, Any], dict[str, tuple[Any, Any]], list[str]]:
+        """The values after the ceilings, {field: (original, capped)} of the clipped ones and one flag per
+        clip. Conditions read `original`; a condition on a field missing from it does not hold."""
+        fields = dict(original)
         clipped: dict[str, tuple[Any, Any]] = {}
         flags: list[str] = []
         for ceiling in self.ceilings:
@@ -465,9 +463,9 @@ class Rubric(BaseModel):
                 cap = int(ceiling.max) if self.field(ceiling.field).type == "integer" else ceiling.max
                 flags.append(f"ceiling: {ceiling.field} {_fmt(fields[ceiling.field])} clipped to {_fmt(cap)} "
                              f"({ceiling.when.text()})")
-                clipped[ceiling.field] = (fields[ceiling.field], cap)
                 fields[ceiling.field] = cap
-        return RubricResult(fields=fields, score=self._score(fields), clipped=clipped, flags=flags)
+                clipped[ceiling.field] = (original[ceiling.field], cap)
+        return fields, clipped, flags
 
     def _score(self, values: Mapping[str, Any]) -> float | None:
         if self.score == "none":

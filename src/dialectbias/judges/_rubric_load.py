@@ -17,8 +17,14 @@ _SUFFIXES = (".yaml", ".yml")
 
 def packaged_rubrics() -> list[str]:
     """Names of the rubrics shipped with the package (`src/dialectbias/resources/rubrics/*.yaml`)."""
+    return list(_packaged_names())
+
+
+@cache
+def _packaged_names() -> tuple[str, ...]:
+    """The package folder is listed once (`ReviewQueue.rubric_of` asks per judgment)."""
     folder = resources.files("dialectbias") / "resources" / "rubrics"
-    return sorted(p.name.rsplit(".", 1)[0] for p in folder.iterdir() if p.name.endswith(_SUFFIXES))
+    return tuple(sorted(p.name.rsplit(".", 1)[0] for p in folder.iterdir() if p.name.endswith(_SUFFIXES)))
 
 
 def load_rubric(name_or_path: str | Path, base_dir: str | Path | None = None) -> Rubric:
@@ -32,7 +38,7 @@ def load_rubric(name_or_path: str | Path, base_dir: str | Path | None = None) ->
         if not path.is_absolute():
             path = Path(base_dir or Path.cwd()) / path
         return _load_file(path.resolve())
-    if text not in packaged_rubrics():
+    if text not in _packaged_names():
         raise ConfigError(f"unknown rubric {text!r}: packaged rubrics are {', '.join(packaged_rubrics())}; "
                           "a rubric file is a path ending in .yaml")
     return _load_packaged(text)

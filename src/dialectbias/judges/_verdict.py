@@ -37,13 +37,19 @@ class ScoringDecision(BaseModel):
     @property
     def reason(self) -> str | None:
         """The text stored in `judgments.reason`: prefixed 'zeroed: ' or 'review: ', None when all agree."""
-        if not self.reasons:
-            return None
-        return (ZEROED_PREFIX if self.zero else REVIEW_PREFIX) + "; ".join(self.reasons)
+        return judgment_reason(self.zero, self.reasons)
 
     def score(self, likert: Sequence[int]) -> float:
         """0.0 when zeroed, else the paper's weighted score of the judge's Likert values."""
         return 0.0 if self.zero else rlaif_score(likert)
+
+
+def judgment_reason(zero: bool, findings: Sequence[str]) -> str | None:
+    """`judgments.reason` of a judgment with these findings: 'zeroed: ' or 'review: ' and the findings
+    joined by '; '; None without findings."""
+    if not findings:
+        return None
+    return (ZEROED_PREFIX if zero else REVIEW_PREFIX) + "; ".join(findings)
 
 
 def script_refusal_verdict(judge_script_valid: bool | None, judge_refusal: bool | None,

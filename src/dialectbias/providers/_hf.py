@@ -3,9 +3,9 @@
 One background thread owns the model. `complete()` puts a job on a queue and awaits
 a future; the worker takes up to `batch_size` queued plain-text jobs with identical
 decoding parameters and runs one left-padded `generate` for all of them, then resolves
-the futures on their event loops. JSON-schema jobs run one at a time through a short
-manual decoding loop constrained by llguidance (`constrained_decoding: llguidance`),
-or as plain generation (`constrained_decoding: none`); the caller validates the output.
+the futures on their event loops. JSON-schema jobs are batched among themselves, each row
+of the `generate` masked by llguidance to its schema (`constrained_decoding: llguidance`),
+or run as plain generation (`constrained_decoding: none`); the caller validates the output.
 
 Prompt format: the tokenizer's chat template (`add_generation_prompt=True`). A
 tokenizer without a chat template gets a plain fallback: one `role: content` line
@@ -34,9 +34,9 @@ from typing import Any
 
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._hf_config import HFModelConfig, ThreadChoice
-from dialectbias.providers._hf_messages import fallback_prompt, text_messages
-from dialectbias.providers._hf_params import DEFAULT_MAX_TOKENS, GenParams
-from dialectbias.providers._hf_worker import _STOP, _Job, _Worker, silence_third_party_progress
+from dialectbias.providers._hf_messages import text_messages
+from dialectbias.providers._hf_params import GenParams
+from dialectbias.providers._hf_worker import _STOP, _Job, _Worker
 
 
 class HFModel(ModelAPI):
@@ -106,6 +106,3 @@ class HFModel(ModelAPI):
         worker.queue.put(_STOP)
         await asyncio.to_thread(worker.thread.join)
 
-
-__all__ = ["DEFAULT_MAX_TOKENS", "GenParams", "HFModel", "fallback_prompt", "silence_third_party_progress",
-           "text_messages"]

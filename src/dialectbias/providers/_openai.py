@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import time
-from collections import OrderedDict
 from typing import Any, ClassVar, Literal
 
 import aiohttp
 from pydantic import Field
 
 from dialectbias.data import image_info, is_url
+from dialectbias.data._media import LRU, scale_image
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._config import ModelConfig
@@ -72,7 +71,7 @@ class OpenAIModel(ModelAPI):
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._session: aiohttp.ClientSession | None = None
         self._max_side = config.max_image_side or DEFAULT_MAX_IMAGE_SIDE
-        self._encoded: OrderedDict[str, str] = OrderedDict()  # sha256 -> data URL (after resizing)
+        self._encoded = LRU(_ENCODED_CACHE)  # sha256 -> data URL (after resizing)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -114,16 +113,14 @@ class OpenAIModel(ModelAPI):
             raise ProviderError(f"model {self.config.id!r}: an image part holds a path ({image[:80]!r}), not "
                                 "its bytes; build requests with RequestSpec, which loads it")
         info = image_info(image)
-        url = self._encoded.get(info.sha256)
+        url = self._encoded.get_or(info.sha256)
         if url is None:
             data, mime = image, info.mime
             if max(info.width, info.height) > self._max_side:
-                data, mime = _resize(image, self.sent_size(info.width, info.height))
+                data, mime = scale_image(image, self.sent_size(info.width, info.height))
             url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-            self._encoded[info.sha256] = url
-            while len(self._encoded) > _ENCODED_CACHE:
-                self._encoded.popitem(last=False)
-        return url
+            self._encoded.put(info.sha256, url)
+        return url  # type: ignore[no-any-return]
 
     def sent_size(self, width: int, height: int) -> tuple[int, int]:
         scale = min(1.0, self._max_side / max(width, height, 1))
@@ -179,18 +176,6 @@ class OpenAIModel(ModelAPI):
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def _resize(data: bytes, size: tuple[int, int]) -> tuple[bytes, str]:
-    """The image scaled to `size`: JPEG stays JPEG (quality 90), everything else becomes PNG."""
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as img:
-        fmt = "JPEG" if img.format == "JPEG" else "PNG"
-        small = img.convert("RGB" if fmt == "JPEG" else "RGBA").resize(size, Image.Resampling.LANCZOS)
-    out = io.BytesIO()
-    small.save(out, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
-    return out.getvalue(), f"image/{fmt.lower()}"
 
 
 def _dumps(value: Any) -> str:

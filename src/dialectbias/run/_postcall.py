@@ -22,7 +22,7 @@ from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Stage, Write
 from dialectbias.run._summary import StageStats
-from dialectbias.store import Store
+from dialectbias.store import REASK_SUFFIX, Store
 
 #: a model that fails this many requests in a row before any success is stopped (server down, wrong URL)
 STOP_AFTER_CONSECUTIVE = 8
@@ -83,7 +83,6 @@ class NeedsReask:
     `PostCall.handle_reask`. `cached` is the re-ask's cached answer, when an earlier run already sent it."""
 
     first: sqlite3.Row
-    spec: RequestSpec
     row: dict[str, Any]
     request: ChatRequest
     cached: Call | None
@@ -185,13 +184,13 @@ class PostCall:
         first_id, error = row["request_id"], outcome.parsed.error if outcome.parsed else None
         request = chat_request(row, self.store)
         spec = RequestSpec(
-            stage=f"{self.stage.name}:reask", model=self.config, item_id=row["item_id"], variant=row["variant"],
+            stage=f"{self.stage.name}{REASK_SUFFIX}", model=self.config, item_id=row["item_id"], variant=row["variant"],
             template=row["template"], messages=reask_messages(request.messages, outcome.output, error or "invalid"),
             params=request.params, json_schema=request.json_schema, refs=[first_id],
             meta={**json.loads(row["meta"]), "reask_of": first_id})
         reask = spec.to_row()
         cached = self.store.cached(reask["cache_key"])
-        return NeedsReask(first=row, spec=spec, row=reask, request=spec.chat_request(),
+        return NeedsReask(first=row, row=reask, request=spec.chat_request(),
                           cached=None if cached is None else Call.from_cache(cached), outcome=outcome,
                           first_call=call, writes=[*writes, ("requests", reask)])
 

@@ -60,11 +60,12 @@ def _clock(seconds: float) -> str:
 
 @dataclass
 class _Track:
-    """One stage × model: what this run has done of it so far."""
+    """One stage × model: what this run has done of it so far, and its bar (`task`)."""
 
     stage: str
     stats: StageStats
     started: float
+    task: TaskID
     done: int = 0
     finished: bool = False
 
@@ -112,7 +113,6 @@ class ProgressView:
             TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
             TextColumn("cached {task.fields[cached]} · errors {task.fields[errors]}"),
             console=self.console, disable=not enabled or self.plain, refresh_per_second=4)
-        self.tasks: dict[str, TaskID] = {}
         self.tracks: dict[str, _Track] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -167,12 +167,11 @@ class ProgressView:
         self._finish_all()
         now = self.clock()
         with self._lock:
-            self.tracks = {model_id: _Track(stage, s, now) for model_id, s in stats.items()}
-            self.tasks = {}
+            self.tracks = {}
             for model_id, s in stats.items():
-                self.tasks[model_id] = self.progress.add_task(
-                    f"{stage} · {model_id}", total=s.total, completed=s.already_done, cached=0, errors=0,
-                    rate="")
+                task = self.progress.add_task(f"{stage} · {model_id}", total=s.total, completed=s.already_done,
+                                              cached=0, errors=0, rate="")
+                self.tracks[model_id] = _Track(stage, s, now, task)
             for track in self.tracks.values():
                 if not track.target:
                     self._finish(track)
@@ -186,7 +185,7 @@ class ProgressView:
             track.done += advance
             s = track.stats
             elapsed = max(self.clock() - track.started, 1e-6)
-            self.progress.update(self.tasks[model_id], advance=advance, cached=s.cached, errors=s.failed,
+            self.progress.update(track.task, advance=advance, cached=s.cached, errors=s.failed,
                                  rate=f"{track.done / elapsed:,.1f}/s")
             if track.done >= track.target:
                 self._finish(track)

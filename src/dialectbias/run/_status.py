@@ -8,9 +8,7 @@ from typing import Literal
 
 from dialectbias.config import Experiment
 from dialectbias.run._stage import Stage
-from dialectbias.store import OVERRIDE_KIND, Store
-
-REASK_SUFFIX = ":reask"
+from dialectbias.store import OVERRIDE_KIND, REASK_SUFFIX, Store
 
 State = Literal["compiled", "outdated", "not compiled", "superseded"]
 

@@ -17,9 +17,9 @@ from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._lock import RunLock
 from dialectbias.store._records import ResultCounts, StageResult
 from dialectbias.store._schema import SCHEMA_VERSION
-from dialectbias.store._store import PARTS_KEY, Store, dumps, dumps_ordered
+from dialectbias.store._store import PARTS_KEY, REASK_SUFFIX, Store, dumps, dumps_ordered
 
-__all__ = ["JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS", "ContentRow",
-           "JudgeCounts", "JudgeYield", "JudgmentRecord", "Packed", "ResultCounts", "RunLock", "StageResult", "Store",
-           "dumps", "dumps_ordered", "get_judgment", "iter_judgments", "judge_counts", "judge_yields",
-           "judgment_columns", "latest_overrides", "pack_messages", "pack_schema"]
+__all__ = ["JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "REASK_SUFFIX", "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS",
+           "ContentRow", "JudgeCounts", "JudgeYield", "JudgmentRecord", "Packed", "ResultCounts", "RunLock",
+           "StageResult", "Store", "dumps", "dumps_ordered", "get_judgment", "iter_judgments", "judge_counts",
+           "judge_yields", "judgment_columns", "latest_overrides", "pack_messages", "pack_schema"]

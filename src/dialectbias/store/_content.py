@@ -36,7 +36,6 @@ from dialectbias.data._media import image_info
 #: the qa_bias judge system prompt is 2,300 characters, the RLAIF JSON schema 1,100.
 TEXT_REF_MIN_CHARS = 1000
 SCHEMA_REF_PREFIX = "sha256:"
-KINDS = ("text", "image", "json")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from dialectbias.store._judgments import JSON_COLUMNS
-from dialectbias.store._store import Store, dumps
+from dialectbias.store._store import REASK_SUFFIX, Store, dumps
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
 
@@ -51,7 +51,7 @@ SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, json_extract(r.
        s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
 FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
 LEFT JOIN results f ON f.request_id = json_extract(r.meta, '$.reask_of')
-WHERE r.stage LIKE '%:reask' ORDER BY r.model_id, r.item_id, r.variant, r.request_id
+WHERE r.stage LIKE '%{REASK_SUFFIX}' ORDER BY r.model_id, r.item_id, r.variant, r.request_id
 """
 
 ANNOTATIONS_SQL = "SELECT * FROM annotations ORDER BY annotation_id"

@@ -17,8 +17,6 @@ from typing import Any
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._store import Store
 
-"""`annotations.kind` of a human override of a judgment: value {"fields": {…}, "score": …, …}; the latest wins."""
-
 ZEROED_PREFIX = "zeroed: "  # dialectbias.judges.ZEROED_PREFIX (the store does not import the judges)
 
 _ZEROED_SQL = f"(j.parse_status != 'failed' AND substr(coalesce(j.reason, ''), 1, {len(ZEROED_PREFIX)}) = " \
@@ -147,6 +145,11 @@ class JudgmentRecord:
     ref_outputs: list[str | None]
 
 
+# The columns of a `JudgmentRecord`, in its field order (`_record`), `ref_outputs` apart.
+_RECORD_COLUMNS = ("j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.rubric, j.parsed, j.score, "
+                   "j.confidence, j.checks, j.flags, j.clipped, j.parse_status, j.needs_review, j.flagged, j.reason")
+
+
 def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pending_review: bool = False,
                    with_refs: bool = False) -> Iterator[JudgmentRecord]:
     """The judge's latest current judgments of the models, in (model, variant, item) order. `pending_review`:
@@ -157,9 +160,7 @@ def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pen
             "ON s.request_id = e.value)") if with_refs else "'[]'"
     pending = (" AND j.needs_review = 1 AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
                f"j.request_id AND a.kind = '{OVERRIDE_KIND}')") if pending_review else ""
-    sql = (f"SELECT j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.rubric, j.parsed, j.score, "
-           f"j.confidence, j.checks, j.flags, j.clipped, j.parse_status, j.needs_review, j.flagged, j.reason, "
-           f"{refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
+    sql = (f"SELECT {_RECORD_COLUMNS}, {refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
            f"WHERE {LATEST_CURRENT_SQL} AND j.judge_id = ? AND j.model_id IN ({','.join('?' * len(model_ids))})"
            f"{pending} ORDER BY j.model_id, j.variant, j.item_id, j.request_id")
     for r in store.iter_query(sql, (judge_id, *model_ids)):
@@ -168,9 +169,7 @@ def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pen
 
 def get_judgment(store: Store, request_id: str) -> JudgmentRecord | None:
     """The judgment stored under a judge request id, or None."""
-    rows = store.query("SELECT request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, confidence, "
-                       "checks, flags, clipped, parse_status, needs_review, flagged, reason, '[]' "
-                       "FROM judgments WHERE request_id = ?", (request_id,))
+    rows = store.query(f"SELECT {_RECORD_COLUMNS}, '[]' FROM judgments j WHERE j.request_id = ?", (request_id,))
     return _record(rows[0]) if rows else None
 
 

@@ -19,6 +19,8 @@ from dialectbias.store._schema import MIGRATIONS, SCHEMA_VERSION
 #: the key of a request row (`RequestSpec.to_row`) holding the `content` rows it refers to; not a column:
 #: `add_requests` and `write` store them, once each, in the request's transaction
 PARTS_KEY = "parts"
+#: a re-ask's stage is its first request's stage plus this suffix (`run/_postcall.py`)
+REASK_SUFFIX = ":reask"
 
 
 def dumps(value: Any) -> str:
@@ -191,7 +193,7 @@ class Store:
             (stage, model_id, *params)).rowcount
         self.conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?)",
                           (stage, model_id, fingerprint, time.time()))
-        self._sync_reasks(f"{stage}:reask", model_id)
+        self._sync_reasks(f"{stage}{REASK_SUFFIX}", model_id)
         if removed:
             self._prune_orphans()
 
@@ -217,7 +219,7 @@ class Store:
     def retire_current(self, keep: Iterable[tuple[str, str]]) -> int:
         """Supersede the rows of every (stage, model) not in `keep` (the experiment's stages × models; their
         re-ask stages are kept with them), and what was built on them. Returns the rows superseded."""
-        pairs = {(stage, model) for s, model in keep for stage in (s, f"{s}:reask")}
+        pairs = {(stage, model) for s, model in keep for stage in (s, f"{s}{REASK_SUFFIX}")}
         with self.transaction():
             self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_stages (stage TEXT, model_id TEXT, "
                               "PRIMARY KEY (stage, model_id))")

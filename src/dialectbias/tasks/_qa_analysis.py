@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -142,23 +142,16 @@ def likert_kappa(judgments: pd.DataFrame, primary: str, secondaries: Sequence[st
     `min_pairs` pairs. `labels`: the field's integer scale (one for all fields, or per field); a field
     whose labels are None is continuous (a `number` field): its kappa is empty, with a note."""
     rows = []
-    a = judgments.loc[judgments.judge_id == primary, [*KEYS, *fields]]
-    for sec in secondaries:
-        b = judgments.loc[judgments.judge_id == sec, [*KEYS, *fields]]
-        both = a.merge(b, on=KEYS, how="inner", suffixes=("_p", "_s"))
-        for f in fields:
-            scale = labels.get(f) if isinstance(labels, Mapping) else labels
-            ok = both[f"{f}_p"].notna() & both[f"{f}_s"].notna()
-            n = int(ok.sum())
-            if scale is None:
-                rows.append({"primary": primary, "secondary": sec, "field": f, "n": n, "kappa_quadratic": math.nan,
-                             "note": "number field: kappa needs integer labels (see alpha and C on the score)"})
-                continue
-            x = both.loc[ok, f"{f}_p"].astype(int).tolist()
-            y = both.loc[ok, f"{f}_s"].astype(int).tolist()
-            kappa = cohen_kappa(x, y, weights="quadratic", labels=list(scale), min_pairs=min_pairs)
-            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "kappa_quadratic": kappa,
-                         "note": undefined_note(len(x), kappa, min_pairs)})
+    for sec, f, p, s in _field_pairs(judgments, primary, secondaries, fields):
+        scale = labels.get(f) if isinstance(labels, Mapping) else labels
+        if scale is None:
+            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(p), "kappa_quadratic": math.nan,
+                         "note": "number field: kappa needs integer labels (see alpha and C on the score)"})
+            continue
+        x, y = p.astype(int).tolist(), s.astype(int).tolist()
+        kappa = cohen_kappa(x, y, weights="quadratic", labels=list(scale), min_pairs=min_pairs)
+        rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "kappa_quadratic": kappa,
+                     "note": undefined_note(len(x), kappa, min_pairs)})
     return pd.DataFrame(rows, columns=KAPPA_COLUMNS)
 
 
@@ -168,19 +161,27 @@ def field_agreement(judgments: pd.DataFrame, primary: str, secondaries: Sequence
     on the (model, item, variant) units where both judges gave that field (any numeric field, `number`
     fields included: kappa covers the integer ones); nan with fewer than `min_pairs` pairs."""
     rows = []
+    for sec, f, p, s in _field_pairs(judgments, primary, secondaries, fields):
+        x, y = p.to_numpy(float), s.to_numpy(float)
+        ccc = lin_ccc(x, y, min_pairs=min_pairs)
+        pairs = judgments.loc[judgments.judge_id.isin([primary, sec]), [*KEYS, "judge_id", f]]
+        alpha, _ = interval_alpha(pairs, [primary, sec], value=f, min_pairs=min_pairs)
+        rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "ccc": ccc,
+                     "alpha_interval": alpha, "note": undefined_note(len(x), ccc, min_pairs)})
+    return pd.DataFrame(rows, columns=FIELD_AGREEMENT_COLUMNS)
+
+
+def _field_pairs(judgments: pd.DataFrame, primary: str, secondaries: Sequence[str], fields: Sequence[str],
+                 ) -> Iterator[tuple[str, str, pd.Series, pd.Series]]:
+    """(secondary, field, primary's values, secondary's values) for each secondary judge and field, on the
+    (model, item, variant) units where both judges gave that field."""
     a = judgments.loc[judgments.judge_id == primary, [*KEYS, *fields]]
     for sec in secondaries:
         b = judgments.loc[judgments.judge_id == sec, [*KEYS, *fields]]
         both = a.merge(b, on=KEYS, how="inner", suffixes=("_p", "_s"))
         for f in fields:
             ok = both[f"{f}_p"].notna() & both[f"{f}_s"].notna()
-            x, y = both.loc[ok, f"{f}_p"].to_numpy(float), both.loc[ok, f"{f}_s"].to_numpy(float)
-            ccc = lin_ccc(x, y, min_pairs=min_pairs)
-            pairs = judgments.loc[judgments.judge_id.isin([primary, sec]), [*KEYS, "judge_id", f]]
-            alpha, _ = interval_alpha(pairs, [primary, sec], value=f, min_pairs=min_pairs)
-            rows.append({"primary": primary, "secondary": sec, "field": f, "n": len(x), "ccc": ccc,
-                         "alpha_interval": alpha, "note": undefined_note(len(x), ccc, min_pairs)})
-    return pd.DataFrame(rows, columns=FIELD_AGREEMENT_COLUMNS)
+            yield sec, f, both.loc[ok, f"{f}_p"], both.loc[ok, f"{f}_s"]
 
 
 def rescale_scores(judgments: pd.DataFrame, bounds: Mapping[str, tuple[float, float] | None],

@@ -381,16 +381,12 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
                                cbs_min=opts.agreement_cbs_min, threshold=opts.cbs_threshold, models=models,
                                dialects=dialects, min_pairs=k, scale=hi - lo)
     _csv(agree, out_dir / "qa_bias_judge_agreement.csv")
-    kappa_parts = []
-    for sec in secondaries:
-        shared = _shared_fields(rubrics[primary], rubrics[sec])
-        kappa_parts.append(qa.likert_kappa(frame, primary, [sec], list(shared), labels=shared, min_pairs=k))
-    kappa = pd.concat(kappa_parts, ignore_index=True) if kappa_parts else qa.likert_kappa(frame, primary, [], [])
+    shared = {sec: _shared_fields(rubrics[primary], rubrics[sec]) for sec in secondaries}
+    kappa = pd.concat([qa.likert_kappa(frame, primary, [sec], list(shared[sec]), labels=shared[sec], min_pairs=k)
+                       for sec in secondaries], ignore_index=True)
     _csv(kappa, out_dir / "qa_bias_judge_kappa.csv")
-    field_parts = [qa.field_agreement(frame, primary, [sec], list(_shared_fields(rubrics[primary], rubrics[sec])),
-                                      min_pairs=k) for sec in secondaries]
-    fields = (pd.concat(field_parts, ignore_index=True) if field_parts
-              else qa.field_agreement(frame, primary, [], []))
+    fields = pd.concat([qa.field_agreement(frame, primary, [sec], list(shared[sec]), min_pairs=k)
+                        for sec in secondaries], ignore_index=True)
     _csv(fields, out_dir / "qa_bias_judge_fields.csv")
     rescaled = [s for s in secondaries if rubrics[s].score_bounds not in (None, target)]
     alpha, units = qa.interval_alpha(frame, [primary, *secondaries], min_pairs=k)

@@ -208,7 +208,7 @@ def check_script(text: str, script: str = "bengali", threshold: float = 0.6, max
     latin_target = _in("a", ranges)
     runs, other = ([], letters - in_script) if latin_target else _latin_runs(tokens, ranges)
     romanized = ROMANIZED_WORDS.get(script.lower(), frozenset())
-    terms = [r for r in runs if max_term_words > 0 and _run_is_term(r, romanized, max_term_words)]
+    terms = [r for r in runs if _run_is_term(r, romanized, max_term_words)]  # max_term_words 0: none
     foreign = [r for r in runs if r not in terms]
     term_tokens = [token for run in terms for token in run]
     denom = letters - sum(_is_letter(ch) for token in term_tokens for ch in token)
