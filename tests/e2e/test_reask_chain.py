@@ -91,3 +91,12 @@ def test_a_failed_reask_call_is_stored_and_the_judgment_keeps_the_first_answer(
         assert "re-ask failed" in first["reason"]
         assert first["source_request_id"] == first["request_id"]  # parsed (and failed) from its own output
         assert first["raw_output"] == reask["first_output"]
+
+
+def test_a_failed_reask_call_is_noted_in_the_run_summary(qa_server: Any, qa_project: Any, cli: Any,
+                                                         qa: Any) -> None:
+    qa_server.set_faults([{"kind": "500", "match": REASK_TEXT},
+                          {"kind": "invalid_json", "per_prompt_first_n": 1, "match": qa.judge_match(qa.PLACES[0])}])
+    project = qa_project(qa_server.base_url, n_items=2, judge={"max_retries": 0})
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert "re-ask failed:" in result.stdout and "HTTP 500" in result.stdout

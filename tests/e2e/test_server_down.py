@@ -50,6 +50,7 @@ def test_a_closed_port_stops_each_model_within_a_short_probe(qa: Any, tmp_path: 
         assert "server is down" in s.stopped
         assert s.calls == 0 and s.retries <= 4  # at most 4 workers in flight, each probing once more
         assert 0 < s.failed <= 4  # the in-flight requests fail; the other 14 of 18 are not sent
+        assert s.unsent == 18 - s.failed  # … and counted in the summary
 
 
 def test_the_cause_is_printed_first(qa: Any, tmp_path: Path) -> None:

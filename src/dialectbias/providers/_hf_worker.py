@@ -239,7 +239,7 @@ class _Worker:
         if self.config.num_threads is not None or now - self._threads_checked < THREAD_RECHECK_S:
             return
         self._threads_checked = now
-        choice = choose_threads(busy=busy_cores(load_average=False))
+        choice = choose_threads(busy=busy_cores(samples=2, load_average=False))
         if self.threads is None or choice.threads != self.threads.threads:
             torch.set_num_threads(choice.threads)
             log.info("model %s: now %d torch thread(s) (%s)", self.config.id, choice.threads, choice.reason)

@@ -122,6 +122,7 @@ class PostCall:
         reask_id = pending.row["request_id"]
         if call.error is not None:
             self.stats.retries += call.retries
+            self.stats.note(f"re-ask failed: {call.error}")
             outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {call.error}")
             writes.append(("results", result_row(reask_id, "failed", None, error=str(call.error),
                                                  retries=call.retries)))

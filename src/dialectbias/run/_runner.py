@@ -77,6 +77,8 @@ async def _run_stages(exp: Experiment, task: StagedTask, stages: list[Stage], st
             await executor.run_stage(stage, store, stats, view.hook)
             for m in stage.models:
                 stats[m.id].cost = m.cost(stats[m.id].tokens_in, stats[m.id].tokens_out)
+                if stats[m.id].stopped:
+                    stats[m.id].unsent = store.count_pending(stage.name, m.id) - stats[m.id].failed
     finally:
         await executor.aclose()
 

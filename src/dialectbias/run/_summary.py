@@ -23,6 +23,8 @@ class StageStats(BaseModel):
     cost: float | None = None
     errors: dict[str, int] = {}
     stopped: str | None = None
+    #: requests of a stopped model left unsent (pending; the next run sends them)
+    unsent: int = 0
 
     def note(self, error: str) -> None:
         """Count an error message; distinct messages are kept (up to 20), repeats are counted."""
@@ -52,7 +54,8 @@ class RunSummary(BaseModel):
 
     @property
     def stopped(self) -> list[str]:
-        return [f"{s.stage} · {s.model_id} stopped: {s.stopped}" for s in self.stages if s.stopped]
+        return [f"{s.stage} · {s.model_id} stopped: {s.stopped} [{s.unsent} request(s) left unsent]"
+                for s in self.stages if s.stopped]
 
     @property
     def parse_failed(self) -> int:
