@@ -107,3 +107,16 @@ def read_text_file(path: Path, error: type[DialectBiasError], what: str = "file"
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def packaged_or_user_text(path: str | Path | None, default_name: str,
+                          error: type[DialectBiasError]) -> tuple[str, str]:
+    """(source description, text) of a user's file, or of the packaged `resources/<default_name>` when
+    `path` is None; the source heads every error about the file."""
+    if path is None:
+        from importlib import resources
+
+        text = (resources.files("dialectbias") / "resources" / default_name).read_text(encoding="utf-8")
+        return f"dialectbias/resources/{default_name} (package data)", text
+    p = Path(path).expanduser()
+    return str(p), read_text_file(p, error)

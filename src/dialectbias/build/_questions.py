@@ -24,14 +24,13 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from dialectbias.errors import DataError, read_text_file, validation_problems
+from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
 
 QUESTION_TYPES = ("definitional", "contrasting", "factual", "functional")
 PAPER_DOMAINS = ("Technology", "Social Sciences", "Health & Sports", "Physical & Natural Sciences",
@@ -230,14 +229,9 @@ def _from_csv(text: str, source: str) -> dict[str, DomainTopics]:
 def load_topics(path: str | Path | None = None) -> dict[str, DomainTopics]:
     """Topic lists per domain: the packaged `resources/topics.yaml`, or a user YAML/CSV file.
     Raises DataError naming the file and the key (YAML) or line and column (CSV) at fault."""
-    if path is None:
-        source = f"dialectbias/resources/{DEFAULT_TOPICS} (package data)"
-        text = (resources.files("dialectbias") / "resources" / DEFAULT_TOPICS).read_text(encoding="utf-8")
-        suffix = ".yaml"
-    else:
-        p = Path(path).expanduser()
-        source, suffix = str(p), p.suffix.lower()
-        text = read_text_file(p, DataError).removeprefix("\ufeff")  # a spreadsheet's byte-order mark
+    source, text = packaged_or_user_text(path, DEFAULT_TOPICS, DataError)
+    text = text.removeprefix("\ufeff")  # a spreadsheet's byte-order mark
+    suffix = ".yaml" if path is None else Path(path).suffix.lower()
     if suffix == ".csv":
         return _from_csv(text, source)
     if suffix not in (".yaml", ".yml"):

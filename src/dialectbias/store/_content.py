@@ -154,14 +154,15 @@ PARTS = PartCache()
 Fetch = Callable[[list[str]], dict[str, tuple[str, str, str | bytes]]]
 
 
-def _refs(stored: list[Any]) -> Iterable[str]:
+def _refs(stored: list[Any], *, images: bool = True) -> Iterable[str]:
+    """The hashes a stored form refers to (`images=False`: its text parts only)."""
     for message in stored:
         content = message.get("content")
         if isinstance(content, dict):
             yield content["sha256"]
         elif isinstance(content, list):
             for part in content:
-                if "sha256" in part:
+                if "sha256" in part and (images or part["type"] != "image"):
                     yield part["sha256"]
 
 
@@ -194,7 +195,7 @@ def unpack_messages(stored: list[Any], fetch: Fetch, *, images: Literal["bytes",
     if not hashes:
         return stored
     if images == "ref":
-        hashes = [h for m in stored for h in _text_refs(m)]
+        hashes = list(_refs(stored, images=False))
     parts = parts_for(hashes, fetch, cache) if hashes else {}
     out = []
     for message in stored:
@@ -214,13 +215,3 @@ def unpack_messages(stored: list[Any], fetch: Fetch, *, images: Literal["bytes",
             message = {**message, "content": resolved}
         out.append(message)
     return out
-
-
-def _text_refs(message: dict[str, Any]) -> Iterable[str]:
-    content = message.get("content")
-    if isinstance(content, dict):
-        yield content["sha256"]
-    elif isinstance(content, list):
-        for part in content:
-            if "sha256" in part and part["type"] != "image":
-                yield part["sha256"]

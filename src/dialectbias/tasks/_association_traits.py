@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from dialectbias.errors import DataError, read_text_file, validation_problems
+from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
 
 #: Adjectives sampled from each pole per prompt (German paper §3.3: 10 = 5 + 5).
 ADJECTIVES_PER_POLE = 5
@@ -146,13 +145,7 @@ class WriterLabels(BaseModel):
 
 def _read_yaml(path: str | Path | None, default_name: str) -> tuple[str, Any]:
     """Return (source description, parsed YAML) for a user file or the packaged default."""
-    if path is None:
-        source = f"dialectbias/resources/{default_name} (package data)"
-        text = (resources.files("dialectbias") / "resources" / default_name).read_text(encoding="utf-8")
-    else:
-        p = Path(path).expanduser()
-        source = str(p)
-        text = read_text_file(p, DataError)
+    source, text = packaged_or_user_text(path, default_name, DataError)
     try:
         return source, yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
-from dialectbias.data import Item
+from dialectbias.data import STANDARD, Item
 from dialectbias.errors import ConfigError
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
@@ -35,8 +35,6 @@ from dialectbias.tasks._association import (
     parse_association,
 )
 from dialectbias.tasks._base import StageYield, Task
-
-STANDARD = "standard"
 
 
 class AssociationOptions(BaseModel):

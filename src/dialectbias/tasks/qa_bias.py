@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
-from dialectbias.data import Item, MediaError, image_part, load_image, resolve_item_image, text_part
+from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.errors import ConfigError
 from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, load_rubric, run_checks
 from dialectbias.providers import ModelConfig
@@ -23,7 +23,6 @@ from dialectbias.store import JudgeCounts, JudgeYield, Store, dumps, judge_count
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._templates import render, render_file, template_exists
 
-STANDARD = "standard"
 DEFAULT_RUBRIC = "rlaif"
 RUBRIC_CHECKS = ("script", "refusal")  # the code checks qa_bias runs on the dialect answer
 
