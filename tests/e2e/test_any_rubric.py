@@ -162,3 +162,20 @@ def test_packaged_caption_rubric_runs_as_a_judge(qa: Any, qa_server: Any, cli: A
     overall = next(r for r in _csv(tmp_path / "r" / "qa_bias_judge_agreement.csv")
                    if r["secondary"] == "judge-c" and r["scope"] == "overall")
     assert overall["n"] == "12"
+
+
+def test_a_primary_judge_on_a_0_to_1_rubric_reports_gaps_on_its_own_scale(
+        qa: Any, qa_server: Any, cli: Any, tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path / "exp", qa_server.base_url, n_items=3)
+    project.config["judges"][0] = {**project.config["judges"][0], "rubric": "caption"}
+    project.config["options"] = {"n_resamples": 50}
+    project.rewrite()
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    assert cli("report", project.yaml_path, "--out", tmp_path / "r").exit_code == 0
+    table4 = {r["model"]: r for r in _csv(tmp_path / "r" / "qa_bias_model_by_dialect.csv")}
+    for row in _csv(tmp_path / "r" / "qa_bias_by_model_size.csv"):
+        assert float(row["mean_gap"]) == pytest.approx(1 - float(table4[row["model"]]["avg"]))
+    for row in _csv(tmp_path / "r" / "qa_bias_gap.csv"):
+        assert float(row["gap"]) == pytest.approx(1 - float(row["mean_score"]))
+    html = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "1 − mean_score" in html and "1 − avg score" in html and "10 − " not in html

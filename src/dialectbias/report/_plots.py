@@ -81,7 +81,8 @@ def agreement_scatter(panels: list[tuple[str, np.ndarray, np.ndarray]], xlabel: 
     in PNG and SVG; linear colour scale from 1 pair, empty bins blank) with the y = x line of perfect
     agreement."""
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.4 * max(1, len(panels)), 4.2), squeeze=False)
-    edges = np.linspace(lim[0] - 0.125, lim[1] + 0.125, bins + 1)
+    pad = (lim[1] - lim[0]) / 80  # half a bin of a 0–10 score in 41 bins, at any score range
+    edges = np.linspace(lim[0] - pad, lim[1] + pad, bins + 1)
     for ax, (title, x, y) in zip(axes[0], panels, strict=False):
         counts, _, _ = np.histogram2d(x, y, bins=[edges, edges])
         if counts.any():

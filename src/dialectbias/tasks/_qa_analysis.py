@@ -266,8 +266,8 @@ def breakdown(scores: pd.DataFrame, by: str, models: Sequence[str]) -> pd.DataFr
     return out.rename(columns={out.columns[0]: "model"})
 
 
-def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any]) -> pd.DataFrame:
-    """model, family, params_b, avg score (Table 4 avg: macro over dialects), mean gap 10 − avg and the
+def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any], max_score: float = 10.0) -> pd.DataFrame:
+    """model, family, params_b, avg score (Table 4 avg: macro over dialects), mean gap max_score − avg and the
     dialects the model is scored in. A model missing a dialect has no avg (Table 4 leaves it empty), so
     it has an empty avg score and gap here and never enters `scale_spearman`."""
     rows_by_model = matrix.set_index("model")
@@ -275,7 +275,7 @@ def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any]) -> pd.DataFra
     covered = rows_by_model.get("dialects_scored")
     rows = [{"model": m.id, "family": m.family, "params_b": _whole(m.params_b),
              "avg_score": float(avg.get(m.id, math.nan)),
-             "mean_gap": 10.0 - float(avg.get(m.id, math.nan)),
+             "mean_gap": max_score - float(avg.get(m.id, math.nan)),
              "dialects_scored": None if covered is None or m.id not in covered.index else int(covered[m.id])}
             for m in configs]
     return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"],

@@ -214,8 +214,8 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     gaps = qa.gap_table(scores, models, dialects, n_resamples=opts.n_resamples, seed=task.exp.seed, max_score=hi)
     _csv(gaps, out_dir / "qa_bias_gap.csv")
     cells = gaps[(gaps.model != qa.ALL) & (gaps.dialect != qa.ALL)]
-    gap_png = gap_ci_plot(cells, f"Gap per model and dialect, judge {judge.id}",
-                          out_dir / "qa_bias_gap") if len(cells) else None
+    gap_png = gap_ci_plot(cells, f"Gap per model and dialect, judge {judge.id}", out_dir / "qa_bias_gap",
+                          xlabel=f"gap ({top} − score), 95% CI") if len(cells) else None
     sections += [
         Section(heading=f"Gap ({top} − score) with 95% bootstrap CIs",
                 table=gaps[(gaps.model == qa.ALL) | (gaps.dialect == qa.ALL)].reset_index(drop=True),
@@ -224,7 +224,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                      f"({opts.n_resamples:,} resamples, seed {task.exp.seed}); one item resample is shared by all "
                      "cells, so the 'all' rows are bootstrapped consistently. Shown: per model and per dialect; "
                      "every model × dialect cell is in qa_bias_gap.csv and the plot.",
-                legend=GAP_LEGEND),
+                legend=_gap_legend(lo, hi)),
         Section(heading="Gap per model × dialect", image_png=gap_png, image_alt="gap with confidence intervals"),
     ]
 
@@ -251,10 +251,10 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
             text=f"Mean final score per model and {what}, all dialects pooled.",
             legend={"model": f"the model's id; model_avg = mean of each column over the models; n (scored) = "
                              f"scored judgments per {what}",
-                    **({", ".join(groups): f"mean final score (0–10) on items of that {what}; (none) = items "
-                                           f"without a {what}"} if groups else {}),
+                    **({", ".join(groups): f"mean final score ({_num(lo)}–{top}) on items of that {what}; "
+                                           f"(none) = items without a {what}"} if groups else {}),
                     "all": f"the model's mean over every {what}"}))
-    sizes = qa.model_size_table(table, task.exp.models)
+    sizes = qa.model_size_table(table, task.exp.models, max_score=hi)
     _csv(sizes, out_dir / "qa_bias_by_model_size.csv")
     scale = qa.scale_spearman(sizes)
     _csv(scale, out_dir / "qa_bias_scale_by_family.csv")
@@ -266,7 +266,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                         "params_b": "parameters in billions (experiment file); — = not given",
                         "avg_score": "the model × dialect table's avg (mean over dialects); — = a dialect "
                                      "is missing",
-                        "mean_gap": "10 − avg score", "dialects_scored": f"dialects scored, of {len(dialects)}"}),
+                        "mean_gap": f"{top} − avg score", "dialects_scored": f"dialects scored, of {len(dialects)}"}),
         Section(heading="Does scale reduce the gap?", table=scale,
                 text="Spearman ρ of params_b vs avg score within each family and over all models with a size "
                      "and a complete row: ρ > 0 means larger models score higher, i.e. a smaller gap.",
@@ -299,7 +299,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                 empty="none: fewer than two models",
                 legend={"model_a, model_b": "the two models compared",
                         "n": "(item, dialect) pairs scored for both",
-                        "mean_diff": "mean(model_a − model_b) over those pairs (score 0–10)",
+                        "mean_diff": f"mean(model_a − model_b) over those pairs (score {_num(lo)}–{top})",
                         "t": "paired t statistic", "p_t_holm": "its Holm-adjusted two-sided p",
                         "p_wilcoxon_holm": "Holm-adjusted two-sided p of the Wilcoxon signed-rank test"}),
     ]
@@ -318,12 +318,14 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     return {"title": f"{task.exp.name}: QA dialect bias", "sections": sections, "metadata": metadata}
 
 
-GAP_LEGEND = {
-    "model": "the model; all = mean over the models scored in every dialect",
-    "dialect": "the dialect; all = mean over the model's dialects (— when one is missing)",
-    "n": "scored judgments in the cell(s)", "mean_score": "mean final score (0–10)", "gap": "10 − mean_score",
-    "ci_low, ci_high": "95% percentile-bootstrap interval of the gap (— with fewer than 2 scored judgments)",
-}
+def _gap_legend(lo: float, hi: float) -> dict[str, str]:
+    return {
+        "model": "the model; all = mean over the models scored in every dialect",
+        "dialect": "the dialect; all = mean over the model's dialects (— when one is missing)",
+        "n": "scored judgments in the cell(s)", "mean_score": f"mean final score ({_num(lo)}–{_num(hi)})",
+        "gap": f"{_num(hi)} − mean_score",
+        "ci_low, ci_high": "95% percentile-bootstrap interval of the gap (— with fewer than 2 scored judgments)",
+    }
 
 COUNTS_LEGEND = {
     "model": "the model's id", "judgments": "latest judgment per (item, dialect)",
@@ -335,6 +337,10 @@ COUNTS_LEGEND = {
     "pending review": "needs review, no human score yet",
     "overridden": "a human score replaces the judge's", "changed by review": "the human score differs",
 }
+
+def _agreement_legend(lo: float, hi: float) -> dict[str, str]:
+    return {**AGREEMENT_LEGEND, "mean_abs_diff": f"mean |primary − secondary| ({_num(lo)}–{_num(hi)})"}
+
 
 AGREEMENT_LEGEND = {
     "primary, secondary": "the two judges compared (judge scores, not human overrides)",
@@ -397,7 +403,8 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
     for sec in secondaries:
         pairs, _ = qa.pair_judges(frame, primary, sec)
         panels.append((sec, pairs.p.to_numpy(float), pairs.s.to_numpy(float)))
-    scatter = agreement_scatter(panels, f"{primary} (primary) score", out_dir / "qa_bias_agreement_scatter")
+    scatter = agreement_scatter(panels, f"{primary} (primary) score", out_dir / "qa_bias_agreement_scatter",
+                                lim=(lo, hi))
     overall = agree[agree.scope == "overall"]
     for _, r in overall.iterrows():
         c = "undefined" if pd.isna(r.ccc) else f"{r.ccc:.3f}"
@@ -413,7 +420,7 @@ def _agreement_sections(frame: pd.DataFrame, primary: str, secondaries: list[str
                      f"critical set primary < {opts.cbs_threshold} and is undefined (empty, FAIL) when that set "
                      f"is empty. Over fewer than {k} pairs (options.agreement_min_pairs) agreement is undefined: "
                      "C, CBS and the correlations are empty and there is no PASS/FAIL.",
-                legend=AGREEMENT_LEGEND),
+                legend=_agreement_legend(lo, hi)),
         Section(heading="Agreement scatter", image_png=scatter,
                 image_alt="primary vs secondary judge scores"),
         Section(heading="Field agreement (weighted Cohen's kappa)", table=kappa,
