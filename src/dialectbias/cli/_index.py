@@ -53,7 +53,8 @@ def build(corpus: CorpusArg, out: OutOpt = None,
         f"{data.name}: {report.total('rows'):,} rows → {report.pairs:,} pairs ({report.duplicates:,} duplicates, "
         f"{report.empty:,} empty skipped; {report.identical:,} with dialect text = standard text); "
         f"{stats.excluded:,} excluded by split; {stats.pairs:,} indexed in {len(index.dialects())} dialect(s) "
-        f"({', '.join(index.dialects())}); embedded now {stats.embedded:,}, reused {stats.reused:,}; "
+        f"({', '.join(index.dialects())}); embedded now {stats.embedded:,} ({stats.texts_embedded:,} distinct "
+        f"sentences), reused {stats.reused:,}; "
         f"{stats.seconds:.1f} s → {out_dir}", highlight=False, soft_wrap=True)
 
 
