@@ -32,7 +32,8 @@ def build(corpus: CorpusArg, out: OutOpt = None,
                                       "held out for evaluation")] = None) -> None:
     """Load the corpus, embed its standard sentences and store the index.
 
-    Rebuilding after a corpus edit embeds only the pairs whose content changed; loading never re-embeds.
+    Each distinct standard sentence is embedded once; rebuilding after a corpus edit embeds only sentences the
+    index does not hold yet; loading never re-embeds.
 
     Example: dialectbias index build vashantor.yaml --exclude-split validation
     """
