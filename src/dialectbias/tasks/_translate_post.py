@@ -207,7 +207,7 @@ def _candidate_lines(lines: list[str], ctx: CleanContext, notes: list[str]) -> t
             if body:
                 echoed.append(line)
             continue
-        if _PREAMBLE.match(body) and (body.rstrip().endswith(":") or not kept and _is_other_script(body, ctx)):
+        if _PREAMBLE.match(body) and (body.rstrip().endswith(":") or (not kept and _is_other_script(body, ctx))):
             notes.append("removed a preamble")
             continue
         if _is_other_script(body, ctx):

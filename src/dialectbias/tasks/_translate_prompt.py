@@ -1,0 +1,147 @@
+"""The translator's prompts: what a target is (a dialect or another language, its script and labels),
+the retrieved few-shot examples (SPEC §4 P1 hybrid index), and the rendered template."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dialectbias.data._registry import _registry, language_of
+from dialectbias.errors import ConfigError
+from dialectbias.tasks._templates import render, template_exists
+
+#: the script a target's text must be in (`dialectbias.text.check_script` names), by language code or name
+SCRIPTS = {"bn": "bengali", "bengali": "bengali", "de": "latin", "german": "latin", "english": "latin",
+           "hindi": "devanagari", "urdu": "arabic"}
+_SCRIPT_NAMES = {"bengali": "Bengali", "latin": "Latin", "devanagari": "Devanagari", "arabic": "Perso-Arabic"}
+#: language names of the bare-language variants (the registry's `languages:`)
+_LANGUAGE_CODES = {"bengali": "bn", "german": "de"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A variant the translator writes: a dialect (of `language`) or another language."""
+
+    variant: str
+    kind: Literal["dialect", "language"]
+    display: str
+    language: str  # the language of the source text ("Bengali"): for a dialect also its own
+    script: str | None
+    code: str = ""  # a dialect's language code ("bn"), from the registry or `dialects:`
+
+    @property
+    def source_label(self) -> str:
+        return f"Standard {self.language}:" if self.kind == "dialect" else f"{self.language}:"
+
+    @property
+    def target_label(self) -> str:
+        return f"{self.display} dialect:" if self.kind == "dialect" else f"{self.display}:"
+
+    @property
+    def script_name(self) -> str:
+        return _SCRIPT_NAMES.get(self.script or "", (self.script or "its usual").capitalize())
+
+
+def language_name(code: str) -> str:
+    """`bn` -> "Bengali" (from the registry; the code itself when unknown)."""
+    entry = _registry().get(code)
+    return str(entry.get("name", code)) if isinstance(entry, dict) else code.capitalize()
+
+
+def resolve_target(variant: str, *, extra: dict[str, list[str]], source_language: str,
+                   scripts: dict[str, str]) -> Target:
+    """The target named `variant`: a registered dialect (or one added under `dialects:`), else a language."""
+    name = variant.lower()
+    code = language_of(name, extra)
+    display = name.replace("_", " ").title()
+    if code is not None:
+        script = scripts.get(name) or SCRIPTS.get(code)
+        return Target(name, "dialect", display, language_name(code), script, code)
+    if name in _registry().get("languages", []):
+        script = scripts.get(name) or SCRIPTS.get(name)
+        return Target(name, "language", display, language_name(source_language), script)
+    raise ConfigError(f"{variant!r} is neither a registered dialect nor a language")
+
+
+def source_language(targets: Sequence[str], extra: dict[str, list[str]], given: str | None) -> str:
+    """The language code of the source text: `given`, else that of the first dialect target, else bn."""
+    if given:
+        return _LANGUAGE_CODES.get(given.lower(), given.lower())
+    return next((code for t in targets if (code := language_of(t, extra))), "bn")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A retrieved standard/dialect pair shown in the prompt, with its scores (SPEC §4 P1)."""
+
+    pair_id: str
+    standard: str
+    dialect_text: str
+    dialect: str
+    score: float
+
+
+class Retriever:
+    """The hybrid index (`dialectbias.retrieval.HybridIndex`), loaded once from its folder (no re-embedding)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = index_dir
+        self._index: Any = None
+
+    @property
+    def index(self) -> Any:
+        if self._index is None:
+            try:
+                from dialectbias.retrieval import HybridIndex
+            except ImportError as exc:
+                raise ConfigError(f"the translator's index needs the retrieval extra ({exc}): "
+                                  "pip install 'dialectbias[retrieval]'") from None
+            self._index = HybridIndex.load(self.index_dir)
+        return self._index
+
+    def examples(self, query: str, dialect: str, k: int) -> list[Example]:
+        hits = self.index.search(query, dialect=dialect, k=k)
+        return [Example(str(h.pair_id), h.standard, h.dialect_text, str(h.dialect), float(h.score)) for h in hits]
+
+    def leaked(self, texts: Sequence[str]) -> bool:
+        """True when one of `texts` is the standard side of a pair the index holds (SPEC §4 P1: items whose
+        standard text was retrieval data would be translated from their own reference)."""
+        return any(self.index.contains_standard(t) for t in texts)
+
+
+def index_dir_for(corpus: Path | None, index: Path | None) -> Path | None:
+    """The index folder: `index` when given, else where `dialectbias index build CORPUS` stores it."""
+    if index is not None:
+        return index
+    if corpus is None:
+        return None
+    try:
+        from dialectbias.retrieval import default_index_dir
+    except ImportError as exc:
+        raise ConfigError(f"options.corpus needs the retrieval extra ({exc}): pip install "
+                          "'dialectbias[retrieval]'") from None
+    return Path(default_index_dir(corpus))
+
+
+def template_name(target: Target, user_dir: Path | None) -> str:
+    """The template for a target: translate/<variant> (user's) > translate/dialect_<lang> > translate/dialect
+    for a dialect, translate/language for a language."""
+    own = f"translate/{target.variant}"
+    if template_exists(own, user_dir):
+        return own
+    if target.kind == "language":
+        return "translate/language"
+    specific = f"translate/dialect_{target.code}"
+    return specific if target.code and template_exists(specific, user_dir) else "translate/dialect"
+
+
+def render_prompt(name: str, user_dir: Path | None, target: Target, text: str, *, numbered: bool, n_lines: int,
+                  examples: Sequence[Example]) -> str:
+    """The user message of one translation request (pure)."""
+    shown = [{"pair_id": e.pair_id, "standard": e.standard, "dialect_text": e.dialect_text, "dialect": e.dialect,
+              "label": f"{e.dialect.replace('_', ' ').title()} dialect:"} for e in examples]
+    return render(name, user_dir, target=target.display, target_variant=target.variant, language=target.language,
+                  script=target.script_name, source_label=target.source_label, target_label=target.target_label,
+                  examples=shown, text=text, numbered=numbered, n_lines=n_lines)
