@@ -8,6 +8,7 @@ import typer
 
 from dialectbias.cli import _commands, _data, _quickstart, _review, _tasks
 from dialectbias.cli._app import app
+from dialectbias.cli._index import index_app
 
 build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets).")
 review_app = typer.Typer(no_args_is_help=True, help="Human review of low-confidence judgments (CSV round trip).")
@@ -25,6 +26,7 @@ review_app.command("export")(_review.export_queue)
 review_app.command("import")(_review.import_queue)
 review_app.command("calibration")(_review.calibration)
 app.command()(_tasks.tasks)
+app.add_typer(index_app, name="index")
 
 
 def main() -> None:
