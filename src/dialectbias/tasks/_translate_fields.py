@@ -58,11 +58,12 @@ def plan_variant(value: Any, fields: Sequence[str] | None = None) -> VariantPlan
         elif fields is not None and name in value:
             missing += (f"{name} (not a string or a list of strings)",)
     derived: dict[str, tuple[str, int]] = {}
-    for name in strings:
+    others = [k for k, v in value.items() if k not in wanted and isinstance(v, str)]
+    for name in [*strings, *others]:  # a string naming a translated list element follows it, asked for or not
         follows = next(((g.name, g.texts.index(value[name])) for g in groups if value[name] in g.texts), None)
         if follows is not None:
             derived[name] = follows
-        else:
+        elif name in strings:
             groups.append(FieldGroup(name, (value[name],), False))
     order = {name: i for i, name in enumerate(wanted)}
     return VariantPlan(tuple(sorted(groups, key=lambda g: order[g.name])), derived, missing)

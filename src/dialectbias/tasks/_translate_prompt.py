@@ -101,7 +101,19 @@ class Retriever:
             self._index = HybridIndex.load(self.index_dir)
         return self._index
 
+    def has_dialect(self, dialect: str) -> bool:
+        return dialect.lower() in self.index.dialects()
+
+    def describe(self) -> str:
+        """`N pairs, split(s) validation excluded` of the loaded index."""
+        m = self.index.manifest
+        held = f", split(s) {', '.join(m.exclude_splits)} excluded ({m.excluded:,} pairs)" if m.exclude_splits else ""
+        return f"{m.pairs:,} pairs{held}"
+
     def examples(self, query: str, dialect: str, k: int) -> list[Example]:
+        """The k best pairs for `query`, the target dialect's first (a dialect the index lacks: none)."""
+        if not self.has_dialect(dialect):
+            return []
         hits = self.index.search(query, dialect=dialect, k=k)
         return [Example(str(h.pair_id), h.standard, h.dialect_text, str(h.dialect), float(h.score)) for h in hits]
 

@@ -48,6 +48,7 @@ class Translation:
     examples: tuple[str, ...]
     leaked: bool | None
     prompt: str
+    retrieval: str = ""
     notes: tuple[str, ...] = ()
 
     @property
@@ -68,7 +69,7 @@ def read_translations(store: Store, model_id: str, context: Callable[[str], Clea
             "request_id": row["request_id"], "item_id": row["item_id"], "target": row["variant"],
             "template": row["template"], "field": meta.get("field", ""), "is_list": is_list, "source": source,
             "examples": tuple(meta.get("examples", ())), "leaked": meta.get("leaked"), "output": row["output"],
-            "prompt": prompt}
+            "prompt": prompt, "retrieval": meta.get("retrieval", "")}
         if row["status"] is None:
             yield Translation(status=PENDING, reason="not sent yet", text=None, **common)
             continue

@@ -8,6 +8,7 @@ they, and dialect targets without an index, get a plain translation prompt that 
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -209,12 +210,22 @@ class TranslateTask(Task):
                                            n_lines=len(group.texts), examples=examples)
                     meta = {"field": group.name, "is_list": group.is_list, "source": list(group.texts),
                             "source_variant": self.source, "leaked": leaked,
-                            "retrieval": "rag" if examples else "plain",
+                            "retrieval": self._retrieval_mode(target, examples),
                             "examples": [e.pair_id for e in examples],
                             "example_scores": [round(e.score, 6) for e in examples]}
                     yield RequestSpec(stage=STAGE, model=model, item_id=item.id, variant=target.variant,
                                       template=template, messages=[{"role": "user", "content": prompt}],
                                       params=params, meta=meta)
+
+    def _retrieval_mode(self, target: Target, examples: list[Any]) -> str:
+        """rag (examples shown), or why the prompt has none: language target, no index, dialect not in it."""
+        if examples:
+            return "rag"
+        if target.kind == "language":
+            return "plain: language target"
+        if self.retriever is None:
+            return "plain: no index"
+        return "plain: dialect not in the index" if not self.retriever.has_dialect(target.variant) else "plain"
 
     def stages(self) -> list[Stage]:
         return [Stage(STAGE, [self.exp.role(ROLE)], self._requests)]
@@ -235,15 +246,21 @@ class TranslateTask(Task):
         return [StageYield(STAGE, self.exp.role(ROLE).id, c.translated, detail)]
 
     def summary_lines(self, store: Store) -> list[str]:
-        c = self.counts(store)
+        rows = self.translations(store)
+        c = count_translations(rows)
         lines = [f"translate: {c.translated} translated · {c.n_failed} failed"
                  + (f" ({failure_text(c.failed)})" if c.failed else "")
                  + (f" · {c.pending} not done" if c.pending else ""),
                  f"variants: {c.variants} complete · {c.variants_incomplete} incomplete (not exported)"]
-        if c.leak_checked:
-            lines.append(f"leaked: {c.leaked_items} of {c.items} items (source text among the index's pairs)")
+        if c.leak_checked and self.retriever is not None:
+            lines.append(f"leaked: {c.leaked_items} of {c.items} items (source text among the index's pairs; "
+                         f"index: {self.retriever.describe()})")
         else:
             lines.append("leaked: not checked (no retrieval index)")
+        plain = Counter(t.retrieval for t in rows if t.retrieval != "rag")
+        if plain:
+            lines.append("zero-shot prompts: " + ", ".join(f"{n} {why.removeprefix('plain: ')}"
+                                                            for why, n in sorted(plain.items())))
         return lines
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
