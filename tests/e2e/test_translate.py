@@ -204,7 +204,7 @@ def test_vqa_items_keep_their_shape_and_aligned_options(server: Any, cli: Any, q
 def test_kill_9_midway_then_resume_without_duplicates(server: Any, corpus: Path, cli: Any, qa: Any,
                                                       tmp_path: Path) -> None:
     items = [{"id": f"k{i:02d}", "variants": {"standard": f"{std} ({i})"}} for i, (std, _, _) in
-             enumerate(PAIRS * 3)]
+             enumerate(PAIRS * 2)]
     total = len(items) * 2
     exp = translate_project(tmp_path / "tr", server.base_url, corpus, items=items, targets=("sylhet", "chittagong"))
     store = tmp_path / "tr" / "tr.sqlite"

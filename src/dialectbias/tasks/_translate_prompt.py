@@ -89,6 +89,7 @@ class Retriever:
     def __init__(self, index_dir: Path) -> None:
         self.index_dir = index_dir
         self._index: Any = None
+        self._vectors: dict[str, Any] = {}  # query -> its embedding: one per text, whatever the targets
 
     @property
     def index(self) -> Any:
@@ -114,7 +115,16 @@ class Retriever:
         """The k best pairs for `query`, the target dialect's first (a dialect the index lacks: none)."""
         if not self.has_dialect(dialect):
             return []
-        hits = self.index.search(query, dialect=dialect, k=k)
+        from dialectbias.text import normalize_query
+
+        q = normalize_query(query, short_tokens=self.index.config.short_tokens)
+        if not q.normalized:
+            return []
+        if q.normalized not in self._vectors:
+            if len(self._vectors) > 4096:
+                self._vectors.clear()
+            self._vectors[q.normalized] = self.index.embedder.embed_query(q.normalized)
+        hits = self.index.search_embedded(q, self._vectors[q.normalized], dialect=dialect, k=k)
         return [Example(str(h.pair_id), h.standard, h.dialect_text, str(h.dialect), float(h.score)) for h in hits]
 
     def leaked(self, texts: Sequence[str]) -> bool:
