@@ -188,7 +188,8 @@ def load_corpus(path: str | Path) -> Corpus:
     try:
         spec = CorpusSpec.model_validate(raw)
     except ValidationError as exc:
-        raise DataError(f"{path}: " + "; ".join(validation_problems(exc))) from None
+        problems = [line.strip().removeprefix("- ") for line in validation_problems(exc)]
+        raise DataError(f"{path}: " + "; ".join(problems)) from None
     known = known_variants(spec.dialects)
     report = CorpusReport()
     pairs: list[ParallelPair] = []

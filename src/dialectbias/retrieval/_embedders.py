@@ -81,7 +81,9 @@ class SentenceTransformerEmbedder:
             raise ConfigError(f"embedder {folder}: cannot load a sentence-transformers model there "
                               f"({type(exc).__name__}: {exc})") from None
         self.spec = str(folder.resolve())
-        self.dim = int(self._model.get_sentence_embedding_dimension() or 0)
+        dimension = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 5
+        self.dim = int(dimension() or 0)
         self.identity = f"sentence-transformers {self.spec}"
         self._batch = batch_size
 

@@ -33,8 +33,8 @@ class RetrievalConfig(BaseModel):
     #: candidates taken from each of dense and sparse search (at least 4·k)
     pool: int = Field(20, ge=1)
     short_pool_factor: int = Field(3, ge=1)
-    #: with a target dialect, candidates come from that dialect only (others only when it has fewer than k
-    #: examples); False pools all dialects and leaves the choice to the dialect bonus
+    #: with a target dialect, candidates come from that dialect only (other dialects fill in after its own when it
+    #: has fewer than k examples); False pools all dialects and leaves the choice to the dialect bonus
     dialect_filter: bool = True
     dialect_bonus: float = Field(0.2, ge=0)
     char_weight: float = Field(0.1, ge=0)
