@@ -42,6 +42,10 @@ CTX = CleanContext(script="bengali", labels=LABELS, prompt_lines=prompt_lines(PR
     f"Standard Bengali: {SOURCE}\nSylhet dialect: {TRANSLATION}",
     f"{TRANSLATION}\n\nStandard Bengali: আমি বাজারে যাচ্ছি।\nSylhet dialect: আমি বাজারো যাইরাম।",
     f"Sylhet dialect:\n{TRANSLATION}",
+    f"Sylheti: {TRANSLATION}",
+    f"**Sylheti:** {TRANSLATION}",
+    f"সিলেটি উপভাষায়: {TRANSLATION}",
+    f"Output:\n\"{TRANSLATION}\"",
 ], ids=lambda s: s[:30])
 def test_wrappers_labels_explanations_and_echoes_are_stripped(output: str) -> None:
     cleaned = clean_text(output, SOURCE, CTX)

@@ -138,7 +138,7 @@ def clean_list(output: str, sources: Sequence[str], ctx: CleanContext) -> Cleane
         return Cleaned("empty", reason=_why_empty(output), notes=tuple(notes))
     elements = _numbered_block(lines, n)
     if elements is None:
-        plain = [s for ln in lines if (s := _strip_wrappers(_strip_label(ln, ctx.labels), notes))
+        plain = [s for ln in lines if (s := _strip_wrappers(_strip_label(ln, ctx), notes))
                  and not _EXPLANATION.match(s) and not _PREAMBLE.match(s) and _norm(s) not in ctx.prompt_lines]
         if len(plain) != n:
             found = sorted({int(m.group(1).translate(_BENGALI_DIGITS)) for ln in lines if (m := _NUMBERED.match(ln))})
@@ -148,7 +148,7 @@ def clean_list(output: str, sources: Sequence[str], ctx: CleanContext) -> Cleane
         elements = plain
     out: list[str] = []
     for i, (raw, source) in enumerate(zip(elements, sources, strict=True), start=1):
-        text = _strip_trailing_aside(_strip_wrappers(_strip_label(raw, ctx.labels), notes), ctx, notes)
+        text = _strip_trailing_aside(_strip_wrappers(_strip_label(raw, ctx), notes), ctx, notes)
         if not text:
             return Cleaned("empty", reason=f"element {i} is empty", notes=tuple(notes))
         if _has_letters(source):
@@ -202,7 +202,7 @@ def _candidate_lines(lines: list[str], ctx: CleanContext, notes: list[str]) -> t
                 notes.append("removed an explanation")
                 break
             continue
-        body = _strip_wrappers(_strip_label(line, ctx.labels, notes), notes)
+        body = _strip_wrappers(_strip_label(line, ctx, notes), notes)
         if not body or _norm(body) in ctx.prompt_lines:
             if body:
                 echoed.append(line)
@@ -229,12 +229,13 @@ def _is_other_script(text: str, ctx: CleanContext) -> bool:
     return _check(text, ctx.script, ctx.script_threshold).share == 0.0
 
 
-def _strip_label(line: str, labels: Sequence[str], notes: list[str] | None = None) -> str:
-    """Remove a leading `label:` — one of the prompt's labels, or a short prefix naming a translation,
-    dialect or language (`Sylhet dialect translation:`, `অনুবাদ:`)."""
+def _strip_label(line: str, ctx: CleanContext, notes: list[str] | None = None) -> str:
+    """Remove a leading `label:` — one of the prompt's labels, a short prefix naming a translation, dialect
+    or language (`Sylhet dialect translation:`, `অনুবাদ:`), or a word or two in another script than a
+    non-Latin target's followed by text in it (`Sylheti: তুমি কিতা খাইছো?`)."""
     original = line.strip()
     stripped = original.lstrip("*_ ").strip()
-    for label in sorted(labels, key=len, reverse=True):
+    for label in sorted(ctx.labels, key=len, reverse=True):
         for candidate in (label, label.rstrip(":")):
             if candidate and stripped.casefold().startswith(candidate.casefold()):
                 rest = stripped[len(candidate):].lstrip("*_ ")
@@ -243,7 +244,10 @@ def _strip_label(line: str, labels: Sequence[str], notes: list[str] | None = Non
                         notes.append("removed a label")
                     return rest.lstrip(":： *_").strip()
     head, sep, rest = stripped.partition(":")
-    if sep and 0 < len(head) <= _LABEL_MAX_CHARS and _LABEL_WORDS.search(head) and not _NUMBERED.match(stripped):
+    head = head.strip(" *_")
+    if sep and 0 < len(head) <= _LABEL_MAX_CHARS and not _NUMBERED.match(stripped) and (
+            _LABEL_WORDS.search(head) or (len(head.split()) <= 2 and _is_other_script(head, ctx)
+                                          and not _is_other_script(rest, ctx))):
         if notes is not None:
             notes.append("removed a label")
         return rest.strip(" *_").strip()
