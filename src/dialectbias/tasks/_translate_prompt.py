@@ -90,6 +90,7 @@ class Retriever:
         self.index_dir = index_dir
         self._index: Any = None
         self._vectors: dict[str, Any] = {}  # query -> its embedding: one per text, whatever the targets
+        self._dialects: frozenset[str] | None = None
 
     @property
     def index(self) -> Any:
@@ -103,7 +104,9 @@ class Retriever:
         return self._index
 
     def has_dialect(self, dialect: str) -> bool:
-        return dialect.lower() in self.index.dialects()
+        if self._dialects is None:
+            self._dialects = frozenset(self.index.dialects())
+        return dialect.lower() in self._dialects
 
     def describe(self) -> str:
         """`N pairs, split(s) validation excluded` of the loaded index."""
@@ -111,18 +114,31 @@ class Retriever:
         held = f", split(s) {', '.join(m.exclude_splits)} excluded ({m.excluded:,} pairs)" if m.exclude_splits else ""
         return f"{m.pairs:,} pairs{held}"
 
+    def prepare(self, queries: Sequence[str]) -> None:
+        """Embed the queries about to be searched, in one batch (much faster than one by one); the vectors
+        kept are those of the latest batch."""
+        keys = list(dict.fromkeys(q for text in queries if (q := self._normalized(text).normalized)))
+        embedder = self.index.embedder
+        self._vectors = {}
+        for lo in range(0, len(keys), 64):
+            batch = keys[lo:lo + 64]
+            many = getattr(embedder, "embed_queries", None)  # batch embedding, when the embedder offers it
+            vectors = many(batch) if many is not None else [embedder.embed_query(q) for q in batch]
+            self._vectors.update(zip(batch, vectors, strict=True))
+
+    def _normalized(self, query: str) -> Any:
+        from dialectbias.text import normalize_query
+
+        return normalize_query(query, short_tokens=self.index.config.short_tokens)
+
     def examples(self, query: str, dialect: str, k: int) -> list[Example]:
         """The k best pairs for `query`, the target dialect's first (a dialect the index lacks: none)."""
         if not self.has_dialect(dialect):
             return []
-        from dialectbias.text import normalize_query
-
-        q = normalize_query(query, short_tokens=self.index.config.short_tokens)
+        q = self._normalized(query)
         if not q.normalized:
             return []
         if q.normalized not in self._vectors:
-            if len(self._vectors) > 4096:
-                self._vectors.clear()
             self._vectors[q.normalized] = self.index.embedder.embed_query(q.normalized)
         hits = self.index.search_embedded(q, self._vectors[q.normalized], dialect=dialect, k=k)
         return [Example(str(h.pair_id), h.standard, h.dialect_text, str(h.dialect), float(h.score)) for h in hits]

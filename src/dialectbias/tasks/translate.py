@@ -9,20 +9,21 @@ they, and dialect targets without an index, get a plain translation prompt that 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
-from dialectbias.data import STANDARD, known_variants, unknown_variant_message
+from dialectbias.data import STANDARD, Item, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, Stage
 from dialectbias.store import Store
 from dialectbias.tasks._base import StageYield, Task
-from dialectbias.tasks._translate_fields import plan_variant
+from dialectbias.tasks._translate_fields import VariantPlan, plan_variant
 from dialectbias.tasks._translate_post import CleanContext, numbered
 from dialectbias.tasks._translate_prompt import (
     SCRIPTS,
@@ -45,6 +46,13 @@ from dialectbias.tasks._translate_results import (
 from dialectbias.text import SCRIPT_RANGES
 
 ROLE = "translator"
+#: items whose retrieval queries are embedded in one batch
+QUERY_BATCH = 256
+
+
+def _query(texts: tuple[str, ...]) -> str:
+    """The retrieval query of a field group (a list's elements, one per line)."""
+    return "\n".join(texts)
 
 
 class TranslateOptions(BaseModel):
@@ -177,45 +185,59 @@ class TranslateTask(Task):
 
     # -- requests -----------------------------------------------------------------------------
     def _requests(self, store: Store, model: ModelConfig) -> Any:
+        """One request per item × target × field group, items taken in chunks whose retrieval queries are
+        embedded in one batch (a query is embedded once, whatever the number of targets)."""
         params = {"temperature": 0, "max_tokens": self.options.max_tokens, **model.params}
-        for item in store.iter_items():
-            source = item.variants.get(self.source)
-            if source is None or (isinstance(source, str) and not source.strip()):
-                yield Skipped(f"item {item.id!r}", kind=f"no {self.source!r} variant to translate")
-                continue
-            plan = plan_variant(source, self.options.fields)
-            if plan.missing:
-                yield Skipped(f"item {item.id!r}: variant {self.source!r} lacks {', '.join(plan.missing)}",
-                              kind="requested field missing")
-            if not plan.groups:
-                yield Skipped(f"item {item.id!r}", kind="no text to translate in the source variant")
-                continue
-            leaked = None
-            if self.retriever is not None:
-                leaked = self.retriever.leaked([t for g in plan.groups for t in g.texts])
-            for target in self.targets.values():
-                existing = item.variants.get(target.variant)
-                if existing not in (None, "") and not self.options.retranslate_existing:
-                    yield Skipped(f"item {item.id!r}/{target.variant}",
-                                  kind="the item already has this variant (kept; set retranslate_existing to "
-                                       "translate it too)")
+        items = store.iter_items()
+        while chunk := list(islice(items, QUERY_BATCH)):
+            plans: list[tuple[Item, VariantPlan | None]] = []
+            for item in chunk:
+                source = item.variants.get(self.source)
+                if source is None or (isinstance(source, str) and not source.strip()):
+                    yield Skipped(f"item {item.id!r}", kind=f"no {self.source!r} variant to translate")
+                    plans.append((item, None))
                     continue
-                template = template_name(target, self.templates)
-                for group in plan.groups:
-                    text = numbered(group.texts) if group.is_list else group.texts[0]
-                    examples = []
-                    if self.retriever is not None and target.kind == "dialect":
-                        examples = self.retriever.examples("\n".join(group.texts), target.variant, self.options.k)
-                    prompt = render_prompt(template, self.templates, target, text, numbered=group.is_list,
-                                           n_lines=len(group.texts), examples=examples)
-                    meta = {"field": group.name, "is_list": group.is_list, "source": list(group.texts),
-                            "source_variant": self.source, "leaked": leaked,
-                            "retrieval": self._retrieval_mode(target, examples),
-                            "examples": [e.pair_id for e in examples],
-                            "example_scores": [round(e.score, 6) for e in examples]}
-                    yield RequestSpec(stage=STAGE, model=model, item_id=item.id, variant=target.variant,
-                                      template=template, messages=[{"role": "user", "content": prompt}],
-                                      params=params, meta=meta)
+                plan = plan_variant(source, self.options.fields)
+                if plan.missing:
+                    yield Skipped(f"item {item.id!r}: variant {self.source!r} lacks {', '.join(plan.missing)}",
+                                  kind="requested field missing")
+                if not plan.groups:
+                    yield Skipped(f"item {item.id!r}", kind="no text to translate in the source variant")
+                plans.append((item, plan if plan.groups else None))
+            if self.retriever is not None and any(
+                    t.kind == "dialect" and self.retriever.has_dialect(t.variant) for t in self.targets.values()):
+                self.retriever.prepare([_query(g.texts) for _, plan in plans if plan for g in plan.groups])
+            for item, plan in plans:
+                if plan is not None:
+                    yield from self._item_requests(item, plan, model, params)
+
+    def _item_requests(self, item: Item, plan: VariantPlan, model: ModelConfig, params: dict[str, Any]) -> Any:
+        leaked = None
+        if self.retriever is not None:
+            leaked = self.retriever.leaked([t for g in plan.groups for t in g.texts])
+        for target in self.targets.values():
+            existing = item.variants.get(target.variant)
+            if existing not in (None, "") and not self.options.retranslate_existing:
+                yield Skipped(f"item {item.id!r}/{target.variant}",
+                              kind="the item already has this variant (kept; set retranslate_existing to "
+                                   "translate it too)")
+                continue
+            template = template_name(target, self.templates)
+            for group in plan.groups:
+                text = numbered(group.texts) if group.is_list else group.texts[0]
+                examples = []
+                if self.retriever is not None and target.kind == "dialect":
+                    examples = self.retriever.examples(_query(group.texts), target.variant, self.options.k)
+                prompt = render_prompt(template, self.templates, target, text, numbered=group.is_list,
+                                       n_lines=len(group.texts), examples=examples)
+                meta = {"field": group.name, "is_list": group.is_list, "source": list(group.texts),
+                        "source_variant": self.source, "leaked": leaked,
+                        "retrieval": self._retrieval_mode(target, examples),
+                        "examples": [e.pair_id for e in examples],
+                        "example_scores": [round(e.score, 6) for e in examples]}
+                yield RequestSpec(stage=STAGE, model=model, item_id=item.id, variant=target.variant,
+                                  template=template, messages=[{"role": "user", "content": prompt}],
+                                  params=params, meta=meta)
 
     def _retrieval_mode(self, target: Target, examples: list[Any]) -> str:
         """rag (examples shown), or why the prompt has none: language target, no index, dialect not in it."""
