@@ -160,3 +160,17 @@ def test_list_failures(output: str, status: str) -> None:
 def test_a_number_only_element_is_not_script_checked() -> None:
     cleaned = clean_list("1. 64\n2. ৬৫", ["64", "৬৫"], CTX)
     assert cleaned.text == ["64", "৬৫"]
+
+
+@pytest.mark.parametrize("output", [
+    "Bairisch: Wia geht's da?", "Bavarian dialect: Wia geht's da?", "„Wia geht's da?“",
+    "Wia geht's da?\n\nExplanation: 'Wia' is Bavarian for 'Wie'."])
+def test_a_german_dialect_target(output: str) -> None:
+    ctx = CleanContext(script="latin", labels=("Standard German:", "Bavarian dialect:"))
+    assert clean_text(output, "Wie geht es dir?", ctx).text == "Wia geht's da?"
+    assert clean_text("Wie geht es dir?", "Wie geht es dir?", ctx).status == "echo"
+
+
+def test_a_colon_of_the_source_is_kept() -> None:
+    source = "সময়: সকাল আটটা"
+    assert clean_text("সময়: সকাল আটটা বাজে", source, CTX).text == "সময়: সকাল আটটা বাজে"

@@ -101,7 +101,7 @@ def clean_text(output: str, source: str, ctx: CleanContext) -> Cleaned:
     lines = _content_lines(output, notes)
     if not lines:
         return Cleaned("empty", reason=_why_empty(output), notes=tuple(notes))
-    kept, echoed, foreign = _candidate_lines(lines, ctx, notes)
+    kept, echoed, foreign = _candidate_lines(lines, ctx, notes, colon_free=":" not in source)
     if not kept:
         if not foreign and not echoed:
             return Cleaned("empty", reason="nothing left after removing quotes, labels and preambles",
@@ -138,7 +138,8 @@ def clean_list(output: str, sources: Sequence[str], ctx: CleanContext) -> Cleane
         return Cleaned("empty", reason=_why_empty(output), notes=tuple(notes))
     elements = _numbered_block(lines, n)
     if elements is None:
-        plain = [s for ln in lines if (s := _strip_wrappers(_strip_label(ln, ctx), notes))
+        no_colon = not any(":" in t for t in sources)
+        plain = [s for ln in lines if (s := _strip_wrappers(_strip_label(ln, ctx, colon_free=no_colon), notes))
                  and not _EXPLANATION.match(s) and not _PREAMBLE.match(s) and _norm(s) not in ctx.prompt_lines]
         if len(plain) != n:
             found = sorted({int(m.group(1).translate(_BENGALI_DIGITS)) for ln in lines if (m := _NUMBERED.match(ln))})
@@ -148,7 +149,8 @@ def clean_list(output: str, sources: Sequence[str], ctx: CleanContext) -> Cleane
         elements = plain
     out: list[str] = []
     for i, (raw, source) in enumerate(zip(elements, sources, strict=True), start=1):
-        text = _strip_trailing_aside(_strip_wrappers(_strip_label(raw, ctx), notes), ctx, notes)
+        text = _strip_trailing_aside(_strip_wrappers(_strip_label(raw, ctx, colon_free=":" not in source), notes),
+                                     ctx, notes)
         if not text:
             return Cleaned("empty", reason=f"element {i} is empty", notes=tuple(notes))
         if _has_letters(source):
@@ -183,8 +185,8 @@ def _content_lines(output: str, notes: list[str]) -> list[str]:
     return lines
 
 
-def _candidate_lines(lines: list[str], ctx: CleanContext, notes: list[str]) -> tuple[list[str], list[str],
-                                                                                     list[str]]:
+def _candidate_lines(lines: list[str], ctx: CleanContext, notes: list[str], *, colon_free: bool
+                     ) -> tuple[list[str], list[str], list[str]]:
     """(kept lines, echoed prompt lines, lines in another script) of a one-text answer: labels, preambles
     and echoed prompt lines are dropped; an explanation line ends the translation; a line without a letter
     of a non-Latin target script is the model talking, not translating."""
@@ -202,7 +204,7 @@ def _candidate_lines(lines: list[str], ctx: CleanContext, notes: list[str]) -> t
                 notes.append("removed an explanation")
                 break
             continue
-        body = _strip_wrappers(_strip_label(line, ctx, notes), notes)
+        body = _strip_wrappers(_strip_label(line, ctx, notes, colon_free=colon_free), notes)
         if not body or _norm(body) in ctx.prompt_lines:
             if body:
                 echoed.append(line)
@@ -229,10 +231,11 @@ def _is_other_script(text: str, ctx: CleanContext) -> bool:
     return _check(text, ctx.script, ctx.script_threshold).share == 0.0
 
 
-def _strip_label(line: str, ctx: CleanContext, notes: list[str] | None = None) -> str:
+def _strip_label(line: str, ctx: CleanContext, notes: list[str] | None = None, *, colon_free: bool = False) -> str:
     """Remove a leading `label:` — one of the prompt's labels, a short prefix naming a translation, dialect
-    or language (`Sylhet dialect translation:`, `অনুবাদ:`), or a word or two in another script than a
-    non-Latin target's followed by text in it (`Sylheti: তুমি কিতা খাইছো?`)."""
+    or language (`Sylhet dialect translation:`, `অনুবাদ:`), a word or two in another script than a
+    non-Latin target's followed by text in it (`Sylheti: তুমি কিতা খাইছো?`), or, when the source has no
+    colon (`colon_free`), any prefix of at most three words (`Bairisch: Wia geht's da?`)."""
     original = line.strip()
     stripped = original.lstrip("*_ ").strip()
     for label in sorted(ctx.labels, key=len, reverse=True):
@@ -247,7 +250,8 @@ def _strip_label(line: str, ctx: CleanContext, notes: list[str] | None = None) -
     head = head.strip(" *_")
     if sep and 0 < len(head) <= _LABEL_MAX_CHARS and not _NUMBERED.match(stripped) and (
             _LABEL_WORDS.search(head) or (len(head.split()) <= 2 and _is_other_script(head, ctx)
-                                          and not _is_other_script(rest, ctx))):
+                                          and not _is_other_script(rest, ctx))
+            or (colon_free and len(head.split()) <= 3 and rest.strip())):
         if notes is not None:
             notes.append("removed a label")
         return rest.strip(" *_").strip()
