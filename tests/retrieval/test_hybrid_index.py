@@ -99,6 +99,9 @@ class Refuse:
     def embed_query(self, text: str) -> np.ndarray:
         return self.real.embed_query(text)
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.real.embed_queries(texts)
+
 
 def test_load_does_not_re_embed_and_searches_the_same(tiny_index: Any, e5: Any) -> None:
     loaded = HybridIndex.load(tiny_index.out_dir, embedder=Refuse(e5))

@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from dialectbias.data._loaders import _rows_hf, read_jsonl
+from dialectbias.data._loaders import _rows_hf, _rows_parquet, read_jsonl
 from dialectbias.data._registry import known_variants, unknown_variant_message
 from dialectbias.errors import DataError, validation_problems
 from dialectbias.text._bn_normalize import match_key
@@ -253,8 +253,6 @@ def _rows(source: str, entry: CorpusFile) -> Iterator[tuple[int, dict[str, Any]]
     elif suffix in (".jsonl", ".ndjson"):
         yield from read_jsonl(path)
     elif suffix == ".parquet":
-        from dialectbias.data._loaders import _rows_parquet
-
         yield from _rows_parquet(path)
     else:
         yield from _xlsx_rows(path, entry.sheet)

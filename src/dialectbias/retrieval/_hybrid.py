@@ -3,6 +3,7 @@ rerank (SPEC §4 P1; Bengali paper §3.1.2). Scoring formulas: `_scoring.py`."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -43,7 +44,10 @@ class HybridIndex:
         self.config = manifest.config
         self.build_stats: BuildStats | None = None
         self._embedder = embedder
+        self._embed_lock = threading.Lock()  # the embedder is loaded once and used by one thread at a time
         self._dialects = np.asarray([p.dialect for p in pairs])
+        self._dialect_set = frozenset(p.dialect for p in pairs)
+        self._masks = {d: self._dialects == d for d in self._dialect_set}
         self._dialect_norms = [p.dialect_norm for p in pairs]
         self._dense = DenseIndex(vectors, [p.dialect for p in pairs])
         self._sparse = SparseIndex([p.standard_norm for p in pairs])
@@ -138,7 +142,7 @@ class HybridIndex:
     # -- queries ----------------------------------------------------------------------------------------------
 
     def dialects(self) -> list[str]:
-        return sorted(set(self._dialects.tolist()))
+        return sorted(self._dialect_set)
 
     def contains_standard(self, text: str) -> bool:
         """True when `text`, normalised, is the standard side of a pair in the index (a leakage check)."""
@@ -149,7 +153,9 @@ class HybridIndex:
         q = normalize_query(query, short_tokens=self.config.short_tokens)
         if not q.normalized:
             return []
-        return self.search_embedded(q, self.embedder.embed_query(q.normalized), dialect=dialect, k=k)
+        with self._embed_lock:
+            vector = self.embedder.embed_query(q.normalized)
+        return self.search_embedded(q, vector, dialect=dialect, k=k)
 
     def search_embedded(self, query: str | NormalizedQuery, vector: np.ndarray, *, dialect: str | None = None,
                         k: int = 5) -> list[Hit]:
@@ -195,13 +201,13 @@ class HybridIndex:
         if dialect is None:
             return None
         name = dialect.strip().lower().replace(" ", "_")
-        if name not in set(self._dialects.tolist()):
+        if name not in self._dialect_set:
             raise DataError(f"{self.out_dir}: no pairs of dialect {dialect!r} in this index (it has: "
                             f"{', '.join(self.dialects())})")
         return name
 
     def _mask(self, dialect: str | None) -> np.ndarray | None:
-        return None if dialect is None else self._dialects == dialect
+        return None if dialect is None else self._masks[dialect]
 
     def _rank(self, q: NormalizedQuery, vector: np.ndarray, rows: dict[int, str], sparse_all: np.ndarray,
               deep: np.ndarray, target: str | None, k: int) -> list[Hit]:
