@@ -115,16 +115,14 @@ class Retriever:
         return f"{m.pairs:,} pairs{held}"
 
     def prepare(self, queries: Sequence[str]) -> None:
-        """Embed the queries about to be searched, in one batch (much faster than one by one); the vectors
-        kept are those of the latest batch."""
+        """Embed the queries about to be searched in batches (`Embedder.embed_queries`: much faster per text
+        than one by one); the vectors kept are those of the latest call."""
         keys = list(dict.fromkeys(q for text in queries if (q := self._normalized(text).normalized)))
         embedder = self.index.embedder
         self._vectors = {}
         for lo in range(0, len(keys), 64):
             batch = keys[lo:lo + 64]
-            many = getattr(embedder, "embed_queries", None)  # batch embedding, when the embedder offers it
-            vectors = many(batch) if many is not None else [embedder.embed_query(q) for q in batch]
-            self._vectors.update(zip(batch, vectors, strict=True))
+            self._vectors.update(zip(batch, embedder.embed_queries(batch), strict=True))
 
     def _normalized(self, query: str) -> Any:
         from dialectbias.text import normalize_query
