@@ -82,6 +82,8 @@ def test_embedded_english_terms_are_kept() -> None:
     (f"Sylhet dialect: {SOURCE}", "echo"),
     ("Standard Bengali: আমি বাজারে যাচ্ছি।\nSylhet dialect: আমি বাজারো যাইরাম।", "echo"),
     ("Translate Standard Bengali into the Sylhet dialect of Bengali.", "echo"),
+    ("তুমি কী খেয়ে", "echo"),  # SmolLM2-135M: the source, cut off
+    ("Standard Bengali: তুমি কী খেয়েছো?\nSylhet dialect:\nতুমি কী খে", "echo"),
 ], ids=lambda s: str(s)[:30])
 def test_failures_are_named_never_returned_as_text(output: str, status: str) -> None:
     cleaned = clean_text(output, SOURCE, CTX)

@@ -118,8 +118,12 @@ def clean_text(output: str, source: str, ctx: CleanContext) -> Cleaned:
     text = _strip_trailing_aside(text, ctx, notes)
     if not any(ch.isalnum() for ch in text):
         return Cleaned("empty", reason="nothing left after removing quotes and labels", notes=tuple(notes))
-    if _has_letters(source) and _norm(text) == _norm(source) and not ctx.accept_unchanged:
-        return Cleaned("echo", reason="the source text came back unchanged", notes=tuple(notes))
+    if _has_letters(source) and not ctx.accept_unchanged:
+        copied, whole = _norm(text), _norm(source)
+        if copied == whole:
+            return Cleaned("echo", reason="the source text came back unchanged", notes=tuple(notes))
+        if copied in whole and len(copied) >= len(whole) / 2:  # cut off by max_tokens or a confused model
+            return Cleaned("echo", reason="a truncated copy of the source text", notes=tuple(notes))
     if _has_letters(source):
         ok, why = script_verdict(text, ctx.script, ctx.script_threshold)
         if ok is not True:
