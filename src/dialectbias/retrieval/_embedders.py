@@ -82,7 +82,7 @@ class SentenceTransformerEmbedder:
         try:
             import sentence_transformers as st
         except ImportError as exc:
-            raise missing("sentence-transformers", f"the embedder {folder}", exc) from None
+            raise missing("sentence-transformers", f"the embedder {folder}", exc, extra="embeddings") from None
         try:
             self._model = st.SentenceTransformer(str(folder), device="cpu", local_files_only=True)
         except Exception as exc:

@@ -166,7 +166,7 @@ class HybridIndex:
         sparse_all = self._sparse.scores(q.tokens)
         soft = target is None or not cfg.dialect_filter
         hits = self._search(q, vector, sparse_all, target, k, widen=soft)
-        if not soft and len(hits) < k:  # the dialect alone has too few examples: other dialects' fill the rest
+        if not soft and len(hits) < k:  # the dialect alone has too few examples: other dialects fill the rest
             others = [h for h in self._search(q, vector, sparse_all, target, k + len(hits), widen=True)
                       if h.dialect != target]
             hits += others[:k - len(hits)]
