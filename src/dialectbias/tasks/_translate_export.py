@@ -99,7 +99,7 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
                     continue
                 row["variants"][target] = assemble_variant(source, plan, done)  # type: ignore[arg-type]
                 machine[target] = {"translator": translator.id, "model": translator.model,
-                                   "template": task_template(rows), "request_ids": [t.request_id for t in rows],
+                                   "template": _template_of(rows), "request_ids": [t.request_id for t in rows],
                                    "examples": sorted({e for t in rows for e in t.examples})}
                 result.variants_added += 1
             if machine:
@@ -114,7 +114,7 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
     return result
 
 
-def task_template(rows: list[Translation]) -> str | None:
+def _template_of(rows: list[Translation]) -> str | None:
     """The requests' template (one per target)."""
     return rows[0].template if rows else None
 
