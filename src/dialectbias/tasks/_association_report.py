@@ -243,7 +243,8 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
     models = [m.id for m in task.exp.models]
     o = task.options
     variant = " · equal-option variant (App. B.3: bias_fallback)" if o.allow_neutral else ""
-    title = f"{task.exp.name}: association probe ({o.setting} setting{variant})"
+    setting = "naming and usage settings" if o.setting == "both" else f"{o.setting} setting"
+    title = f"{task.exp.name}: association probe ({setting}{variant})"
     scored = _scored_frame(task, store, models)
     if scored.empty:
         return {"title": title, "sections": [Section(
