@@ -119,14 +119,15 @@ def bias_ci_plot(table: pd.DataFrame, title: str, out_stem: Path | None = None, 
     fig, axes = plt.subplots(1, len(facets), figsize=(min(24.0, width * len(facets) + 2.0), 4.2), sharey=True,
                              squeeze=False)
     cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
-    step = 0.8 / max(1, len(names))
+    spread = min(0.8, 0.2 * len(names))  # a few series stay close to their tick
+    step = spread / max(1, len(names))
     for ax, f in zip(axes[0], facets, strict=True):
         part = table[table[facet].astype(str) == f] if facet else table
         for k, name in enumerate(names):
             g = part[part[series].astype(str) == name]
             if g.empty:
                 continue
-            pos = np.array([xs.index(str(v)) for v in g[x]]) - 0.4 + step * (k + 0.5)
+            pos = np.array([xs.index(str(v)) for v in g[x]]) - spread / 2 + step * (k + 0.5)
             y = g[value].to_numpy(dtype=float)
             err = np.vstack([np.clip(y - g[lo].to_numpy(dtype=float), 0, None),
                              np.clip(g[hi].to_numpy(dtype=float) - y, 0, None)])

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
+from dialectbias.testing._probe_responder import association_responder
 from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._schema_fill import fill_schema
 from dialectbias.testing._server import (
@@ -27,6 +28,7 @@ __all__ = [
     "FaultSpec",
     "TestServer",
     "TestServerError",
+    "association_responder",
     "echo_text",
     "fill_schema",
     "fingerprint",
