@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -22,6 +23,7 @@ from dialectbias.metrics import (
     marked_words,
 )
 from dialectbias.providers import ModelConfig
+from dialectbias.report import Section
 
 STAT_COLUMNS = ["n_prompts", "n_accepted", "rejection_rate", "bias", "sd", "ci_low", "ci_high", "t", "p",
                 "significant", "cohens_d"]
@@ -227,6 +229,23 @@ MARKED_SUMMARY_LEGEND = {
 }
 
 
+def marked_words_sections(groups: Iterable[MarkedWordsInput], out_dir: Path, *, prefix: str, top: int = 10,
+                          min_count: int = 1) -> list[Section]:
+    """The report section of German paper §6.1 / App. E: `<prefix>_marked_words.csv` (every top word with
+    its z and counts) and a compact table of the significant words per task × model × dialect."""
+    table = marked_words_table(groups, top=top, min_count=min_count)
+    table.to_csv(out_dir / f"{prefix}_marked_words.csv", index=False)
+    summary = marked_words_summary(table)
+    return [Section(
+        heading="Marked words in the generated profiles (German paper §6.1)", table=summary,
+        legend=MARKED_SUMMARY_LEGEND, empty="none: no profiles to compare yet",
+        text=f"Per task × model × dialect: the words of the profiles written for the dialect writer against those "
+             f"for the standard writer, by the weighted log-odds ratio with an informative Dirichlet prior "
+             f"(Monroe et al. 2008; prior: the other tasks' profiles of both writers). The top {top} words per "
+             f"side with z and counts are in {prefix}_marked_words.csv.")]
+
+
 __all__ = ["FAMILY_LEGEND", "MARKED_SUMMARY_LEGEND", "MARKED_WORDS_LEGEND", "REJECTION_LEGEND", "STAT_COLUMNS",
            "STAT_LEGEND", "MarkedWordsInput", "comparison_legend", "comparison_table", "family_table",
-           "marked_words_summary", "marked_words_table", "rejection_table", "stats_table"]
+           "marked_words_sections", "marked_words_summary", "marked_words_table", "rejection_table",
+           "stats_table"]
