@@ -170,3 +170,15 @@ def test_per_topic_and_rejections(report: Any) -> None:
     for png in ("association_bias_ci.png", "association_dialect_vs_noise.png", "association_rejections.png",
                 "association_bias_dialects.png"):
         assert (out / png).stat().st_size > 1000
+
+
+def test_every_table_column_is_explained(report: Any, tmp_path: Path) -> None:
+    from dialectbias.store import Store
+
+    out, _ = report
+    exp = load_experiment(out.parent / "stats.yaml")
+    task = get_task(exp.task)(exp)
+    with Store.open(exp.store_path, create=False) as store:
+        sections = task.report(store, tmp_path)["sections"]
+    assert len(sections) >= 10
+    assert {s.heading: s.unexplained_columns() for s in sections} == {s.heading: [] for s in sections}

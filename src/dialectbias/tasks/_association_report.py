@@ -171,7 +171,8 @@ def _size_sections(task: AssociationTask, main: pd.DataFrame, out_dir: Path, n_r
                    seed: int) -> list[Section]:
     sizes = _write(family_table(main, task.exp.models, ["setting", "trait"], n_resamples=n_res, seed=seed), out_dir,
                    "association_model_size.csv")
-    return [Section(heading="Larger vs smaller model of a family", table=sizes, legend=FAMILY_LEGEND,
+    legend = {**FAMILY_LEGEND, "setting": STAT_LEGEND["setting"], "trait": STAT_LEGEND["trait"]}
+    return [Section(heading="Larger vs smaller model of a family", table=sizes, legend=legend,
                     empty="none: give two or more models the same `family` and different `params_b` in the "
                           "experiment file",
                     text="The largest against the smallest model of each family (Welch's t-test, p < 0.05).")]
