@@ -17,6 +17,7 @@ from dialectbias.tasks._probe_report import (
     MarkedWordsInput,
     comparison_table,
     family_table,
+    marked_words_inputs,
     marked_words_sections,
     marked_words_table,
     rejection_table,
@@ -92,6 +93,24 @@ def test_marked_words_table_and_section(tmp_path: Path) -> None:
     summary = sections[0].table
     assert summary is not None and "farmer" in summary.dialect_words.iloc[0]
     assert sections[0].unexplained_columns() == []
+
+
+def test_marked_words_inputs_take_the_prior_from_the_other_tasks() -> None:
+    profiles = pd.DataFrame([
+        {"task": "rural-1", "model": "m", "dialect": "bar", "writer": "dialect", "text": "a farmer"},
+        {"task": "rural-1", "model": "m", "dialect": "bar", "writer": "standard", "text": "a banker"},
+        {"task": "rural-2", "model": "m", "dialect": "bar", "writer": "dialect", "text": "fields"},
+        {"task": "rural-2", "model": "m", "dialect": "bar", "writer": "standard", "text": "towers"},
+        {"task": "rural-2", "model": "other", "dialect": "bar", "writer": "dialect", "text": "ignored"},
+        {"task": "rural-3", "model": "m", "dialect": "als", "writer": "dialect", "text": "one side only"},
+    ])
+    groups = {(g.task, g.model, g.dialect): g for g in marked_words_inputs(profiles)}
+    assert set(groups) == {("rural-1", "m", "bar"), ("rural-2", "m", "bar")}  # rural-3 has no standard side
+    g = groups[("rural-1", "m", "bar")]
+    assert (g.dialect_texts, g.standard_texts) == (["a farmer"], ["a banker"])
+    assert sorted(g.prior_texts) == ["fields", "one side only", "towers"]  # same model, other tasks
+    with pytest.raises(ValueError, match="writer"):
+        marked_words_inputs(profiles.drop(columns="writer"))
 
 
 def _prompt(allow_neutral: bool = False):  # type: ignore[no-untyped-def]

@@ -181,6 +181,29 @@ class MarkedWordsInput:
     prior_texts: Sequence[str]
 
 
+def marked_words_inputs(profiles: pd.DataFrame) -> list[MarkedWordsInput]:
+    """Group generated profiles for `marked_words_table` the way the German paper does (§6.1): one group per
+    task × model × dialect, the dialect writers' profiles against the standard writers', with the prior from
+    the same model's profiles in every *other* task (both writers, every dialect).
+
+    `profiles`: columns `task`, `model`, `dialect`, `writer` ('dialect' or 'standard') and `text`. A group
+    without a profile on either side is left out.
+    """
+    missing = {"task", "model", "dialect", "writer", "text"} - set(profiles.columns)
+    if missing:
+        raise ValueError(f"profiles lack the column(s) {sorted(missing)}")
+    out = []
+    for (task, model, dialect), g in profiles.groupby(["task", "model", "dialect"], sort=True):
+        dialect_texts = g.loc[g.writer == "dialect", "text"].astype(str).tolist()
+        standard_texts = g.loc[g.writer == "standard", "text"].astype(str).tolist()
+        if not dialect_texts or not standard_texts:
+            continue
+        prior = profiles.loc[(profiles.model == model) & (profiles.task != task), "text"].astype(str).tolist()
+        out.append(MarkedWordsInput(task=str(task), model=str(model), dialect=str(dialect),
+                                    dialect_texts=dialect_texts, standard_texts=standard_texts, prior_texts=prior))
+    return out
+
+
 MARKED_WORDS_LEGEND = {
     "task": "the decision scenario whose profiles were compared",
     "model": "the model that wrote the profiles",
@@ -247,5 +270,5 @@ def marked_words_sections(groups: Iterable[MarkedWordsInput], out_dir: Path, *, 
 
 __all__ = ["FAMILY_LEGEND", "MARKED_SUMMARY_LEGEND", "MARKED_WORDS_LEGEND", "REJECTION_LEGEND", "STAT_COLUMNS",
            "STAT_LEGEND", "MarkedWordsInput", "comparison_legend", "comparison_table", "family_table",
-           "marked_words_sections", "marked_words_summary", "marked_words_table", "rejection_table",
-           "stats_table"]
+           "marked_words_inputs", "marked_words_sections", "marked_words_summary", "marked_words_table",
+           "rejection_table", "stats_table"]
