@@ -138,7 +138,7 @@ def family_table(scored: pd.DataFrame, models: Sequence[ModelConfig], by: Sequen
 
 REJECTION_LEGEND = {
     "model": "the model's id",
-    "setting": "naming or usage",
+    "setting": "naming or usage; all = both pooled, as the German paper's Figure 8",
     "n_prompts": "prompts answered",
     "rejected": "answers our strict parser rejected (missing, extra or unknown adjectives or writers)",
     "rejection_rate": "rejected / n_prompts",
