@@ -1,4 +1,4 @@
-"""Agreement metrics (CCC, CBS, kappa, alpha, correlations) and statistics (bootstrap CIs, tests)."""
+"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests), BERTScore."""
 
 from dialectbias.metrics._agreement import (
     MIN_PAIRS,
@@ -10,6 +10,7 @@ from dialectbias.metrics._agreement import (
     pearson,
     spearman,
 )
+from dialectbias.metrics._bertscore import bertscore_f1, corpus_bertscore_f1
 from dialectbias.metrics._stats import (
     PairedTestResult,
     bootstrap_ci,
@@ -23,9 +24,11 @@ from dialectbias.metrics._stats import (
 __all__ = [
     "MIN_PAIRS",
     "PairedTestResult",
+    "bertscore_f1",
     "bootstrap_ci",
     "cohen_kappa",
     "cohens_d",
+    "corpus_bertscore_f1",
     "critical_bias_sensitivity",
     "independent_ttest",
     "krippendorff_alpha",
