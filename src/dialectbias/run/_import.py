@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ class GenerationImport:
 
 
 IMPORTED_PROVIDER = "imported"
+#: True while `import_generations` builds requests: a task then builds every request of a model known only by
+#: its imports; at run time it builds only those with a stored result (such a model cannot be called)
+importing: ContextVar[bool] = ContextVar("importing", default=False)
 
 
 def imported_model(model_id: str) -> ModelConfig:
@@ -107,8 +111,11 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> GenerationImport:
-    """Store the outputs of a JSONL file ({item_id, variant, model, output, optional finish_reason,
+    """Store the outputs of a JSONL file ({item_id, variant, model, output, optional strategy, finish_reason,
     tokens_in, tokens_out, latency_s, metadata}) as generations of the experiment, all or nothing.
+
+    `strategy` picks the request among a task's prompting strategies (vqa, caption); an experiment without
+    `models:` takes any model id (`imported_model`).
 
     Re-importing the same file is a no-op. Raises DataError naming the file and line for unknown
     models/items/variants, and naming both sides when an output differs from a stored one.
@@ -138,8 +145,13 @@ def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> G
             wanted.setdefault(rec.model, set()).add((rec.item_id, rec.variant, rec.strategy))
         specs: dict[tuple[str, str, str, str | None], RequestSpec] = {}
         strategies: set[str] = set()  # the strategies the task's requests carry (none: a task without them)
+        token = importing.set(True)
+        try:
+            built = {model_id: list(stage.build(store, models[model_id])) for model_id in wanted}
+        finally:
+            importing.reset(token)
         for model_id, keys in wanted.items():
-            for spec in stage.build(store, models[model_id]):
+            for spec in built[model_id]:
                 if isinstance(spec, Skipped):
                     continue
                 strategy = spec.meta.get("strategy")

@@ -15,7 +15,7 @@ from dialectbias.data._banglaverse import BanglaVerseLoad, banglaverse_root, ite
 from dialectbias.data._loaders import MAX_NAMED
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
-from dialectbias.run._import import imported_model, imported_model_ids
+from dialectbias.run._import import IMPORTED_PROVIDER, imported_model, imported_model_ids, importing
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped
 from dialectbias.store import Store
@@ -208,7 +208,7 @@ class VLMTask(Task):
         generations gets only the requests it has a result for (it is never called)."""
         items = list(store.iter_items())
         examples = self.few_shot_examples(items)
-        imported = model.provider == "imported"
+        imported = model.provider == IMPORTED_PROVIDER and not importing.get()
         done = _ok_requests(store, model.id) if imported else set()
         for item in items:
             if item.metadata.get("split") == FEW_SHOT_SPLIT:
