@@ -144,7 +144,7 @@ def test_an_image_path_leaving_the_data_folder_is_refused(tmp_path: Path) -> Non
     row = json.loads(lines[0])
     row["image"] = "../outside.png"
     (tmp_path / "items.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n", encoding="utf-8")
-    exp, task = open_experiment(path)
+    _exp, task = open_experiment(path)
     with pytest.raises(DataError, match="outside the data folder"):
         list(task.load_items())
 
@@ -152,7 +152,23 @@ def test_an_image_path_leaving_the_data_folder_is_refused(tmp_path: Path) -> Non
 def test_a_missing_image_skips_the_item_and_counts_it(tmp_path: Path) -> None:
     path = project(tmp_path)
     (tmp_path / "pics/secretfood_002.png").unlink()
-    exp, task = open_experiment(path)
+    _exp, task = open_experiment(path)
     items = list(task.load_items())
     assert "secretfood_002" not in {i.id for i in items} and len(items) == 9
     assert any("secretfood_002" in w and "image missing or unreadable" in w for w in task.input_warnings())
+
+
+def test_only_vqa_and_caption_may_list_no_models(tmp_path: Path, cli: Any) -> None:
+    path = project(tmp_path)
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    del config["models"]
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    result = cli("run", path, "--no-progress")  # nothing imported yet: nothing to score, said so
+    assert result.exit_code == 4
+    assert "lists no models and no generation was imported" in result.output
+    config.update(task="qa_bias", data="qa.jsonl")
+    (tmp_path / "qa.jsonl").write_text('{"id": "q1", "variants": {"standard": "ক?", "sylhet": "কিতা?"}}\n',
+                                       encoding="utf-8")
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(ConfigError, match="task 'qa_bias' needs at least one model"):
+        open_experiment(path)

@@ -24,10 +24,6 @@ if TYPE_CHECKING:
     from dialectbias.tasks.caption import CaptionTask
     from dialectbias.tasks.vqa import VQATask
 
-#: error-analysis categories for human coding of failed outputs (BanglaVerse §6, App. H.1)
-ERROR_CATEGORIES = ("entity_misrecognition", "surface_level_descriptive_fallback", "societal_cultural_bias",
-                    "language_constraint_violation", "other")
-
 
 def _violation(text: str | None, variant: str, dialects: dict[str, list[str]]) -> bool | None:
     """True/False: the text is (not) in the variant's script; None: no text or no letters to tell."""

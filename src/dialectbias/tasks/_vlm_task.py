@@ -17,7 +17,7 @@ from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
 from dialectbias.run._import import IMPORTED_PROVIDER, imported_model, imported_model_ids, importing
 from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped
+from dialectbias.run._stage import Skipped, StageYield
 from dialectbias.store import Store
 from dialectbias.tasks._base import Task
 from dialectbias.tasks._vlm_items import FEW_SHOT_SPLIT, Language, few_shot_split, has_entry, variant_language
@@ -190,6 +190,12 @@ class VLMTask(Task):
     def few_shot_examples(self, items: list[Item]) -> dict[str, list[Item]]:
         return _by_domain([i for i in items if i.metadata.get("split") == FEW_SHOT_SPLIT])
 
+    def held_out_lines(self, store: Store) -> list[str]:
+        """How many items are few-shot examples (shown, never evaluated), for the run summary."""
+        held = sum(item.metadata.get("split") == FEW_SHOT_SPLIT for item in store.iter_items())
+        return [f"{held} items held out as few-shot examples ({self.options.few_shot_k} per domain; not "
+                "evaluated in any strategy)"] if held else []
+
     def max_tokens(self, strategy: str) -> int:
         return self.options.cot_max_tokens if strategy == "cot" else self.options.max_tokens
 
@@ -202,6 +208,12 @@ class VLMTask(Task):
 
     def generation_models(self) -> list[ModelConfig]:
         return [*self.exp.models, *self.imported_models()]
+
+    def stage_yields(self, store: Store) -> list[StageYield]:
+        if not self.generation_models():
+            return [StageYield("generate", "(no model)", 0, "the experiment lists no models and no generation was "
+                               "imported: add `models:` or run `dialectbias import-generations` first")]
+        return super().stage_yields(store)
 
     def generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         """One request per evaluated item × variant with an entry × strategy. A model known only by imported

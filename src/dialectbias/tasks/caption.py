@@ -169,7 +169,7 @@ class CaptionTask(VLMTask):
     def summary_lines(self, store: Store) -> list[str]:
         from dialectbias.tasks._vlm_score import caption_summary
 
-        lines = caption_summary(self.captions(store))
+        lines = [*caption_summary(self.captions(store)), *self.held_out_lines(store)]
         counts = judge_counts(store, [j.id for j in self.exp.judges])
         for judge in self.exp.judges:
             c = counts.get(judge.id, JudgeCounts())

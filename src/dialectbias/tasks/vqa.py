@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from dialectbias.data import Item
-from dialectbias.run._stage import Stage, StageYield
+from dialectbias.run._stage import Stage
 from dialectbias.store import Store
 from dialectbias.tasks._vlm_items import vqa_variant
 from dialectbias.tasks._vlm_parse import FUZZY_CUTOFF
@@ -85,14 +85,10 @@ class VQATask(VLMTask):
 
         return vqa_rows(self, store)
 
-    def stage_yields(self, store: Store) -> list[StageYield]:
-        """Answers read (parsed or not: an unparseable answer is a wrong answer, still usable)."""
-        return super().stage_yields(store)
-
     def summary_lines(self, store: Store) -> list[str]:
         from dialectbias.tasks._vlm_score import vqa_summary
 
-        return vqa_summary(self.answers(store))
+        return [*vqa_summary(self.answers(store)), *self.held_out_lines(store)]
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
         from dialectbias.tasks._vlm_report import write_vqa_report
