@@ -261,3 +261,24 @@ def test_the_whole_sample_vqa_and_caption(vlm_server: Any, cli: Any, tmp_path: P
     assert len({r["strategy"] for r in overall}) == 3 and len({r["n"] for r in overall}) == 1
     difficulty = read_csv(tmp_path / "c/report/caption_domain_difficulty.csv")
     assert len(difficulty) == 9 and all(r["partial"] == "False" for r in difficulty)
+
+
+def test_imported_captions_are_judged_without_models(vlm_server: Any, cli: Any, tmp_path: Path) -> None:
+    direct = write_experiment(tmp_path / "d", "cap-direct", "caption", vlm_server.base_url, str(DATA), models=1,
+                              only_with_images=True, max_items_per_domain=1)
+    assert cli("run", direct, "--no-progress").exit_code == 0
+    with Store.open(tmp_path / "d/cap-direct.sqlite", create=False) as store:
+        lines = [{"item_id": r.item_id, "variant": r.variant, "model": "elsewhere-vlm", "strategy": "zero_shot",
+                  "output": r.output} for r in store.stage_results("generate")]
+    assert len(lines) == 9
+    (tmp_path / "captions.jsonl").write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines),
+                                             encoding="utf-8")
+    path = write_experiment(tmp_path / "i", "cap-imported", "caption", vlm_server.base_url, str(DATA), models=0,
+                            judges=1, only_with_images=True, max_items_per_domain=1)
+    assert cli("import-generations", path, tmp_path / "captions.jsonl").exit_code == 0
+    result = cli("run", path, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "judge · judge-a" in result.output and "calls 9" in result.output
+    assert cli("report", path, "--out", tmp_path / "report").exit_code == 0
+    overall = [r for r in read_csv(tmp_path / "report/caption_scores.csv") if r["domain"] == "all"]
+    assert [(r["model"], r["n"], r["judge_judge-a_n"]) for r in overall] == [("elsewhere-vlm", "9", "9")]
