@@ -125,3 +125,9 @@ def test_banglaverse_entry_without_id_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "food/annotations/food_captions.json").write_text('[{"caption": "x"}]', encoding="utf-8")
     with pytest.raises(DataError, match=r"food_captions.json: entry 0: no image id"):
         list(iter_banglaverse(tmp_path, "caption", BanglaVerseLoad(tmp_path)))
+
+
+def test_few_shot_split_skips_items_that_cannot_be_shown() -> None:
+    items = _items(4)
+    chosen = few_shot_split(items, 3, seed=0, usable=lambda i: i.id not in ("food_000", "food_001"))
+    assert chosen["food"] == ["food_002", "food_003"]  # fewer examples rather than an unusable one

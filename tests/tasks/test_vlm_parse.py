@@ -68,6 +68,14 @@ def test_unparseable_answers_have_no_index(output: str, options: list[str]) -> N
     assert parsed.index is None and parsed.rule == "none" and not parsed.parsed
 
 
+def test_option_digits_match_as_written_while_index_digits_are_read_in_any_script() -> None:
+    places = ["১ম স্থান", "২য় স্থান", "৩য় স্থান", "অংশগ্রহণ"]
+    parsed = parse_vqa('Index: ১, Answer: "২য় স্থান"', places)
+    assert (parsed.index, parsed.rule, parsed.text_match) == (1, "index+text", "exact")
+    assert parse_vqa("सूचकांक: ३", HI).index == 3
+    assert parse_vqa("انڈیکس: ۲", UR).index == 2
+
+
 def test_index_first_lets_the_index_win_and_records_the_conflict() -> None:
     parsed = parse_vqa('Index: 0, Answer: "পান্তা ভাত"', BN, rule="index_first")
     assert (parsed.index, parsed.rule, parsed.conflict, parsed.text_index) == (0, "index", True, 1)

@@ -19,7 +19,7 @@ when it has one) marks machine variants (false).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,15 +186,16 @@ def variant_language(variant: str, extra: dict[str, list[str]] | None = None) ->
 # -- few-shot examples --------------------------------------------------------------------------------
 
 
-def few_shot_split(items: Iterable[Item], k: int, seed: int, variants: list[str] | None = None
-                   ) -> dict[str, list[str]]:
+def few_shot_split(items: Iterable[Item], k: int, seed: int, variants: list[str] | None = None,
+                   usable: Callable[[Item], bool] | None = None) -> dict[str, list[str]]:
     """domain → the ids of its `k` few-shot example items, drawn once with `seed` (BanglaVerse §4.2: a
     fixed set per domain from a held-out split, identical for every model).
 
     Items marked `split: few_shot` form the held-out pool when any item is marked; otherwise `k` items
     per domain are held out here, preferring items that carry every variant (so each language has its
-    examples). Examples are never evaluated, in any strategy, so the strategies compare on the same items."""
-    items = list(items)
+    examples); `usable` leaves out items that cannot be shown (a VQA item whose answer is not among its
+    options). Examples are never evaluated, in any strategy, so the strategies compare on the same items."""
+    items = [i for i in items if usable is None or usable(i)]
     marked = [i for i in items if i.metadata.get("split") == FEW_SHOT_SPLIT]
     pool = marked or items
     wanted = set(variants or [])

@@ -4,7 +4,7 @@ VQA answers follow `Index: <i>, Answer: "<text>"` (CoT: reasoning, then `Final A
 Answer: "<text>"`). The released scripts differ (PROCEDURES.md §2): Gemini/Llama read the index only,
 Gemma/Qwen let the quoted text win over a contradicting index. Here:
 
-1. Clean: NFKC, markdown emphasis and code marks removed, digits of any script read as ASCII.
+1. Clean: NFKC, markdown emphasis and code marks removed; an index in digits of any script is read.
 2. Scope: the text after the last `Final Answer` when there is one (the final answer wins), else all.
 3. Index: the last `Index: <n>` in the scope (label in English, Bengali, Hindi or Urdu).
 4. Text: the last `Answer: "<text>"` that is not followed by `Index` (quoted, or to the end of the line);
@@ -63,10 +63,14 @@ class VQAParse(BaseModel):
 
 
 def clean(text: str) -> str:
-    """NFKC, markdown marks gone, every decimal digit (Bengali ০–৯, Devanagari, Arabic-Indic …) as ASCII."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(str(unicodedata.digit(ch)) if ch.isdigit() and not ch.isascii() else ch for ch in text)
-    return _MARKDOWN.sub("", text)
+    """NFKC, markdown marks gone."""
+    return _MARKDOWN.sub("", unicodedata.normalize("NFKC", text))
+
+
+def ascii_digits(text: str) -> str:
+    """Every decimal digit (Bengali ০–৯, Devanagari, Arabic-Indic …) as ASCII, one character for one, so
+    positions stay those of `text` (an option's own digits, e.g. `১ম স্থান`, are matched as written)."""
+    return "".join(str(unicodedata.digit(ch)) if ch.isdigit() and not ch.isascii() else ch for ch in text)
 
 
 def _key(text: str) -> str:
@@ -115,11 +119,11 @@ def parse_vqa(output: str, options: list[str], rule: ParseRule = "text_wins",
     text = clean(output or "")
     finals = list(_FINAL.finditer(text))
     scope = text[finals[-1].end():] if finals else text
-    indices = [int(m[1]) for m in _INDEX.finditer(scope)]
+    indices = [int(m[1]) for m in _INDEX.finditer(ascii_digits(scope))]
     raw_index = indices[-1] if indices else None
     raw_text = _answer_text(scope)
     if raw_index is None and raw_text is None:
-        bare = _BARE_DIGIT.match(scope)
+        bare = _BARE_DIGIT.match(ascii_digits(scope))
         if bare:
             raw_index = int(bare[1])
         elif scope.strip() and "\n" not in scope.strip():

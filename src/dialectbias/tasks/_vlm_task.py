@@ -106,14 +106,19 @@ class VLMTask(Task):
         for item in items:
             for variant in item.variants:
                 if has_entry(item, variant, self.entry_key):
-                    variant_language(variant, self.exp.dialects)
-                    self.check_entry(item, variant)
+                    try:
+                        variant_language(variant, self.exp.dialects)
+                        self.check_entry(item, variant)
+                    except DataError as exc:
+                        raise DataError(f"{self.exp.data}: {exc}") from None
         if not items:
             raise DataError(f"{self.exp.data}: no item has a {self.entry_key!r} entry in any variant "
                             f"(task {self.name!r}: {self.item_format.splitlines()[0]})")
         examples: set[str] = set()
         if "few_shot" in self.options.strategies:
-            split = few_shot_split(items, self.options.few_shot_k, self.exp.seed, self.exp.variants)
+            split = few_shot_split(items, self.options.few_shot_k, self.exp.seed, self.exp.variants,
+                                   usable=lambda i: all(self.example_fields(i, v) is not None for v in i.variants
+                                                        if has_entry(i, v, self.entry_key)))
             examples = {i for ids in split.values() for i in ids}
         kept: dict[str, int] = {}
         for item in sorted(items, key=lambda i: i.id):
@@ -183,8 +188,9 @@ class VLMTask(Task):
         """Template variables of the item's entry in `variant` (its question and options, or nothing)."""
         return {}
 
-    def example_fields(self, item: Item, variant: str) -> dict[str, Any]:
-        """What a few-shot example shows of an item in `variant` (question, options, index, answer; caption)."""
+    def example_fields(self, item: Item, variant: str) -> dict[str, Any] | None:
+        """What a few-shot example shows of an item in `variant` (question, options, index, answer; caption);
+        None: it cannot serve as an example in this variant."""
         raise NotImplementedError
 
     def few_shot_examples(self, items: list[Item]) -> dict[str, list[Item]]:
@@ -249,6 +255,7 @@ class VLMTask(Task):
         template = template_name(self.name, strategy, variant, lang, self.templates)
         context = {**language_context(lang), **self.item_context(item, variant)}
         shots: list[Example] = []
+        used: list[str] = []
         if strategy == "few_shot":
             for ex in pool:
                 if not has_entry(ex, variant, self.entry_key):
@@ -257,8 +264,10 @@ class VLMTask(Task):
                     ex_image = self.image(ex)
                 except (MediaError, DataError) as exc:
                     return Skipped(f"few-shot example {ex.id!r}: {exc}", kind="few-shot example image unreadable")
-                if ex_image is not None:
-                    shots.append(Example(ex_image, self.example_fields(ex, variant)))
+                fields = self.example_fields(ex, variant)
+                if ex_image is not None and fields is not None:
+                    shots.append(Example(ex_image, fields))
+                    used.append(ex.id)
             if not shots:
                 return Skipped(f"{item.id}/{variant}: domain {item.domain!r}",
                                kind="no few-shot example for the domain and variant")
@@ -273,8 +282,7 @@ class VLMTask(Task):
         params = {"temperature": self.options.temperature, "max_tokens": self.max_tokens(strategy), **model.params}
         return RequestSpec(stage="generate", model=model, item_id=item.id, variant=variant, template=template,
                            messages=[{"role": "user", "content": content}], params=params,
-                           meta={"strategy": strategy, "examples": [e.id for e in pool][:self.options.few_shot_k]
-                                 if strategy == "few_shot" else []})
+                           meta={"strategy": strategy, "examples": used})
 
 
 def _by_domain(items: list[Item]) -> dict[str, list[Item]]:

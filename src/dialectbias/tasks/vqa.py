@@ -65,17 +65,13 @@ class VQATask(VLMTask):
         entry = vqa_variant(item, variant)
         return {"question": entry.question, "options": options_text(entry.options)}
 
-    def example_fields(self, item: Item, variant: str) -> dict[str, Any]:
+    def example_fields(self, item: Item, variant: str) -> dict[str, Any] | None:
+        """None when the example's answer is not among its options in this variant: it has nothing to show."""
         entry = vqa_variant(item, variant)
-        gold = entry.gold if entry.gold is not None else 0
-        return {"question": entry.question, "options": options_text(entry.options), "index": gold,
-                "answer": entry.options[gold]}
-
-    def few_shot_examples(self, items: list[Item]) -> dict[str, list[Item]]:
-        """A few-shot example must have a correct answer to show."""
-        pools = super().few_shot_examples(items)
-        return {d: [i for i in pool if any(vqa_variant(i, v).gold is not None for v in i.variants
-                                           if isinstance(i.variants[v], dict))] for d, pool in pools.items()}
+        if entry.gold is None:
+            return None
+        return {"question": entry.question, "options": options_text(entry.options), "index": entry.gold,
+                "answer": entry.options[entry.gold]}
 
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.generation_models(), self.generation_requests)]
