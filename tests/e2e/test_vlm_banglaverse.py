@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dialectbias.api import open_experiment
 from dialectbias.store import Store
 from dialectbias.testing._vlm_responder import IMAGE_CHECK_FAILED
 
@@ -135,6 +136,11 @@ def test_vqa_report_tables(vqa_run: dict[str, Any]) -> None:
     assert len(difficulty) == 9 and [d["rank"] for d in difficulty] == [str(i) for i in range(1, 10)]
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "Domain difficulty f(d)" in html and "data:image/png;base64," in html
+    exp, task = open_experiment(vqa_run["path"])
+    (vqa_run["dir"] / "again").mkdir()
+    with Store.open(exp.store_path, create=False) as store:
+        sections = task.report(store, vqa_run["dir"] / "again")["sections"]
+    assert [(s.heading, s.unexplained_columns()) for s in sections if s.unexplained_columns()] == []
 
 
 def test_imported_answers_give_the_same_accuracy_as_the_direct_run(vqa_run: dict[str, Any], cli: Any) -> None:

@@ -122,12 +122,21 @@ def paired_standard_vs_dialects(table: pd.DataFrame, value: str, extra: dict[str
     return pd.DataFrame(out, columns=cols)
 
 
+STRATEGY_ORDER = ("zero_shot", "few_shot", "cot")
+
+
+def _strategy_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Strategy columns in the paper's order (zero-shot, few-shot, CoT), any other after them."""
+    order = [c for c in STRATEGY_ORDER if c in frame.columns] + [c for c in frame.columns if c not in STRATEGY_ORDER]
+    return frame[order]
+
+
 def domain_means(table: pd.DataFrame, value: str) -> pd.DataFrame:
     """domain × strategy: the mean of `value` over models and variants (BanglaVerse Table 4's columns)."""
     domains = table[table["domain"] != ALL]
     if domains.empty:
         return pd.DataFrame()
-    return domains.pivot_table(index="domain", columns="strategy", values=value, aggfunc="mean")
+    return _strategy_columns(domains.pivot_table(index="domain", columns="strategy", values=value, aggfunc="mean"))
 
 
 def domain_difficulty(vqa: pd.DataFrame | None, caption: pd.Series | None) -> pd.DataFrame:
@@ -159,7 +168,7 @@ def strategy_comparison(table: pd.DataFrame, value: str, by: str) -> pd.DataFram
     overall = table[table["domain"] == ALL]
     if overall.empty:
         return pd.DataFrame()
-    return overall.pivot_table(index=by, columns="strategy", values=value, aggfunc="mean")
+    return _strategy_columns(overall.pivot_table(index=by, columns="strategy", values=value, aggfunc="mean"))
 
 
 def judge_correlations(rows: Sequence[dict[str, Any]], judges: Sequence[str]) -> pd.DataFrame:
