@@ -137,6 +137,14 @@ def test_dominant_script_without_letters(text: str) -> None:
     assert dominant_script(text) is None
 
 
+def test_urdu_in_arabic_presentation_forms() -> None:
+    # کسان written with presentation-form letters (ﮐ ﺴ ﺎ ﻥ), as some Nastaliq text is: still Arabic script
+    text = "\ufb90\ufeb4\ufe8e\ufee5"
+    assert dominant_script(text) == "arabic"
+    assert script_violation(text, "urdu") is False
+    assert script_violation(text, "hindi") is True
+
+
 def test_dominant_script_tie_goes_to_first_seen() -> None:
     assert dominant_script("ab কখ") == "latin"
     assert dominant_script("কখ ab") == "bengali"
