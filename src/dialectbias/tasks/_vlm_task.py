@@ -95,6 +95,9 @@ class VLMTask(Task):
             return None
         return banglaverse_root(path) if path.is_dir() else path.parent
 
+    def input_files(self) -> list[Path]:
+        return [*super().input_files(), *([self.templates] if self.templates else [])]
+
     def _image_identity(self) -> list[Any]:
         path = self.data_path()
         return [] if path is not None and path.is_dir() else super()._image_identity()  # rglob saw the images

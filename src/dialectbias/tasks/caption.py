@@ -85,7 +85,7 @@ class CaptionTask(VLMTask):
     def input_files(self) -> list[Path]:
         extra = [self.exp.resolve(j.rubric) for j in self.exp.judges
                  if j.rubric and self.exp.resolve(j.rubric).is_file()]
-        return [*super().input_files(), *([self.templates] if self.templates else []), *extra]
+        return [*super().input_files(), *extra]
 
     # -- judging ----------------------------------------------------------------------------------------
     def _judge_requests(self, store: Store, judge: ModelConfig) -> Iterator[RequestSpec | Skipped]:
