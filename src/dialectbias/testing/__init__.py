@@ -19,6 +19,7 @@ from dialectbias.testing._server import (
     make_app,
     serve,
 )
+from dialectbias.testing._vlm_responder import vlm_responder
 
 __all__ = [
     "FAULT_KINDS",
@@ -35,4 +36,5 @@ __all__ = [
     "make_app",
     "qa_responder",
     "serve",
+    "vlm_responder",
 ]
