@@ -55,10 +55,10 @@ def test_nothing_to_translate(value: Any) -> None:
 
 @pytest.mark.parametrize(("name", "kind", "script", "labels"), [
     ("sylhet", "dialect", "bengali", ("Standard Bengali:", "Sylhet dialect:")),
-    ("bavarian", "dialect", "latin", ("Standard German:", "Bavarian dialect:")),
+    ("bavarian", "dialect", "german", ("Standard German:", "Bavarian dialect:")),
     ("english", "language", "latin", ("Bengali:", "English:")),
     ("hindi", "language", "devanagari", ("Bengali:", "Hindi:")),
-    ("urdu", "language", "arabic", ("Bengali:", "Urdu:")),
+    ("urdu", "language", "urdu", ("Bengali:", "Urdu:")),
 ])
 def test_targets(name: str, kind: str, script: str, labels: tuple[str, str]) -> None:
     t = resolve_target(name, extra={}, source_language="bn", scripts={})
@@ -136,7 +136,7 @@ def test_other_tasks_still_need_models(tmp_path: Path) -> None:
     config = yaml.safe_load(path.read_text("utf-8"))
     config.update(task="qa_bias", options={})
     path.write_text(yaml.safe_dump(config), "utf-8")
-    with pytest.raises(ConfigError, match="task 'qa_bias' needs at least one model under `models:`"):
+    with pytest.raises(ConfigError, match="models: task 'qa_bias' needs at least one model"):
         load_experiment(path)
 
 

@@ -36,9 +36,9 @@ class Experiment(BaseModel):
     task: str
     data: str | None = None
     variants: list[str] | None = None
-    models: list[ModelConfig] = Field(
-        default_factory=list, description="the models under test; a task that sends requests to role models only "
-        "(translate) has none, every other task needs one (checked by the task)")
+    models: list[ModelConfig] = Field(default_factory=list, description="models under test; a task that scores "
+                                      "imported generations (vqa, caption) or sends requests to role models only "
+                                      "(translate) may list none")
     judges: list[ModelConfig] = Field(default_factory=list)
     roles: dict[str, ModelConfig] = Field(
         default_factory=dict, description="models a task needs for a role (e.g. extractor, translator): role -> "

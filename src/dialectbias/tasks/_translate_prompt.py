@@ -11,11 +11,10 @@ from typing import Any, Literal
 from dialectbias.data._registry import _registry, language_of
 from dialectbias.errors import ConfigError
 from dialectbias.tasks._templates import render, template_exists
+from dialectbias.text import script_for_language
 
-#: the script a target's text must be in (`dialectbias.text.check_script` names), by language code or name
-SCRIPTS = {"bn": "bengali", "bengali": "bengali", "de": "latin", "german": "latin", "english": "latin",
-           "hindi": "devanagari", "urdu": "arabic"}
-_SCRIPT_NAMES = {"bengali": "Bengali", "latin": "Latin", "devanagari": "Devanagari", "arabic": "Perso-Arabic"}
+_SCRIPT_NAMES = {"bengali": "Bengali", "latin": "Latin", "german": "Latin", "devanagari": "Devanagari",
+                 "arabic": "Arabic", "urdu": "Perso-Arabic"}
 #: language names of the bare-language variants (the registry's `languages:`)
 _LANGUAGE_CODES = {"bengali": "bn", "german": "de"}
 
@@ -56,13 +55,21 @@ def resolve_target(variant: str, *, extra: dict[str, list[str]], source_language
     name = variant.lower()
     code = language_of(name, extra)
     display = name.replace("_", " ").title()
+    script = scripts.get(name) or _script_of(name, extra)
     if code is not None:
-        script = scripts.get(name) or SCRIPTS.get(code)
         return Target(name, "dialect", display, language_name(code), script, code)
     if name in _registry().get("languages", []):
-        script = scripts.get(name) or SCRIPTS.get(name)
         return Target(name, "language", display, language_name(source_language), script)
     raise ConfigError(f"{variant!r} is neither a registered dialect nor a language")
+
+
+def _script_of(variant: str, extra: dict[str, list[str]]) -> str | None:
+    """The script a dialect's or language's text is written in (`dialectbias.text.script_for_language`);
+    None when none is known (the translation's script is then not checked)."""
+    try:
+        return script_for_language(variant, extra=extra)
+    except ValueError:
+        return None
 
 
 def source_language(targets: Sequence[str], extra: dict[str, list[str]], given: str | None) -> str:

@@ -26,7 +26,6 @@ from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._translate_fields import VariantPlan, plan_variant
 from dialectbias.tasks._translate_post import CleanContext, numbered
 from dialectbias.tasks._translate_prompt import (
-    SCRIPTS,
     Retriever,
     Target,
     index_dir_for,
@@ -43,7 +42,7 @@ from dialectbias.tasks._translate_results import (
     failure_text,
     read_translations,
 )
-from dialectbias.text import SCRIPT_RANGES
+from dialectbias.text import LANGUAGE_SCRIPTS, SCRIPT_RANGES
 
 ROLE = "translator"
 #: items whose retrieval queries are embedded in one batch
@@ -77,8 +76,8 @@ class TranslateOptions(BaseModel):
         "dialect target, else bn")
     scripts: dict[str, str] = Field(
         default_factory=dict, description="target -> script its text must be in (bengali, latin, devanagari, "
-        "arabic …); default from the target's language: "
-        + ", ".join(f"{k} {v}" for k, v in SCRIPTS.items()))
+        "arabic …); default from the target's language (a dialect's from the registry or `dialects:`): "
+        + ", ".join(f"{k} {v}" for k, v in LANGUAGE_SCRIPTS.items()) + "; none known: not checked")
     script_threshold: float = Field(default=0.6, ge=0.0, le=1.0,
                                     description="minimum share of a translation's letters in the target's script")
     accept_unchanged: bool = Field(default=False, description="accept a translation identical to the source "

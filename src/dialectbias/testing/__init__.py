@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
+from dialectbias.testing._probe_responder import association_responder
 from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._schema_fill import fill_schema
 from dialectbias.testing._server import (
@@ -19,6 +20,7 @@ from dialectbias.testing._server import (
     serve,
 )
 from dialectbias.testing._translate_responder import translate_responder
+from dialectbias.testing._vlm_responder import vlm_responder
 
 __all__ = [
     "FAULT_KINDS",
@@ -28,6 +30,7 @@ __all__ = [
     "FaultSpec",
     "TestServer",
     "TestServerError",
+    "association_responder",
     "echo_text",
     "fill_schema",
     "fingerprint",
@@ -35,4 +38,5 @@ __all__ = [
     "qa_responder",
     "serve",
     "translate_responder",
+    "vlm_responder",
 ]
