@@ -1,4 +1,4 @@
-"""Agreement metrics (CCC, CBS, kappa, alpha, correlations) and statistics (bootstrap CIs, tests)."""
+"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests) and probe formulas."""
 
 from dialectbias.metrics._agreement import (
     MIN_PAIRS,
@@ -9,6 +9,14 @@ from dialectbias.metrics._agreement import (
     mean_abs_difference,
     pearson,
     spearman,
+)
+from dialectbias.metrics._probes import (
+    DecisionChoice,
+    association_bias,
+    decision_score,
+    fallback_bias,
+    log_odds_dirichlet,
+    stereotypical_share,
 )
 from dialectbias.metrics._stats import (
     PairedTestResult,
@@ -22,18 +30,24 @@ from dialectbias.metrics._stats import (
 
 __all__ = [
     "MIN_PAIRS",
+    "DecisionChoice",
     "PairedTestResult",
+    "association_bias",
     "bootstrap_ci",
     "cohen_kappa",
     "cohens_d",
     "critical_bias_sensitivity",
+    "decision_score",
+    "fallback_bias",
     "independent_ttest",
     "krippendorff_alpha",
     "lin_ccc",
+    "log_odds_dirichlet",
     "mean_abs_difference",
     "one_sample_ttest",
     "paired_bootstrap_ci",
     "paired_test",
     "pearson",
     "spearman",
+    "stereotypical_share",
 ]

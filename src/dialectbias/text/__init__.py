@@ -1,5 +1,14 @@
-"""Text utilities: normalisation and tokenisation, script validity, refusal detection."""
+"""Text utilities: normalisation and tokenisation, script validity, refusal detection, the noisy-text control."""
 
+from dialectbias.text._noise import (
+    NOISY,
+    Vocabulary,
+    add_noise,
+    count_words,
+    load_vocabulary,
+    token_counts,
+    token_length_parity,
+)
 from dialectbias.text._normalize import normalize_text, tokenize
 from dialectbias.text._refusal import detect_refusal
 from dialectbias.text._script import (
@@ -12,13 +21,20 @@ from dialectbias.text._script import (
 )
 
 __all__ = [
+    "NOISY",
     "SCRIPT_RANGES",
     "ScriptStatus",
     "ScriptVerdict",
+    "Vocabulary",
+    "add_noise",
     "check_script",
+    "count_words",
     "detect_refusal",
+    "load_vocabulary",
     "normalize_text",
     "register_script",
     "script_share",
+    "token_counts",
+    "token_length_parity",
     "tokenize",
 ]
