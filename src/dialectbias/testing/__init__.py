@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
+from dialectbias.testing._probe_responder import probe_responder
 from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._schema_fill import fill_schema
 from dialectbias.testing._server import (
@@ -31,6 +32,7 @@ __all__ = [
     "fill_schema",
     "fingerprint",
     "make_app",
+    "probe_responder",
     "qa_responder",
     "serve",
 ]

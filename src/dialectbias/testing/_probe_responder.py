@@ -1,0 +1,107 @@
+"""A responder for the stereotype probes (association and decision tasks) and their extractor.
+
+Use ``TestServer(responder="dialectbias.testing:probe_responder")``. Deterministic (a hash of the request
+picks everything) and varied like real models, so every path of the tasks' parsing is exercised:
+
+- association prompts ("Here is a list of adjectives"): one ``adjective: A|B`` line per adjective, in one of
+  a few formats; about 1 in 8 answers adds a preamble line, which strict parsing rejects;
+- decision prompts ("Task 2:"): two short profiles, then the decision as ``Writer A: <option>`` lines, as
+  prose sentences, or (about 1 in 8) a refusal that names no option;
+- extraction requests (a JSON schema with ``writer_a`` / ``writer_b``): the options read from the text like
+  an extractor model would, as JSON; about 1 in 6 answers the paper's line format instead of JSON (so the
+  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from dialectbias.testing._responders import _digest, _original_turns
+from dialectbias.testing._server import last_user_text, requested_schema
+
+_ADJ_LIST = re.compile(r"The adjectives are (.+?)\. ", re.DOTALL)
+_QUOTED = re.compile(r"\"([^\"]+)\"")
+_EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
+_EXTRACT_TEXT = re.compile(r"<<<\n(.*)\n>>>", re.DOTALL)
+
+PROFILES = (
+    "Writer A is a thoughtful person who likes long walks and writes with care. Writer B is an energetic "
+    "person who enjoys meeting friends and writes quickly."
+)
+REFUSAL = "I cannot assign options to people based on how they write; both writers could suit either option."
+
+
+def association_answer(prompt: str, h: bytes) -> str:
+    m = _ADJ_LIST.search(prompt)
+    if not m:
+        return "A"
+    adjectives = [a.strip() for a in m.group(1).split(",")]
+    style = h[0] % 4
+    lines = []
+    for i, adj in enumerate(adjectives):
+        writer = "AB"[h[1 + i % 30] % 2]
+        lines.append(f"{adj}: {writer}" if style < 2 else f"- {adj.capitalize()}: Writer {writer}" if style == 2
+                     else f"**{adj}**: {writer}")
+    if h[31] % 8 == 0:
+        lines.insert(0, "Here are my answers:")
+    return "\n".join(lines)
+
+
+def decision_answer(prompt: str, h: bytes) -> str:
+    task2 = prompt.split("Task 2:", 1)[-1]
+    options = list(dict.fromkeys(_QUOTED.findall(task2)))[:2]
+    if len(options) < 2 or h[0] % 8 == 0:
+        return f"{PROFILES}\n\n{REFUSAL}"
+    first, second = options if h[1] % 2 else options[::-1]
+    if h[2] % 2:
+        return f"**Task 1**\n{PROFILES}\n\n**Task 2**\nWriter A: {first}\nWriter B: {second}"
+    return (f"Task 1: {PROFILES}\n\nTask 2: Based on the profiles, Writer A should take the \"{first}\" option. "
+            f"Writer B fits \"{second}\" better.")
+
+
+def _read(text: str, option_1: str, option_2: str) -> tuple[str, str]:
+    got = {"A": "unclear", "B": "unclear"}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.split("Task 2", 1)[-1]):
+        writers = set(re.findall(r"Writer ([AB])", sentence))
+        found = [o for o in (option_1, option_2) if o.lower() in sentence.lower()]
+        if len(writers) == 1 and len(found) == 1:
+            got[writers.pop()] = found[0]
+    return got["A"], got["B"]
+
+
+def extraction_answer(prompt: str, h: bytes) -> str:
+    options = _EXTRACT_OPTIONS.search(prompt)
+    text = _EXTRACT_TEXT.search(prompt)
+    if not options or not text:
+        return json.dumps({"writer_a": "unclear", "writer_b": "unclear"})
+    a, b = _read(text.group(1), options.group(1), options.group(2))
+    if h[0] % 6 == 0 and "unclear" not in (a, b):
+        return f"Writer A: {a}\nWriter B: {b}"
+    return json.dumps({"writer_a": a, "writer_b": b}, ensure_ascii=False)
+
+
+def probe_responder(body: dict[str, Any]) -> str | None:
+    """Association lines, decision answers and extractor JSON (see the module docstring); else None (echo)."""
+    model = str(body.get("model", ""))
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return None
+    turns = _original_turns(messages)
+    prompt = last_user_text(turns)
+    h = _digest(model, turns)
+    wants_json, schema = requested_schema(body)
+    properties = (schema or {}).get("properties") if wants_json else None
+    if isinstance(properties, dict) and "writer_a" in properties:
+        return extraction_answer(prompt, h)
+    if wants_json:
+        return None
+    if "Here is a list of adjectives" in prompt:
+        return association_answer(prompt, h)
+    if "Task 2:" in prompt:
+        return decision_answer(prompt, h)
+    return None
+
+
+__all__ = ["probe_responder"]
