@@ -45,6 +45,9 @@ EXTRACTOR_ROLE = "extractor"
 
 
 class DecisionOptions(ProbeOptions):
+    max_tokens: int = Field(default=600, ge=1, description="answer length limit (tokens) of the models: two profiles "
+                            "of up to 100 words and the decision (SPEC's 350 for the probes cuts the decision off "
+                            "in longer answers; the paper allowed 1,024)")
     scenarios: list[str] | None = Field(
         default=None, description="scenario names to run (e.g. [uneducated_1, rural_2]); default: every scenario "
         "of each trait (three per trait in the packaged file)")
