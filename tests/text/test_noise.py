@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import math
 import re
-import statistics
 from pathlib import Path
 
 import pytest
@@ -121,12 +121,17 @@ def test_count_words_keeps_bengali_vowel_signs_and_skips_digits() -> None:
 
 
 def test_token_length_parity_hand_computed() -> None:
-    texts = {"standard": ["a b c d", "e f"], "bavarian": ["a b c d e f"], NOISY: ["a b c", "d e f g h"]}
-    rows = {(r["tokenizer"], r["variant"]): r for r in token_length_parity(texts)}
-    # whitespace: standard mean 3, dialect mean 6, noisy mean 4 → noisy/standard 4/3, noisy/dialect 4/6
+    items = [{"standard": "a b c d", "bavarian": "a b c d e f", NOISY: "a b c"},
+             {"standard": "e f", "alemannic": "e f g", NOISY: "d e f g h"},
+             {"standard": "x y"}]
+    rows = {(r["tokenizer"], r["variant"]): r for r in token_length_parity(items)}
+    # whitespace: noisy 3 and 5 tokens → mean 4; its standards 4 + 2 = 6 → 8/6; its dialects 6 + 3 = 9 → 8/9
     noisy = rows[("whitespace", NOISY)]
     assert noisy["mean_tokens"] == 4 and noisy["n_texts"] == 2
-    assert noisy["ratio_to_standard"] == pytest.approx(4 / 3)
-    assert noisy["ratio_to_dialect"] == pytest.approx(2 / 3)
-    assert rows[("words", "bavarian")]["ratio_to_standard"] == 2
-    assert statistics.mean([r["mean_tokens"] for r in rows.values() if r["variant"] == "standard"]) == 3
+    assert noisy["ratio_to_standard"] == pytest.approx(8 / 6)
+    assert noisy["ratio_to_dialect"] == pytest.approx(8 / 9)
+    # standard: (4 + 2 + 2) / 3 tokens; against its dialects: (4 + 2) / (6 + 3)
+    assert rows[("words", "standard")]["mean_tokens"] == pytest.approx(8 / 3)
+    assert rows[("words", "standard")]["ratio_to_dialect"] == pytest.approx(6 / 9)
+    assert rows[("words", "bavarian")]["ratio_to_standard"] == pytest.approx(6 / 4)
+    assert math.isnan(rows[("words", "bavarian")]["ratio_to_dialect"])  # one dialect per item: no pair

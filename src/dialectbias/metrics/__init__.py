@@ -10,6 +10,16 @@ from dialectbias.metrics._agreement import (
     pearson,
     spearman,
 )
+from dialectbias.metrics._marked_words import Z_SIGNIFICANT, MarkedWord, marked_words
+from dialectbias.metrics._probe_stats import (
+    ALPHA_BIAS,
+    ALPHA_COMPARE,
+    BiasTest,
+    GroupComparison,
+    bias_vs_zero,
+    compare_groups,
+    two_sample_bootstrap_ci,
+)
 from dialectbias.metrics._probes import (
     DecisionChoice,
     association_bias,
@@ -29,13 +39,21 @@ from dialectbias.metrics._stats import (
 )
 
 __all__ = [
+    "ALPHA_BIAS",
+    "ALPHA_COMPARE",
     "MIN_PAIRS",
+    "Z_SIGNIFICANT",
+    "BiasTest",
     "DecisionChoice",
+    "GroupComparison",
+    "MarkedWord",
     "PairedTestResult",
     "association_bias",
+    "bias_vs_zero",
     "bootstrap_ci",
     "cohen_kappa",
     "cohens_d",
+    "compare_groups",
     "critical_bias_sensitivity",
     "decision_score",
     "fallback_bias",
@@ -43,6 +61,7 @@ __all__ = [
     "krippendorff_alpha",
     "lin_ccc",
     "log_odds_dirichlet",
+    "marked_words",
     "mean_abs_difference",
     "one_sample_ttest",
     "paired_bootstrap_ci",
@@ -50,4 +69,5 @@ __all__ = [
     "pearson",
     "spearman",
     "stereotypical_share",
+    "two_sample_bootstrap_ci",
 ]

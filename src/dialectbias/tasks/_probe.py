@@ -21,6 +21,7 @@ from dialectbias.tasks._association_traits import Trait, WriterLabels, load_trai
 from dialectbias.tasks._base import Task
 
 DEFAULT_PREFIX = "default"
+USAGE = ("usage", "both")  # settings that read `data`
 
 
 class ProbeOptions(BaseModel):
@@ -28,9 +29,10 @@ class ProbeOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    setting: Literal["naming", "usage"] = Field(
+    setting: Literal["naming", "usage", "both"] = Field(
         default="naming", description="naming: the writers are described by labels (no data needed); "
-        "usage: the writers are shown a standard text and its dialect version from `data`")
+        "usage: the writers are shown a standard text and its dialect version from `data`; both: the two "
+        "settings in one run, so the report tests naming against usage (German paper Figure 2)")
     languages: dict[str, list[str]] = Field(
         default_factory=lambda: {"de": ["bavarian"]},
         description="naming setting: language code -> dialect keys of the writer-label file")
@@ -85,7 +87,8 @@ class ProbeTask(Task):
         self._traits: dict[str | None, dict[str, Trait]] = {}
         self.labels: dict[str, WriterLabels] = load_writer_labels(
             experiment.resolve(o.labels_file) if o.labels_file else None)
-        languages: list[str | None] = list(o.languages) if o.setting == "naming" else [None]
+        languages: list[str | None] = [*(o.languages if o.setting != "usage" else []),
+                                       *([None] if o.setting in USAGE else [])]
         for lang in languages:
             known = self.traits_for(lang)
             unknown = [t for t in (o.traits or []) if t not in known]
@@ -94,7 +97,7 @@ class ProbeTask(Task):
                                   f"known: {sorted(known)}")
         self.traits: dict[str, Trait] = self.traits_for(languages[0])
         self.trait_names: list[str] = o.traits or list(self.traits)
-        if o.setting == "usage":  # a data item without a standard text is an error naming its line
+        if o.setting in USAGE:  # a data item without a standard text is an error naming its line
             self.required_variants = (STANDARD,)  # type: ignore[misc]
 
     def traits_for(self, language: str | None) -> dict[str, Trait]:
@@ -114,13 +117,14 @@ class ProbeTask(Task):
         return self.traits_for(self.item_language(item)).get(str(item.metadata.get("trait")))
 
     def input_files(self) -> list[Path]:
-        files = super().input_files() if self.options.setting == "usage" else []
+        files = super().input_files() if self.options.setting in USAGE else []
         return files + [self.exp.resolve(f) for f in (self.options.traits_file, self.options.labels_file) if f]
 
     def check(self) -> None:
-        if self.options.setting == "usage":
+        if self.options.setting in USAGE:
             super().check()
-            return
+            if self.options.setting == "usage":
+                return
         for lang, dialects in self.options.languages.items():
             if lang not in self.labels:
                 raise ConfigError(f"{self.exp.path}: options.languages: no writer labels for {lang!r} "
@@ -133,8 +137,9 @@ class ProbeTask(Task):
                                       f"(known: {sorted(self.labels[lang].dialects)})") from None
 
     def load_items(self) -> Iterator[Item]:
-        """Naming: one item per language × dialect × trait × sample; usage: data items × dialect × trait."""
-        if self.options.setting == "usage":
+        """Naming: one item per language × dialect × trait × sample; usage: data items × dialect × trait; both:
+        the two (each item's `setting` in its metadata)."""
+        if self.options.setting in USAGE:
             for item in super().load_items():
                 for variant in item.variants:
                     if variant == STANDARD:
@@ -144,7 +149,8 @@ class ProbeTask(Task):
                                    variants={STANDARD: item.variants[STANDARD], variant: item.variants[variant]},
                                    metadata={**item.metadata, "trait": trait, "dialect": variant,
                                              "source_item": item.id, "setting": "usage"})
-            return
+            if self.options.setting == "usage":
+                return
         for lang, dialects in self.options.languages.items():
             labels = self.labels[lang]
             for dialect in dialects:
@@ -165,7 +171,7 @@ class ProbeTask(Task):
                 "seed": self.exp.seed, **params}
 
     def compares_dialects(self) -> bool:
-        return self.options.setting == "usage"
+        return self.options.setting in USAGE
 
 
-__all__ = ["DEFAULT_PREFIX", "ProbeOptions", "ProbeTask"]
+__all__ = ["DEFAULT_PREFIX", "USAGE", "ProbeOptions", "ProbeTask"]

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from dialectbias.data import STANDARD, Item
+from dialectbias.data._registry import language_of
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, Stage
@@ -28,6 +29,7 @@ from dialectbias.tasks._association import (
     parse_association,
 )
 from dialectbias.tasks._association_prompt import writer_prefix
+from dialectbias.tasks._association_strict import paper_rule_accepts
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 
@@ -97,16 +99,17 @@ class AssociationTask(ProbeTask):
             if trait is None:
                 yield Skipped(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
                 continue
+            setting = item.metadata.get("setting", self.options.setting)
             for prefix in self.options.prefixes:
                 prompt = self._prompt(item, prefix, trait)
                 yield RequestSpec(
                     stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
-                    template=f"association/{self.options.setting}", params=params,
+                    template=f"association/{setting}", params=params,
                     messages=[{"role": "user", "content": prompt.text}],
                     json_schema=_json_answer_schema(prompt) if self.options.answer_format == "json" else None,
                     schema_name="association_answer",
                     meta={"prompt": prompt.model_dump(), "trait": item.metadata["trait"],
-                          "language": item.metadata.get("language"), "setting": self.options.setting,
+                          "language": item.metadata.get("language"), "setting": setting,
                           "prefix": prefix})
 
     def stages(self) -> list[Stage]:
@@ -124,10 +127,13 @@ class AssociationTask(ProbeTask):
         if self.options.answer_format == "json":
             output = json_answer_to_lines(output)
         parsed = parse_association(output, prompt)
+        trait = self.traits_for(meta.get("language") or language_of(row.variant, self.exp.dialects)).get(meta["trait"])
+        list_words = trait.trait.adjectives + trait.opposite.adjectives if trait else prompt.adjectives
         out = {"request_id": row.request_id, "model": row.model_id, "item_id": row.item_id,
                "language": meta.get("language"), "dialect": row.variant, "trait": meta["trait"],
                "setting": meta.get("setting"), "prefix": meta.get("prefix", DEFAULT_PREFIX),
                "accepted": parsed.ok, "reject_reason": parsed.reason,
+               "accepted_paper_rule": paper_rule_accepts(output, prompt, list_words),
                "bias": None, "flagged": None, "n_neutral": None}
         if parsed.ok:
             score = association_bias(parsed, prompt)

@@ -127,15 +127,16 @@ class DecisionTask(ProbeTask):
             if not scenarios:
                 yield Skipped(f"{item.id}", kind=f"no decision scenario selected for trait {trait!r}")
                 continue
+            setting = item.metadata.get("setting", self.options.setting)
             for scenario in scenarios:
                 for prefix in self.options.prefixes:
                     prompt = self.prompt(item, scenario, prefix)
                     yield RequestSpec(
                         stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
-                        template=f"decision/{self.options.setting}", params=params,
+                        template=f"decision/{setting}", params=params,
                         messages=[{"role": "user", "content": prompt.text}],
                         meta={"prompt": prompt.model_dump(), "trait": trait, "scenario": scenario.name,
-                              "language": item.metadata.get("language"), "setting": self.options.setting,
+                              "language": item.metadata.get("language"), "setting": setting,
                               "prefix": prefix})
 
     # -- extraction -------------------------------------------------------------------------

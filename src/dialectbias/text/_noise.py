@@ -219,34 +219,36 @@ BUILTIN_TOKENIZERS: dict[str, TokenCounter] = {
 
 
 def token_length_parity(
-    texts_by_variant: Mapping[str, Sequence[str]], tokenizers: Mapping[str, TokenCounter] | None = None,
+    items: Sequence[Mapping[str, str]], tokenizers: Mapping[str, TokenCounter] | None = None,
 ) -> list[dict[str, object]]:
-    """Mean token length per tokenizer × variant, and its ratio to the standard text and to the dialect texts
-    (German paper App. C.2, Figure 13: the noise rate was chosen so noisy and dialect texts tokenise to
-    similar lengths; SPEC §4 P1: the mean ratio noisy/standard per tokenizer).
+    """Mean token length per tokenizer × variant, with its ratio to the standard text and to the dialect text
+    of the same items (German paper App. C.2, Figure 13: the noise rate was chosen so noisy and dialect
+    texts tokenise to similar lengths; SPEC §4 P1: the mean ratio noisy/standard per tokenizer).
 
-    `texts_by_variant`: e.g. {"standard": [...], "bavarian": [...], "noisy": [...]}; every variant other
-    than `standard` and `noisy` counts as dialect for `ratio_to_dialect` (mean tokens / mean tokens of all
-    dialect texts pooled). Default tokenizers: 'whitespace' and 'words'. A ratio without its reference
-    (no standard or no dialect text) is nan.
+    `items`: one mapping variant → text per item, e.g. {"standard": …, "bavarian": …, "noisy": …}.
+    `ratio_to_standard` of variant v = Σ tokens(v) / Σ tokens(standard) over the items having both;
+    `ratio_to_dialect` = Σ tokens(v) / Σ tokens(d) over every (item, dialect d) pair, a dialect being any
+    variant other than standard, noisy and v itself (nan without such a pair, e.g. for a dialect row when
+    each item has one dialect). Default tokenizers: 'whitespace' and 'words'.
     """
     tokenizers = dict(tokenizers or BUILTIN_TOKENIZERS)
+    variants = list(dict.fromkeys(v for item in items for v in item))
     rows: list[dict[str, object]] = []
     for name, counter in tokenizers.items():
-        means: dict[str, float] = {}
-        counts: dict[str, int] = {}
-        for variant, texts in texts_by_variant.items():
-            n = counter(list(texts))
-            counts[variant] = len(n)
-            means[variant] = sum(n) / len(n) if n else math.nan
-        dialect = [c for v, texts in texts_by_variant.items() if v not in ("standard", NOISY)
-                   for c in counter(list(texts))]
-        dialect_mean = sum(dialect) / len(dialect) if dialect else math.nan
-        standard_mean = means.get("standard", math.nan)
-        for variant, mean in means.items():
-            rows.append({"tokenizer": name, "variant": variant, "n_texts": counts[variant], "mean_tokens": mean,
-                         "ratio_to_standard": mean / standard_mean if standard_mean else math.nan,
-                         "ratio_to_dialect": mean / dialect_mean if dialect_mean else math.nan})
+        keys = [(i, v) for i, item in enumerate(items) for v in item]
+        counted = dict(zip(keys, counter([items[i][v] for i, v in keys]), strict=True))
+        for v in variants:
+            own = [(i, n) for (i, var), n in counted.items() if var == v]
+            with_std = [(n, counted[(i, "standard")]) for i, n in own if (i, "standard") in counted]
+            with_dia = [(n, counted[(i, d)]) for i, n in own for d in items[i] if d not in ("standard", NOISY, v)]
+
+            def ratio(pairs: list[tuple[int, int]]) -> float:
+                den = sum(b for _, b in pairs)
+                return sum(a for a, _ in pairs) / den if den else math.nan
+
+            rows.append({"tokenizer": name, "variant": v, "n_texts": len(own),
+                         "mean_tokens": sum(n for _, n in own) / len(own) if own else math.nan,
+                         "ratio_to_standard": ratio(with_std), "ratio_to_dialect": ratio(with_dia)})
     return rows
 
 
