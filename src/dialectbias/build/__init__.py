@@ -1,6 +1,13 @@
 """Building benchmark inputs: question sets from templates, noisy-text items, vocabularies (SPEC §4 P1)."""
 
-from dialectbias.build._noise import NoiseResult, item_seed, noise_items, parity_rows, parity_tokenizers
+from dialectbias.build._noise import (
+    NoiseResult,
+    hf_token_counter,
+    item_seed,
+    noise_items,
+    parity_rows,
+    parity_tokenizers,
+)
 from dialectbias.build._questions import (
     PAPER_DOMAINS,
     QUESTION_TYPES,
@@ -14,5 +21,5 @@ from dialectbias.build._questions import (
 from dialectbias.build._vocabulary import build_vocabulary, corpus_texts, write_vocabulary
 
 __all__ = ["PAPER_DOMAINS", "QUESTION_TYPES", "TEMPLATES", "DomainTopics", "NoiseResult", "Question", "build_questions",
-           "build_vocabulary", "corpus_texts", "genitive", "item_seed", "load_topics", "noise_items", "parity_rows",
-           "parity_tokenizers", "write_vocabulary"]
+           "build_vocabulary", "corpus_texts", "genitive", "hf_token_counter", "item_seed", "load_topics",
+           "noise_items", "parity_rows", "parity_tokenizers", "write_vocabulary"]

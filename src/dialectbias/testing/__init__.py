@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+from dialectbias.testing._decision_responder import probe_responder
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
-from dialectbias.testing._probe_responder import probe_responder
+from dialectbias.testing._probe_responder import association_responder
 from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._schema_fill import fill_schema
 from dialectbias.testing._server import (
@@ -28,6 +29,7 @@ __all__ = [
     "FaultSpec",
     "TestServer",
     "TestServerError",
+    "association_responder",
     "echo_text",
     "fill_schema",
     "fingerprint",

@@ -1,107 +1,100 @@
-"""A responder for the stereotype probes (association and decision tasks) and their extractor.
+"""A deterministic stand-in model for the association probe (German paper §3.3), for the test server.
 
-Use ``TestServer(responder="dialectbias.testing:probe_responder")``. Deterministic (a hash of the request
-picks everything) and varied like real models, so every path of the tasks' parsing is exercised:
+Use ``TestServer(responder="dialectbias.testing:association_responder")``. It answers every adjective of an
+association prompt with a writer, chosen from a hash of (model, prompt, adjective):
 
-- association prompts ("Here is a list of adjectives"): one ``adjective: A|B`` line per adjective, in one of
-  a few formats; about 1 in 8 answers adds a preamble line, which strict parsing rejects;
-- decision prompts ("Task 2:"): two short profiles, then the decision as ``Writer A: <option>`` lines, as
-  prose sentences, or (about 1 in 8) a refusal that names no option;
-- extraction requests (a JSON schema with ``writer_a`` / ``writer_b``): the options read from the text like
-  an extractor model would, as JSON; about 1 in 6 answers the paper's line format instead of JSON (so the
-  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing.
+- naming setting (one writer's label mentions "standard"): a built-in stereotype — a trait adjective goes
+  to the dialect writer, an opposite adjective to the standard writer, 4 times in 5 (expected bias 0.6);
+- usage setting (two texts; it cannot tell which is dialect): a fair coin (expected bias 0).
+
+1 answer in 20 starts with a preamble line (both our parser and the paper's rule reject it) and 1 in 20
+is a numbered list (our parser accepts it, the paper's rule, PROCEDURES.md §1.4, does not), so reports
+show both rejection rates. JSON-schema requests get the same choices as a JSON object. The numbers mean
+nothing about any real model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
-from dialectbias.testing._responders import _digest, _original_turns
 from dialectbias.testing._server import last_user_text, requested_schema
 
-_ADJ_LIST = re.compile(r"The adjectives are (.+?)\. ", re.DOTALL)
-_QUOTED = re.compile(r"\"([^\"]+)\"")
-_EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
-_EXTRACT_TEXT = re.compile(r"<<<\n(.*)\n>>>", re.DOTALL)
-
-PROFILES = (
-    "Writer A is a thoughtful person who likes long walks and writes with care. Writer B is an energetic "
-    "person who enjoys meeting friends and writes quickly."
-)
-REFUSAL = "I cannot assign options to people based on how they write; both writers could suit either option."
+_WRITERS = re.compile(r"Writer A\b[^'\n]*'(?P<a>.*?)'\s*\n\s*Writer B\b[^'\n]*'(?P<b>.*?)'\s*\n", re.DOTALL)
+_ADJECTIVES = re.compile(r"The adjectives are (?P<list>.+?)\.(?:\s|$)", re.DOTALL)
+STEREOTYPE_SHARE = 8  # of 10: how often the naming-setting answer follows the stereotype
 
 
-def association_answer(prompt: str, h: bytes) -> str:
-    m = _ADJ_LIST.search(prompt)
-    if not m:
-        return "A"
-    adjectives = [a.strip() for a in m.group(1).split(",")]
-    style = h[0] % 4
-    lines = []
-    for i, adj in enumerate(adjectives):
-        writer = "AB"[h[1 + i % 30] % 2]
-        lines.append(f"{adj}: {writer}" if style < 2 else f"- {adj.capitalize()}: Writer {writer}" if style == 2
-                     else f"**{adj}**: {writer}")
-    if h[31] % 8 == 0:
-        lines.insert(0, "Here are my answers:")
-    return "\n".join(lines)
+def _digest(*parts: Any) -> bytes:
+    canon = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).digest()
 
 
-def decision_answer(prompt: str, h: bytes) -> str:
-    task2 = prompt.split("Task 2:", 1)[-1]
-    options = list(dict.fromkeys(_QUOTED.findall(task2)))[:2]
-    if len(options) < 2 or h[0] % 8 == 0:
-        return f"{PROFILES}\n\n{REFUSAL}"
-    first, second = options if h[1] % 2 else options[::-1]
-    if h[2] % 2:
-        return f"**Task 1**\n{PROFILES}\n\n**Task 2**\nWriter A: {first}\nWriter B: {second}"
-    return (f"Task 1: {PROFILES}\n\nTask 2: Based on the profiles, Writer A should take the \"{first}\" option. "
-            f"Writer B fits \"{second}\" better.")
+@lru_cache(maxsize=1)
+def _poles() -> list[tuple[frozenset[str], frozenset[str]]]:
+    from dialectbias.tasks._association_traits import load_traits
+
+    return [(frozenset(a.lower() for a in t.trait.adjectives), frozenset(a.lower() for a in t.opposite.adjectives))
+            for t in load_traits().values()]
 
 
-def _read(text: str, option_1: str, option_2: str) -> tuple[str, str]:
-    got = {"A": "unclear", "B": "unclear"}
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.split("Task 2", 1)[-1]):
-        writers = set(re.findall(r"Writer ([AB])", sentence))
-        found = [o for o in (option_1, option_2) if o.lower() in sentence.lower()]
-        if len(writers) == 1 and len(found) == 1:
-            got[writers.pop()] = found[0]
-    return got["A"], got["B"]
+def _trait_adjectives(adjectives: list[str]) -> frozenset[str] | None:
+    """The trait-pole adjectives of the (packaged) trait the prompt's adjectives come from."""
+    shown = {a.lower() for a in adjectives}
+    for trait, opposite in _poles():
+        if shown <= trait | opposite:
+            return trait & shown
+    return None
 
 
-def extraction_answer(prompt: str, h: bytes) -> str:
-    options = _EXTRACT_OPTIONS.search(prompt)
-    text = _EXTRACT_TEXT.search(prompt)
-    if not options or not text:
-        return json.dumps({"writer_a": "unclear", "writer_b": "unclear"})
-    a, b = _read(text.group(1), options.group(1), options.group(2))
-    if h[0] % 6 == 0 and "unclear" not in (a, b):
-        return f"Writer A: {a}\nWriter B: {b}"
-    return json.dumps({"writer_a": a, "writer_b": b}, ensure_ascii=False)
+def association_answers(model: str, prompt: str) -> dict[str, str] | None:
+    """adjective → 'A' or 'B' for an association prompt, None for any other prompt."""
+    found = _ADJECTIVES.search(prompt)
+    if not found:
+        return None
+    adjectives = [a.strip() for a in found.group("list").split(",") if a.strip()]
+    writers = _WRITERS.search(prompt)
+    dialect: str | None = None
+    if writers:
+        a_std, b_std = ("standard" in writers.group(w).lower() for w in ("a", "b"))
+        dialect = "B" if a_std and not b_std else "A" if b_std and not a_std else None
+    trait = _trait_adjectives(adjectives)
+    out = {}
+    for adj in adjectives:
+        h = _digest(model, prompt, adj)
+        if dialect is None or trait is None:
+            out[adj] = "A" if h[0] % 2 else "B"
+            continue
+        standard = "A" if dialect == "B" else "B"
+        stereotypical = dialect if adj.lower() in trait else standard
+        out[adj] = stereotypical if h[0] % 10 < STEREOTYPE_SHARE else (standard if stereotypical == dialect
+                                                                        else dialect)
+    return out
 
 
-def probe_responder(body: dict[str, Any]) -> str | None:
-    """Association lines, decision answers and extractor JSON (see the module docstring); else None (echo)."""
+def association_responder(body: dict[str, Any]) -> str | None:
+    """Association answers (see the module docstring); None (the server's echo) for other requests."""
     model = str(body.get("model", ""))
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return None
-    turns = _original_turns(messages)
-    prompt = last_user_text(turns)
-    h = _digest(model, turns)
-    wants_json, schema = requested_schema(body)
-    properties = (schema or {}).get("properties") if wants_json else None
-    if isinstance(properties, dict) and "writer_a" in properties:
-        return extraction_answer(prompt, h)
-    if wants_json:
+    prompt = last_user_text(messages)
+    answers = association_answers(model, prompt)
+    if answers is None:
         return None
-    if "Here is a list of adjectives" in prompt:
-        return association_answer(prompt, h)
-    if "Task 2:" in prompt:
-        return decision_answer(prompt, h)
-    return None
+    wants_json, _ = requested_schema(body)
+    if wants_json:
+        return json.dumps(answers, ensure_ascii=False)
+    form = _digest(model, prompt)[0] % 20
+    lines = [f"{adj}: {writer}" for adj, writer in answers.items()]
+    if form == 0:
+        return "Here are my answers:\n" + "\n".join(lines)
+    if form == 1:
+        return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, start=1))
+    return "\n".join(lines)
 
 
-__all__ = ["probe_responder"]
+__all__ = ["STEREOTYPE_SHARE", "association_answers", "association_responder"]
