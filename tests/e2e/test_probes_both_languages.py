@@ -113,6 +113,10 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
             answers = read_csv(out / "association_answers.csv")
             assert len(answers) == expected and {a["prefix"] for a in answers} == {"default", "consider"}
             assert {a["language"] for a in answers} == {language}
+            by_prefix = {r["prefix"]: r for r in read_csv(out / "association_bias_by_prefix.csv")}
+            assert set(by_prefix) == {"default", "consider"}
+            assert all(int(r["n_prompts"]) == expected // 2 for r in by_prefix.values())
+            assert {r["prefix"] for r in read_csv(out / "association_prefix_vs_default.csv")} == {"consider"}
             continue
         assert totals[("extract", "extractor")] == (expected, 0)
         answers = read_csv(out / "decision_answers.csv")
@@ -126,7 +130,12 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
         assert sum(int(r["n_answers"]) for r in table) == expected
         by_prefix = {r["prefix"]: r for r in read_csv(out / "decision_bias_by_prefix.csv")}
         assert set(by_prefix) == {"default", "consider"}
-        assert all(int(r["n_answers"]) == expected // 2 for r in by_prefix.values())
+        assert all(int(r["n_prompts"]) == expected // 2 for r in by_prefix.values())
+        compared = read_csv(out / "decision_prefix_vs_default.csv")
+        assert {r["prefix"] for r in compared} == {"consider"} and {r["trait"] for r in compared} == set(TRAITS)
+        # the marked words of the profiles: every scenario × dialect has words on both sides
+        marked = read_csv(out / "decision_marked_words.csv")
+        assert {r["side"] for r in marked} == {"dialect", "standard"} and {r["dialect"] for r in marked} == dialects
         by_dialect = read_csv(out / "decision_bias_by_dialect.csv")
         assert {r["dialect"] for r in by_dialect} == dialects
         # the options come from the language's traits: Bengali prompts use the concepts written for Bangladesh
