@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from dialectbias.api import build_report, run_experiment
+from dialectbias.text import NOISY, add_noise
 
 #: ../shared/data next to the checkout (or next to any parent folder of it, e.g. a worktree's)
 DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
@@ -40,9 +41,17 @@ def german_items(per_dialect: int) -> list[dict[str, Any]]:
             if row["used_in_tasks"] != "True" or code not in ("bar", "als") or taken.get(code, 0) >= per_dialect:
                 continue
             taken[code] = taken.get(code, 0) + 1
-            items.append({"id": f"{code}-{row['id']}", "language": "de",
+            items.append({"id": f"{code}-{row['id']}", "language": "de", "domain": f"topic-{len(items) % 2}",
                           "variants": {"standard": row["standard_text"], GERMAN_DIALECTS[code]: row["dialect_text"]}})
     return items
+
+
+def with_noise(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The noisy-text control (German paper §6.2): a noised copy of each standard text as a `noisy` variant."""
+    vocabulary = GERMAN.parent / "deu_news_2024_10K-words_cleaned_5000.txt"
+    return [{**i, "variants": {**i["variants"], NOISY: add_noise(i["variants"]["standard"], p=0.5,
+                                                                 vocabulary=vocabulary, seed=k)}}
+            for k, i in enumerate(items)]
 
 
 def bengali_items(n: int) -> list[dict[str, Any]]:
@@ -96,9 +105,9 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("language", ["de", "bn"])
 def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Path, probe_server: Any) -> None:
-    items = german_items(per_dialect=2) if language == "de" else bengali_items(3)
+    items = with_noise(german_items(per_dialect=2)) if language == "de" else bengali_items(3)
     n_pairs = sum(len(i["variants"]) - 1 for i in items)
-    dialects = {d for i in items for d in i["variants"] if d != "standard"}
+    dialects = {d for i in items for d in i["variants"] if d not in ("standard", NOISY)}
     for task in ("association", "decision"):
         exp = write_study(tmp_path / language, task, items, probe_server.base_url)
         summary = run_experiment(exp, progress=False)
@@ -115,12 +124,14 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
             assert {a["language"] for a in answers} == {language}
             by_prefix = {r["prefix"]: r for r in read_csv(out / "association_bias_by_prefix.csv")}
             assert set(by_prefix) == {"default", "consider"}
-            assert all(int(r["n_prompts"]) == expected // 2 for r in by_prefix.values())
+            n_dialect = sum(a["dialect"] != NOISY for a in answers)  # the prefix tables leave the control out
+            assert all(int(r["n_prompts"]) == n_dialect // 2 for r in by_prefix.values())
             assert {r["prefix"] for r in read_csv(out / "association_prefix_vs_default.csv")} == {"consider"}
             continue
         assert totals[("extract", "extractor")] == (expected, 0)
         answers = read_csv(out / "decision_answers.csv")
-        assert len(answers) == expected and {a["dialect"] for a in answers} == dialects
+        assert len(answers) == expected
+        assert {a["dialect"] for a in answers} == dialects | ({NOISY} if language == "de" else set())
         assert {a["language"] for a in answers} == {language}
         # the responder refuses about 1 in 8 answers: unextractable, counted, never dropped
         unextractable = sum(a["extracted"] == "False" for a in answers)
@@ -130,14 +141,19 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
         assert sum(int(r["n_answers"]) for r in table) == expected
         by_prefix = {r["prefix"]: r for r in read_csv(out / "decision_bias_by_prefix.csv")}
         assert set(by_prefix) == {"default", "consider"}
-        assert all(int(r["n_prompts"]) == expected // 2 for r in by_prefix.values())
+        n_dialect = sum(a["dialect"] != NOISY for a in answers)
+        assert all(int(r["n_prompts"]) == n_dialect // 2 for r in by_prefix.values())
         compared = read_csv(out / "decision_prefix_vs_default.csv")
         assert {r["prefix"] for r in compared} == {"consider"} and {r["trait"] for r in compared} == set(TRAITS)
         # the marked words of the profiles: every scenario × dialect has words on both sides
         marked = read_csv(out / "decision_marked_words.csv")
         assert {r["side"] for r in marked} == {"dialect", "standard"} and {r["dialect"] for r in marked} == dialects
         by_dialect = read_csv(out / "decision_bias_by_dialect.csv")
-        assert {r["dialect"] for r in by_dialect} == dialects
+        assert {r["dialect"] for r in by_dialect} == dialects  # the noisy control is not a dialect
+        if language == "de":
+            noise = read_csv(out / "decision_dialect_vs_noise.csv")
+            assert {(r["trait"], r["control"]) for r in noise} == {(t, NOISY) for t in TRAITS}
+            assert {r["domain"] for r in read_csv(out / "decision_bias_by_topic.csv")} == {"topic-0", "topic-1"}
         # the options come from the language's traits: Bengali prompts use the concepts written for Bangladesh
         options = {a["trait_option"] for a in answers if a["trait"] == "uneducated"}
         assert options <= ({"Rickshaw pullers", "Brick-kiln workers", "Farm labourers", "Construction helpers",

@@ -141,6 +141,7 @@ def test_t_p_and_ci_equal_scipy_and_the_bootstrap_written_out(report: Path) -> N
 
 def test_unextractable_answers_are_counted_per_model_trait_setting(report: Path) -> None:
     table = {(r["model"], r["trait"], r["setting"]): r for r in read_csv(report / "decision_unextractable.csv")}
+    assert {r["condition"] for r in table.values()} == {"dialect"}
     assert {k: int(v["n_unextractable"]) for k, v in table.items()} == {
         ("m1", "rural", "naming"): 2, ("m1", "uneducated", "naming"): 0,
         ("m2", "rural", "naming"): 3, ("m2", "uneducated", "naming"): 0}
@@ -152,7 +153,7 @@ def test_unextractable_answers_are_counted_per_model_trait_setting(report: Path)
     assert len(answers) == 16 and sum(a["extracted"] == "False" for a in answers) == 5
     assert all(a["reason"].startswith("extractor: no decision (unclear)") for a in answers if a["extracted"] == "False")
     html = (report / "index.html").read_text(encoding="utf-8")
-    assert "Unextractable answers per model, trait and setting" in html and REFUSAL not in html
+    assert "Unextractable answers per model, trait, setting and condition" in html and REFUSAL not in html
 
 
 def test_each_extraction_is_a_judgment_row_with_its_score(report: Path) -> None:

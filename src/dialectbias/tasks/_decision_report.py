@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from dialectbias.data._registry import control_variants
 from dialectbias.report import Section, bias_ci_plot, heatmap, rate_plot
 from dialectbias.store import Store
-from dialectbias.tasks._association_report import _with_language
+from dialectbias.tasks._association_report import DIALECT, _with_language
 from dialectbias.tasks._decision_profiles import split_profiles
 from dialectbias.tasks._probe_prefix import PREFIX_LEGEND, prefix_sections
 from dialectbias.tasks._probe_report import (
@@ -92,8 +93,9 @@ def decision_table(rows: pd.DataFrame, by: list[str], n_resamples: int, seed: in
 
 
 def unextractable_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Unextractable answers per model × trait × setting, with how the rest were read."""
-    by = ["model", "trait", "setting"]
+    """Unextractable answers per model × trait × setting × condition (dialect text or a control such as the noisy
+    text), with how the rest were read."""
+    by = ["model", "trait", "setting", "condition"]
     out = []
     for key, g in rows.groupby(by, sort=True, dropna=False):
         ok = g.accepted.astype(bool)
@@ -109,6 +111,7 @@ def unextractable_table(rows: pd.DataFrame) -> pd.DataFrame:
 UNEXTRACTABLE_LEGEND = {
     **{k: LEGEND[k] for k in ("model", "trait", "setting", "n_answers", "n_unextractable", "unextractable_rate",
                               "n_extractor_failed")},
+    "condition": "dialect: the dialect text; noisy: the noised standard text (the control)",
     "n_json": "decisions read from the extractor's JSON",
     "n_regex_extractor": "read by the regex fallback from the extractor's text",
     "n_regex_generation": "read by the regex fallback from the model's answer itself",
@@ -164,13 +167,18 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> di
         return {"title": title, "sections": [Section(
             heading="No answers yet", text="No generation of the experiment's models has completed: run "
                                            "`dialectbias run` first.")]}
-    rows = _with_language(rows, task.exp.dialects).assign(accepted=lambda d: d.extracted.astype(bool))
+    controls = control_variants()
+    domains = {item.id: item.domain for item in store.iter_items()}
+    rows = _with_language(rows, task.exp.dialects).assign(
+        accepted=lambda d: d.extracted.astype(bool), domain=lambda d: d.item_id.map(domains),
+        condition=lambda d: [v if v in controls else DIALECT for v in d.dialect])
     rows.drop(columns=["accepted"]).to_csv(out_dir / "decision_answers.csv", index=False)
     n_res, seed = o.n_resamples, task.exp.seed
+    everything, rows = rows, rows[rows.condition == DIALECT]  # the noisy control has its own section
     tables = {name: decision_table(rows, by, n_res, seed) for name, by in GROUPS.items()}
     for name, table in tables.items():
         table.to_csv(out_dir / f"decision_bias_by_{name}.csv", index=False)
-    unextractable = unextractable_table(rows)
+    unextractable = unextractable_table(everything)
     unextractable.to_csv(out_dir / "decision_unextractable.csv", index=False)
     by_trait = tables["trait"]
     traits = [t for t in task.trait_names if t in set(by_trait.trait)] or task.trait_names
@@ -186,7 +194,7 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> di
     rates = rates.assign(unextractable_rate=rates.bad / rates.n).reset_index()
     rate_png = rate_plot(rates, "unextractable answers per model", out_dir / "decision_unextractable",
                          values=["unextractable_rate"], labels=["unextractable"], ylabel="share of answers")
-    bad = rows[~rows.accepted]
+    bad = everything[~everything.accepted]
     examples = bad.head(MAX_UNEXTRACTABLE_EXAMPLES)[["model", "item_id", "scenario", "reason"]].reset_index(drop=True)
     ci_text = (f"CI: 95% bootstrap ({n_res:,} resamples, seed {seed}); significant: one-sample t-test against 0, "
                "p < 0.001. Unextractable answers carry no score and are counted.")
@@ -203,20 +211,22 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> di
         Section(heading="Decision bias per scenario", table=tables["scenario"],
                 legend=_legend(list(tables["scenario"].columns))),
         Section(heading="Heatmap", image_png=heat, image_alt="decision bias heatmap"),
-        Section(heading="Unextractable answers per model, trait and setting", table=unextractable, image_png=rate_png,
-                image_alt="share of unextractable answers per model", legend=UNEXTRACTABLE_LEGEND),
+        Section(heading="Unextractable answers per model, trait, setting and condition", table=unextractable,
+                image_png=rate_png, image_alt="share of unextractable answers per model", legend=UNEXTRACTABLE_LEGEND),
         Section(heading="Examples of unextractable answers", table=examples,
                 text=(f"The first {len(examples)} of {len(bad)} unextractable answers; all are in "
                       "decision_answers.csv (extracted = False)." if len(bad) else ""),
                 empty="none: a decision was read from every answer",
                 legend={"model": "the model's id", "item_id": "the prompt's item", "scenario": LEGEND["scenario"],
                         "reason": "why neither the extractor's JSON nor the regex fallback gave a decision"}),
+        *_noise_sections(everything, out_dir, n_res, seed),
+        *_topic_sections(rows, out_dir, n_res, seed),
         *_marked_words_sections(task, store, rows, out_dir),
     ]
-    ok = rows[rows.accepted]
+    ok = everything[everything.accepted]
     return {"title": title, "sections": sections,
-            "metadata": {"prompts answered": len(rows), "decisions extracted": len(ok),
-                         "unextractable": len(rows) - len(ok),
+            "metadata": {"prompts answered": len(everything), "decisions extracted": len(ok),
+                         "unextractable": len(everything) - len(ok),
                          "mean decision score": f"{np.nanmean(ok.score.astype(float)):.3f}" if len(ok) else "—"},
             "tables": {"by_trait": by_trait}}
 
@@ -231,6 +241,36 @@ def _setting_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) 
     return [Section(heading="Naming against usage", table=table, empty="no trait was scored in both settings",
                     legend={**_legend(["model", "prefix", "trait"]),
                             **comparison_legend("naming", "usage", "naming / usage setting")})]
+
+
+def _noise_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+    """The noisy-text control for decisions (German paper §6.2): usage answers with the dialect text against those
+    with the noised standard text (`dialectbias build noise`), per model × trait (Welch's t-test)."""
+    noisy = set(rows.condition) - {DIALECT}
+    if not noisy:
+        return []
+    frames = [comparison_table(rows[rows.setting == "usage"], ["model", "trait"], "condition", DIALECT, control,
+                               n_resamples=n_res, seed=seed, value="score", label_b="noisy").assign(control=control)
+              for control in sorted(noisy)]
+    table = pd.concat(frames, ignore_index=True)
+    table.to_csv(out_dir / "decision_dialect_vs_noise.csv", index=False)
+    return [Section(heading="Noisy-text control: dialect vs noise", table=table, empty="no usage answers to compare",
+                    text="Decision scores with the dialect text against those with a noised copy of the standard "
+                         "text as the second writer. Unextractable answers are left out of both groups.",
+                    legend={"model": LEGEND["model"], "trait": LEGEND["trait"],
+                            "control": "the control variant (noisy: the noised standard text)",
+                            **comparison_legend(DIALECT, "noisy", "dialect texts vs noisy texts")})]
+
+
+def _topic_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+    """Decision bias per topic (the usage items' `domain`; German paper Figure 16) over all models."""
+    usage = rows[(rows.setting == "usage") & rows.domain.notna()]
+    if usage.empty:
+        return []
+    table = decision_table(usage, ["setting", "prefix", "domain", "trait"], n_res, seed)
+    table.to_csv(out_dir / "decision_bias_by_topic.csv", index=False)
+    return [Section(heading="Decision bias per topic, all models (German paper Figure 16)", table=table,
+                    legend={**_legend(list(table.columns)), "domain": STAT_LEGEND["domain"]})]
 
 
 def _size_sections(task: DecisionTask, rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
