@@ -163,6 +163,8 @@ def test_per_topic_and_rejections(report: Any) -> None:
     # small, naming: 1 of 4 rejected by us; the paper's rule rejects the same one (11 lines, not 10)
     assert int(rej[("small", "naming")]["rejected"]) == 1 and int(rej[("small", "naming")]["rejected_paper_rule"]) == 1
     assert float(rej[("big", "usage")]["rejection_rate_paper_rule"]) == 0.0
+    # pooled over both settings (Figure 8): small has 1 rejection in 4 naming + 8 usage prompts
+    assert float(rej[("small", "all")]["rejection_rate"]) == pytest.approx(1 / 12)
     html = (out / "index.html").read_text(encoding="utf-8")
     for heading in ("Naming vs usage", "Noisy-text control", "Token-length parity", "Larger vs smaller model",
                     "Bias per topic", "Rejection rate: ours and the paper", "naming and usage settings"):
@@ -170,3 +172,15 @@ def test_per_topic_and_rejections(report: Any) -> None:
     for png in ("association_bias_ci.png", "association_dialect_vs_noise.png", "association_rejections.png",
                 "association_bias_dialects.png"):
         assert (out / png).stat().st_size > 1000
+
+
+def test_every_table_column_is_explained(report: Any, tmp_path: Path) -> None:
+    from dialectbias.store import Store
+
+    out, _ = report
+    exp = load_experiment(out.parent / "stats.yaml")
+    task = get_task(exp.task)(exp)
+    with Store.open(exp.store_path, create=False) as store:
+        sections = task.report(store, tmp_path)["sections"]
+    assert len(sections) >= 10
+    assert {s.heading: s.unexplained_columns() for s in sections} == {s.heading: [] for s in sections}

@@ -172,7 +172,8 @@ def _size_sections(task: AssociationTask, main: pd.DataFrame, out_dir: Path, n_r
                    seed: int) -> list[Section]:
     sizes = _write(family_table(main, task.exp.models, ["setting", "trait"], n_resamples=n_res, seed=seed), out_dir,
                    "association_model_size.csv")
-    return [Section(heading="Larger vs smaller model of a family", table=sizes, legend=FAMILY_LEGEND,
+    legend = {**FAMILY_LEGEND, "setting": STAT_LEGEND["setting"], "trait": STAT_LEGEND["trait"]}
+    return [Section(heading="Larger vs smaller model of a family", table=sizes, legend=legend,
                     empty="none: give two or more models the same `family` and different `params_b` in the "
                           "experiment file",
                     text="The largest against the smallest model of each family (Welch's t-test, p < 0.05).")]
@@ -190,7 +191,11 @@ def _topic_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int) ->
 
 
 def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
-    table = _write(rejection_table(scored, ["model", "setting"]), out_dir, "association_rejections.csv")
+    table = rejection_table(scored, ["model", "setting"])
+    if scored.setting.nunique() > 1:  # Figure 8 pools the naming and usage answers of each model
+        pooled = rejection_table(scored, ["model"]).assign(setting="all")[table.columns]
+        table = pd.concat([table, pooled], ignore_index=True)
+    _write(table, out_dir, "association_rejections.csv")
     labelled = table.assign(row=table.model + " · " + table.setting.astype(str))
     png = rate_plot(labelled, "association rejection rate (German paper Figure 8)", out_dir / "association_rejections",
                     x="row", values=("rejection_rate", "rejection_rate_paper_rule"),

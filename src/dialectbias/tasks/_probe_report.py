@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -22,6 +23,7 @@ from dialectbias.metrics import (
     marked_words,
 )
 from dialectbias.providers import ModelConfig
+from dialectbias.report import Section
 
 STAT_COLUMNS = ["n_prompts", "n_accepted", "rejection_rate", "bias", "sd", "ci_low", "ci_high", "t", "p",
                 "significant", "cohens_d"]
@@ -136,7 +138,7 @@ def family_table(scored: pd.DataFrame, models: Sequence[ModelConfig], by: Sequen
 
 REJECTION_LEGEND = {
     "model": "the model's id",
-    "setting": "naming or usage",
+    "setting": "naming or usage; all = both pooled, as the German paper's Figure 8",
     "n_prompts": "prompts answered",
     "rejected": "answers our strict parser rejected (missing, extra or unknown adjectives or writers)",
     "rejection_rate": "rejected / n_prompts",
@@ -177,6 +179,29 @@ class MarkedWordsInput:
     dialect_texts: Sequence[str]
     standard_texts: Sequence[str]
     prior_texts: Sequence[str]
+
+
+def marked_words_inputs(profiles: pd.DataFrame) -> list[MarkedWordsInput]:
+    """Group generated profiles for `marked_words_table` the way the German paper does (§6.1): one group per
+    task × model × dialect, the dialect writers' profiles against the standard writers', with the prior from
+    the same model's profiles in every *other* task (both writers, every dialect).
+
+    `profiles`: columns `task`, `model`, `dialect`, `writer` ('dialect' or 'standard') and `text`. A group
+    without a profile on either side is left out.
+    """
+    missing = {"task", "model", "dialect", "writer", "text"} - set(profiles.columns)
+    if missing:
+        raise ValueError(f"profiles lack the column(s) {sorted(missing)}")
+    out = []
+    for (task, model, dialect), g in profiles.groupby(["task", "model", "dialect"], sort=True):
+        dialect_texts = g.loc[g.writer == "dialect", "text"].astype(str).tolist()
+        standard_texts = g.loc[g.writer == "standard", "text"].astype(str).tolist()
+        if not dialect_texts or not standard_texts:
+            continue
+        prior = profiles.loc[(profiles.model == model) & (profiles.task != task), "text"].astype(str).tolist()
+        out.append(MarkedWordsInput(task=str(task), model=str(model), dialect=str(dialect),
+                                    dialect_texts=dialect_texts, standard_texts=standard_texts, prior_texts=prior))
+    return out
 
 
 MARKED_WORDS_LEGEND = {
@@ -227,6 +252,23 @@ MARKED_SUMMARY_LEGEND = {
 }
 
 
+def marked_words_sections(groups: Iterable[MarkedWordsInput], out_dir: Path, *, prefix: str, top: int = 10,
+                          min_count: int = 1) -> list[Section]:
+    """The report section of German paper §6.1 / App. E: `<prefix>_marked_words.csv` (every top word with
+    its z and counts) and a compact table of the significant words per task × model × dialect."""
+    table = marked_words_table(groups, top=top, min_count=min_count)
+    table.to_csv(out_dir / f"{prefix}_marked_words.csv", index=False)
+    summary = marked_words_summary(table)
+    return [Section(
+        heading="Marked words in the generated profiles (German paper §6.1)", table=summary,
+        legend=MARKED_SUMMARY_LEGEND, empty="none: no profiles to compare yet",
+        text=f"Per task × model × dialect: the words of the profiles written for the dialect writer against those "
+             f"for the standard writer, by the weighted log-odds ratio with an informative Dirichlet prior "
+             f"(Monroe et al. 2008; prior: the other tasks' profiles of both writers). The top {top} words per "
+             f"side with z and counts are in {prefix}_marked_words.csv.")]
+
+
 __all__ = ["FAMILY_LEGEND", "MARKED_SUMMARY_LEGEND", "MARKED_WORDS_LEGEND", "REJECTION_LEGEND", "STAT_COLUMNS",
            "STAT_LEGEND", "MarkedWordsInput", "comparison_legend", "comparison_table", "family_table",
-           "marked_words_summary", "marked_words_table", "rejection_table", "stats_table"]
+           "marked_words_inputs", "marked_words_sections", "marked_words_summary", "marked_words_table",
+           "rejection_table", "stats_table"]

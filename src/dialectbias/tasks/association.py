@@ -77,7 +77,11 @@ class AssociationTask(ProbeTask):
         "line (or .csv with columns id, variants.standard, variants.<dialect> …):\n"
         '{"id": "t001", "variants": {"standard": "Ich gehe nach Hause.", "bavarian": "I geh hoam."}}\n'
         "Each item × dialect × trait is one prompt, with the standard text as one writer and the dialect "
-        "text as the other (which one is writer A is random). Other item fields are kept as metadata."
+        "text as the other (which one is writer A is random). Other item fields are kept as metadata.\n"
+        "Noisy-text control: a `noisy` variant (the standard text with words distorted, written by `dialectbias "
+        "build noise`) is prompted like a dialect and reported apart, dialect vs noise (German paper §6.2).\n"
+        "setting: both runs the naming prompts and the usage prompts in one experiment, so the report tests "
+        "naming against usage."
     )
     Options = AssociationOptions
 
