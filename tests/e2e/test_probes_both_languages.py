@@ -145,6 +145,9 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
         assert all(int(r["n_prompts"]) == n_dialect // 2 for r in by_prefix.values())
         compared = read_csv(out / "decision_prefix_vs_default.csv")
         assert {r["prefix"] for r in compared} == {"consider"} and {r["trait"] for r in compared} == set(TRAITS)
+        # the responder's two profiles have 12 (Writer A) and 11 (Writer B) words once the labels are removed
+        assert {(a["dialect_writer"], a["profile_words_dialect"], a["profile_words_standard"]) for a in answers
+                if a["extracted"] == "True"} <= {("A", "12", "11"), ("B", "11", "12")}
         # the marked words of the profiles: every scenario × dialect has words on both sides
         marked = read_csv(out / "decision_marked_words.csv")
         assert {r["side"] for r in marked} == {"dialect", "standard"} and {r["dialect"] for r in marked} == dialects

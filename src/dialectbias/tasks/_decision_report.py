@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from dialectbias.tasks.decision import DecisionTask
 
 MAX_UNEXTRACTABLE_EXAMPLES = 10
+PROFILE_WORDS = 100  # the prompt asks for profiles "within 100 words" (German paper §3.4)
 
 GROUPS = {
     "trait": ["model", "setting", "prefix", "trait"],
@@ -287,6 +288,8 @@ def _size_sections(task: DecisionTask, rows: pd.DataFrame, out_dir: Path, n_res:
 def _marked_words_sections(task: DecisionTask, store: Store, rows: pd.DataFrame, out_dir: Path) -> list[Section]:
     """The words marking the dialect writers' profiles against the standard writers' (German paper §6.1)."""
     groups, unsplit = profile_inputs(task, store, rows)
+    words = pd.concat([rows.profile_words_dialect, rows.profile_words_standard]).dropna().astype(float)
+    over = int((words > PROFILE_WORDS).sum())
     table = marked_words_table(groups)
     table.to_csv(out_dir / "decision_marked_words.csv", index=False)
     summary = marked_words_summary(table)
@@ -296,4 +299,7 @@ def _marked_words_sections(task: DecisionTask, store: Store, rows: pd.DataFrame,
                          f"profiles written for dialect writers and for standard writers, per scenario × model × "
                          f"dialect; the prior is the same model's profiles in the other scenarios. All words are in "
                          f"decision_marked_words.csv ({', '.join(MARKED_WORDS_LEGEND)}). {unsplit} answer(s) had no "
-                         f"two profiles to split and are left out.")]
+                         f"two profiles to split and are left out. Profile length: "
+                         + (f"median {words.median():.0f} words, {over} of {len(words)} profiles over the "
+                            f"{PROFILE_WORDS} words the prompt asks for (profile_words_* in decision_answers.csv)."
+                            if len(words) else "no profile found."))]

@@ -37,6 +37,7 @@ from dialectbias.tasks._decision_extract import (
     extraction_messages,
     extraction_schema,
 )
+from dialectbias.tasks._decision_profiles import split_profiles
 from dialectbias.tasks._decision_prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
 from dialectbias.tasks._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 
@@ -213,7 +214,12 @@ class DecisionTask(ProbeTask):
             extraction = extract_decision(value, raw if status == "ok" else None, row.output or "", prompt,
                                           json_error=error if status == "ok" else
                                           f"extractor call {status or 'not made yet'}")
-            yield self._row(row.request_id, row.model_id, row.item_id, row.variant, meta, prompt, status, extraction)
+            out = self._row(row.request_id, row.model_id, row.item_id, row.variant, meta, prompt, status, extraction)
+            profiles = split_profiles(row.output or "")
+            standard_writer = prompt.standard_writer
+            out["profile_words_dialect"] = len(profiles[prompt.dialect_writer].split()) if profiles else None
+            out["profile_words_standard"] = len(profiles[standard_writer].split()) if profiles else None
+            yield out
 
     @staticmethod
     def _row(request_id: str, model: str, item_id: str, dialect: str, meta: dict[str, Any], prompt: DecisionPrompt,
