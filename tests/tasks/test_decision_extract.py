@@ -96,6 +96,9 @@ def test_paper_format_from_the_extractor_is_read_by_the_regex() -> None:
     (PROSE, "opposite", "trait"),
     ("Writer A -> Farmworkers\nWriter B -> Cardiologists", "trait", "opposite"),
     ("1. A: Cardiologists\n2. B: Farmworkers", "opposite", "trait"),
+    ("I'd send Writer A to the \"Farmworkers\" stall, while Writer B fits the \"Cardiologists\" one.", "trait",
+     "opposite"),
+    ("Writer B should visit the Farmworkers stall; Writer A the Cardiologists stall", "opposite", "trait"),
 ])
 def test_regex_reads_realistic_answers(text: str, a: str, b: str) -> None:
     got = from_text(text, prompt(), "regex_generation")

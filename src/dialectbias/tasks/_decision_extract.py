@@ -128,7 +128,8 @@ def from_json(value: ExtractorAnswer | dict[str, Any] | None, prompt: DecisionPr
 _WRITER_LINE = re.compile(
     r"^[\s>*_#\-•\d.)]*(?:writer|author|person)?\s*\(?([ab])\)?\s*\**\s*(?::|=|→|->|–|—|-)\s*(.+)$", re.IGNORECASE)
 _TASK2 = re.compile(r"task\s*2", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: sentences, and clauses joined by ", and" / ", while" / ", whereas" / ", but" / ";" (one writer each)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|,\s+(?:and|while|whereas|but)\s+|;\s*", re.IGNORECASE)
 _WRITER_MENTION = re.compile(r"\bwriter\s*\(?([ab])\b", re.IGNORECASE)
 
 
@@ -153,8 +154,9 @@ def from_text(text: str, prompt: DecisionPrompt, method: Method) -> Extraction |
     """Regex fallback: the extraction, or why none was found.
 
     Read in this order, the first that decides for a writer wins: lines ``Writer A: <option>`` (also ``A:``,
-    ``**Writer A** – <option>``, ``Writer B -> <option>``; the paper's extractor format), then sentences after
-    "Task 2" (or, without that marker, the whole text) naming exactly one writer and exactly one option. A
+    ``**Writer A** – <option>``, ``Writer B -> <option>``; the paper's extractor format), then sentences or
+    clauses (split at ", and", ", while", ", whereas", ", but", ";") after "Task 2" (or, without that marker, the
+    whole text) naming exactly one writer and exactly one option. A
     writer linked to both options is ambiguous. In the forced-choice variant one writer's option implies the
     other's.
     """
