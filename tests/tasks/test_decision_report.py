@@ -191,3 +191,28 @@ def test_equal_option_scores_end_to_end(tmp_path: Path, probe_server: Any) -> No
     assert [s for _, _, s in got] == [0.5, 0.0, 0.5, -0.5] * 2
     row = read_csv(tmp_path / "report" / "decision_bias_by_trait.csv")[0]
     assert float(row["bias"]) == pytest.approx(0.125) and float(row["pct_stereotypical"]) == pytest.approx(50.0)
+
+
+def test_failed_extractor_calls_fall_back_to_the_answer_and_are_counted(tmp_path: Path) -> None:
+    """Every 2nd extractor call fails (HTTP 500, no retry): those answers are read by the regex fallback from the
+    model's answer itself and counted as n_extractor_failed; nothing is dropped."""
+    from dialectbias.testing import TestServer
+
+    faults = {"rules": [{"kind": "500", "match": "<<<", "every": 2}]}
+    with TestServer(faults=faults, responder="dialectbias.testing:probe_responder") as server:
+        exp = write_experiment(tmp_path / "exp", server.base_url, traits=["uneducated"], scenarios=["uneducated_1"])
+        config = yaml.safe_load(exp.read_text(encoding="utf-8"))
+        config["roles"]["extractor"]["max_retries"] = 0
+        exp.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        import_answers(exp, lambda p, model, trait, i: designed_answer(p, DESIGN[(model, trait)][i]))
+        summary = run_experiment(exp, progress=False)
+    totals = {(s.stage, s.model_id): (s.total, s.failed) for s in summary.stages}
+    assert totals[("extract", "extractor")] == (8, 4)
+    build_report(exp, tmp_path / "report")
+    answers = read_csv(tmp_path / "report" / "decision_answers.csv")
+    failed = [a for a in answers if a["extractor_status"] == "failed"]
+    assert len(answers) == 8 and len(failed) == 4
+    assert all(a["extracted"] == "True" and a["method"] == "regex_generation" for a in failed)
+    rows = by_trait(tmp_path / "report")
+    assert sum(int(r["n_extractor_failed"]) for r in rows.values()) == 4
+    assert {k: float(r["bias"]) for k, r in rows.items()} == {("m1", "uneducated"): 0.5, ("m2", "uneducated"): -1.0}
