@@ -1,4 +1,5 @@
-"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests) and probe formulas."""
+"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests), BERTScore and
+probe formulas."""
 
 from dialectbias.metrics._agreement import (
     MIN_PAIRS,
@@ -10,6 +11,7 @@ from dialectbias.metrics._agreement import (
     pearson,
     spearman,
 )
+from dialectbias.metrics._bertscore import bertscore_f1, corpus_bertscore_f1
 from dialectbias.metrics._marked_words import Z_SIGNIFICANT, MarkedWord, marked_words
 from dialectbias.metrics._probe_stats import (
     ALPHA_BIAS,
@@ -49,11 +51,13 @@ __all__ = [
     "MarkedWord",
     "PairedTestResult",
     "association_bias",
+    "bertscore_f1",
     "bias_vs_zero",
     "bootstrap_ci",
     "cohen_kappa",
     "cohens_d",
     "compare_groups",
+    "corpus_bertscore_f1",
     "critical_bias_sensitivity",
     "decision_score",
     "fallback_bias",
