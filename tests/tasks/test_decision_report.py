@@ -146,6 +146,10 @@ def test_unextractable_answers_are_counted_per_model_trait_setting(report: Path)
         ("m1", "rural", "naming"): 2, ("m1", "uneducated", "naming"): 0,
         ("m2", "rural", "naming"): 3, ("m2", "uneducated", "naming"): 0}
     assert float(table[("m2", "rural", "naming")]["unextractable_rate"]) == pytest.approx(0.75)
+    # the extractor's readings all agree with the regex reading of the designed answers
+    assert sum(int(r["n_regex_disagrees"]) for r in table.values()) == 0
+    assert sum(int(r["n_regex_checked"]) for r in table.values()) == sum(
+        int(r["n_json"]) + int(r["n_regex_extractor"]) for r in table.values()) == 11
     for r in table.values():  # every answer is either read (by some method) or counted unextractable
         read = int(r["n_json"]) + int(r["n_regex_extractor"]) + int(r["n_regex_generation"])
         assert read + int(r["n_unextractable"]) == int(r["n_answers"]) == 4
@@ -216,3 +220,18 @@ def test_failed_extractor_calls_fall_back_to_the_answer_and_are_counted(tmp_path
     rows = by_trait(tmp_path / "report")
     assert sum(int(r["n_extractor_failed"]) for r in rows.values()) == 4
     assert {k: float(r["bias"]) for k, r in rows.items()} == {("m1", "uneducated"): 0.5, ("m2", "uneducated"): -1.0}
+
+
+def test_the_regex_check_flags_an_extractor_that_disagrees_with_the_answer() -> None:
+    from dialectbias.tasks._decision_extract import Extraction
+    from dialectbias.tasks._decision_prompt import DecisionPrompt
+    from dialectbias.tasks.decision import _regex_agrees
+
+    p = DecisionPrompt(text="x", dialect_writer="A", trait_option="Roofers", opposite_option="Neurologists",
+                       options=["Roofers", "Neurologists"], scenario="uneducated_1")
+    answer = "Task 2:\nWriter A: Neurologists\nWriter B: Roofers"
+    agree = Extraction(method="json", writer_a="opposite", writer_b="trait")
+    differ = Extraction(method="json", writer_a="trait", writer_b="opposite")
+    assert _regex_agrees(agree, answer, p) is True and _regex_agrees(differ, answer, p) is False
+    assert _regex_agrees(differ, "Both would do well.", p) is None  # the regex cannot read it: no check
+    assert _regex_agrees(Extraction(method="none", reason="x"), answer, p) is None

@@ -104,9 +104,12 @@ def unextractable_table(rows: pd.DataFrame) -> pd.DataFrame:
                     "unextractable_rate": float((~ok).mean()), "n_json": int((g.method == "json").sum()),
                     "n_regex_extractor": int((g.method == "regex_extractor").sum()),
                     "n_regex_generation": int((g.method == "regex_generation").sum()),
-                    "n_extractor_failed": int((g.extractor_status != "ok").sum())})
+                    "n_extractor_failed": int((g.extractor_status != "ok").sum()),
+                    "n_regex_checked": int(g.regex_agrees.notna().sum()),
+                    "n_regex_disagrees": int((g.regex_agrees == False).sum())})  # noqa: E712 - None is not False
     return pd.DataFrame(out, columns=[*by, "n_answers", "n_unextractable", "unextractable_rate", "n_json",
-                                      "n_regex_extractor", "n_regex_generation", "n_extractor_failed"])
+                                      "n_regex_extractor", "n_regex_generation", "n_extractor_failed",
+                                      "n_regex_checked", "n_regex_disagrees"])
 
 
 UNEXTRACTABLE_LEGEND = {
@@ -116,6 +119,10 @@ UNEXTRACTABLE_LEGEND = {
     "n_json": "decisions read from the extractor's JSON",
     "n_regex_extractor": "read by the regex fallback from the extractor's text",
     "n_regex_generation": "read by the regex fallback from the model's answer itself",
+    "n_regex_checked": "decisions read by the extractor that the regex could also read from the answer itself",
+    "n_regex_disagrees": "… of which the regex reading differs from the extractor's: a check on the extractor (a "
+                         "small extractor under a JSON schema may pick an option the text never chose); read those "
+                         "answers (decision_answers.csv, regex_agrees = False)",
 }
 
 

@@ -36,6 +36,7 @@ from dialectbias.tasks._decision_extract import (
     extract_decision,
     extraction_messages,
     extraction_schema,
+    from_text,
 )
 from dialectbias.tasks._decision_profiles import split_profiles
 from dialectbias.tasks._decision_prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
@@ -215,6 +216,7 @@ class DecisionTask(ProbeTask):
                                           json_error=error if status == "ok" else
                                           f"extractor call {status or 'not made yet'}")
             out = self._row(row.request_id, row.model_id, row.item_id, row.variant, meta, prompt, status, extraction)
+            out["regex_agrees"] = _regex_agrees(extraction, row.output or "", prompt)
             profiles = split_profiles(row.output or "")
             standard_writer = prompt.standard_writer
             out["profile_words_dialect"] = len(profiles[prompt.dialect_writer].split()) if profiles else None
@@ -265,6 +267,17 @@ class DecisionTask(ProbeTask):
         from dialectbias.tasks._decision_report import write_decision_report
 
         return write_decision_report(self, store, out_dir)
+
+
+def _regex_agrees(extraction: Extraction, generation: str, prompt: DecisionPrompt) -> bool | None:
+    """A check on the extractor: does the regex reading of the answer itself give the same decision? None when
+    the decision came from that reading, or when the regex cannot read the answer."""
+    if not extraction.ok or extraction.method == "regex_generation":
+        return None
+    own = from_text(generation, prompt, "regex_generation")
+    if isinstance(own, str):
+        return None
+    return (own.writer_a, own.writer_b) == (extraction.writer_a, extraction.writer_b)
 
 
 __all__ = ["DecisionOptions", "DecisionTask"]
