@@ -55,6 +55,7 @@ from dialectbias.review._queue import (
     review_readme,
     write_review_csv,
 )
+from dialectbias.review._setup import review_config, store_language, thresholds_of
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
 
 # the queue kinds of the review app, in the order its pages list them (one line per kind)
@@ -71,5 +72,6 @@ __all__ = ["ERROR_CATEGORIES", "HUMAN_COLUMNS", "QUEUE_COLUMNS", "AnnotationErro
            "annotator_agreement", "annotator_for_token", "annotators", "assign", "hash_token", "human_columns",
            "human_scores", "judge_calibration", "language_tag", "latest_annotations", "miscalibrated",
            "override_value", "queue_columns", "queue_kind", "queue_kinds", "read_review_csv", "register_queue_kind",
-           "review_readme", "save_annotation", "save_snapshot", "snapshot_history", "task_of", "tasks_of",
-           "text_direction", "translation_targets", "write_review_csv"]
+           "review_config", "review_readme", "save_annotation", "save_snapshot", "snapshot_history",
+           "store_language", "task_of", "tasks_of", "text_direction", "thresholds_of", "translation_targets",
+           "write_review_csv"]

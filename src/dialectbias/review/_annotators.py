@@ -90,6 +90,11 @@ def annotator_for_token(store: Store, token: str | None) -> Annotator | None:
     return _annotator(rows[0]) if rows else None
 
 
+def annotator_named(store: Store, name: str) -> Annotator | None:
+    rows = store.query("SELECT name, dialects, queues, created_at FROM annotators WHERE name=?", (name,))
+    return _annotator(rows[0]) if rows else None
+
+
 def annotators(store: Store) -> list[Annotator]:
     return [_annotator(r) for r in store.query("SELECT name, dialects, queues, created_at FROM annotators "
                                                "ORDER BY name")]
