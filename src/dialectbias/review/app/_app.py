@@ -452,6 +452,7 @@ def _task_context(state: AppState, session: Session, task_id: str, submitted: Ma
 
 
 def _panel_view(config: ReviewConfig, panel: Any) -> dict[str, Any]:
-    lang = language_tag(panel.variant, config.dialects, config.language) if panel.variant else "en"
-    return {"label": panel.label, "text": panel.text, "role": panel.role, "lang": lang, "dir": text_direction(lang),
+    lang = language_tag(panel.variant, config.dialects, config.language) if panel.variant else None
+    return {"label": panel.label, "text": panel.text, "role": panel.role, "lang": lang,
+            "dir": text_direction(lang) if lang else "auto",
             "wide": panel.role in ("reasoning", "info", "reference")}
