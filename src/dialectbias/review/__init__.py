@@ -55,6 +55,13 @@ from dialectbias.review._queue import (
     review_readme,
     write_review_csv,
 )
+from dialectbias.review._report import (
+    ANNOTATOR_AGREEMENT_LEGEND,
+    JUDGE_CALIBRATION_LEGEND,
+    ReviewSummary,
+    review_summary,
+    routed_to_judge,
+)
 from dialectbias.review._setup import review_config, store_language, thresholds_of
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
 
@@ -65,13 +72,14 @@ register_queue_kind(TranslationCorrectionQueue())
 register_queue_kind(ValidationQueue())
 register_queue_kind(ErrorCodingQueue())
 
-__all__ = ["ERROR_CATEGORIES", "HUMAN_COLUMNS", "QUEUE_COLUMNS", "AnnotationError", "Annotator", "AssignSummary",
-           "CalibrationRow", "CalibrationSample", "ErrorCodingQueue", "FormField", "ImportSummary", "JudgmentQueue",
-           "Panel", "QueueKind", "Rating", "ReviewConfig", "ReviewQueue", "ReviewTarget", "Task", "Thresholds",
+__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "JUDGE_CALIBRATION_LEGEND",
+           "QUEUE_COLUMNS", "AnnotationError", "Annotator", "AssignSummary", "CalibrationRow", "CalibrationSample",
+           "ErrorCodingQueue", "FormField", "ImportSummary", "JudgmentQueue", "Panel", "QueueKind", "Rating",
+           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Task", "Thresholds",
            "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
            "annotator_agreement", "annotator_for_token", "annotators", "assign", "hash_token", "human_columns",
            "human_scores", "judge_calibration", "language_tag", "latest_annotations", "miscalibrated",
            "override_value", "queue_columns", "queue_kind", "queue_kinds", "read_review_csv", "register_queue_kind",
-           "review_config", "review_readme", "save_annotation", "save_snapshot", "snapshot_history",
-           "store_language", "task_of", "tasks_of", "text_direction", "thresholds_of", "translation_targets",
-           "write_review_csv"]
+           "review_config", "review_readme", "review_summary", "routed_to_judge", "save_annotation", "save_snapshot",
+           "snapshot_history", "store_language", "task_of", "tasks_of", "text_direction", "thresholds_of",
+           "translation_targets", "write_review_csv"]
