@@ -165,3 +165,54 @@ def test_serve_listens_where_told_and_warns(reviewed_project: Any, serve: Any, c
     assert "warning: listening on 0.0.0.0" in log.read_text(encoding="utf-8")
     addresses = listening_addresses(port)
     assert addresses in ({"0.0.0.0"}, set())
+
+
+def test_a_miscalibrated_dialect_is_scored_by_the_judge_it_is_routed_to(qa_server: Any, qa_project: Any, cli: Any,
+                                                                        tmp_path: Path) -> None:
+    from dialectbias.api import open_experiment
+    from dialectbias.review import queue_kind, review_config, save_annotation
+    from dialectbias.store import OVERRIDE_KIND
+
+    project = qa_project(qa_server.base_url, n_items=6)
+    judges = project.config["judges"]
+    project.rewrite(judges=[*judges, {**judges[0], "id": "judge-2", "model": "judge-model-2", "role": "secondary"}],
+                    review={"confidence_threshold": 5, "calibration_min_pairs": 3, "min_ccc": 1.01,
+                            "on_miscalibrated": "judge-2"})
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    exp, task = open_experiment(project.yaml_path)
+    kind = queue_kind("judgments")
+    with Store.open(project.store_path, create=False) as store:
+        config = review_config(exp, task.rubrics, store)
+        humans = {}
+        for target in list(kind.targets(config, store)):
+            if target.dialect == "chittagong" and target.item_id in ("q01", "q02", "q03"):
+                value = kind.annotation(config, store, target, dict.fromkeys(
+                    ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
+                     "appropriate_length"), 2))
+                save_annotation(store, target.target_id, "lead", OVERRIDE_KIND, value)
+                humans[target.target_id] = value["score"]
+    calibration = cli("review", "calibration", project.yaml_path)
+    assert calibration.exit_code == 0, calibration.output
+    assert "judge judge-1 is below the thresholds for chittagong" in calibration.stderr
+    assert "judge judge-2's scores are used for chittagong" in calibration.stderr
+    assert cli("report", project.yaml_path, "--out", tmp_path / "report").exit_code == 0
+    with (tmp_path / "report" / "qa_bias_model_by_dialect.csv").open(encoding="utf-8") as fh:
+        table = {r["model"]: r for r in csv.DictReader(fh)}
+    with Store.open(project.store_path, create=False) as store:
+        rows = store.query("SELECT request_id, judge_id, model_id, item_id, variant, score FROM judgments")
+    judge2 = {(r[2], r[3], r[4]): r[5] for r in rows if r[1] == "judge-2"}
+    unrouted = [humans.get(r[0], r[5]) for r in rows if r[1] == "judge-1" and r[2] == "model-a"
+                and r[4] == "chittagong"]
+    assert float(table["model-a"]["chittagong"]) != pytest.approx(sum(unrouted) / len(unrouted), abs=1e-3)
+    for model in ("model-a", "model-b"):
+        final = {"chittagong": [], "sylhet": []}
+        for r in rows:
+            if r[1] == "judge-1" and r[2] == model:
+                if r[4] == "chittagong":
+                    final["chittagong"].append(humans.get(r[0], judge2[(model, r[3], "chittagong")]))
+                else:
+                    final["sylhet"].append(r[5])
+        for dialect, values in final.items():
+            assert float(table[model][dialect]) == pytest.approx(sum(values) / len(values), abs=1e-3), (model, dialect)
+    html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "WARNING: judge judge-1 falls below the thresholds for chittagong" in html
