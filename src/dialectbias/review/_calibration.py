@@ -73,10 +73,12 @@ def annotator_agreement(store: Store, config: ReviewConfig, *, min_pairs: int = 
             for rating, v in ratings.items():
                 if v is not None:
                     by_rating[rating][target][annotator] = v
-        for rating, units in by_rating.items():
-            scopes: dict[str, dict[str, dict[str, Any]]] = {ALL: units}
+        for rating in sorted(by_rating, key=lambda r: (r.name == "score", r.name)):
+            units = by_rating[rating]
+            scopes: dict[str, dict[str, dict[str, Any]]] = {}
             for target, values in units.items():
                 scopes.setdefault(dialect_of.get(target, "?"), {})[target] = values
+            scopes = {d: scopes[d] for d in sorted(scopes)} | {ALL: units}
             for scope, scoped in scopes.items():
                 rows += _agreement_rows(kind.name, rating, scope, scoped, min_pairs)
     return rows
