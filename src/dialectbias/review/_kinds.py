@@ -38,7 +38,6 @@ class ReviewConfig:
     judge_ids: list[str]
     model_ids: list[str]
     rubrics: dict[str, Rubric] = field(default_factory=dict)
-    confidence_threshold: int = 3
     overlap: int = 1
     #: (judge, dialect) pairs whose every judgment goes to review (review.on_miscalibrated: review)
     routed: set[tuple[str, str]] = field(default_factory=set)

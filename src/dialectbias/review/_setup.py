@@ -41,6 +41,5 @@ def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store,
     if judge and exp.review.on_miscalibrated == ROUTE_REVIEW:
         routed = miscalibrated(store, judge)
     return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[m.id for m in exp.models],
-                        rubrics=dict(rubrics), confidence_threshold=exp.review.confidence_threshold,
-                        overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
+                        rubrics=dict(rubrics), overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
                         language=store_language(store, exp.dialects))

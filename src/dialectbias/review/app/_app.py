@@ -10,6 +10,7 @@ timeout), so several annotators can write at once.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -96,8 +97,6 @@ def create_app(store_path: str | Path, config: ReviewConfig, *, title: str = "di
         return HTMLResponse(html, status_code=status)
 
     def login_page(status: int, error: str = "") -> HTMLResponse:
-        import secrets
-
         csrf = secrets.token_urlsafe(32)
         response = page("login.html", status, csrf=csrf, error=error)
         response.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", max_age=3600, path="/login")
