@@ -139,3 +139,23 @@ def test_too_few_human_scores_are_not_checked(calibrated: dict[str, Any], rv: An
         rows = judge_calibration(store, [rv.JUDGE], rv.MODELS, {}, Thresholds(min_pairs=7))
     sylhet = next(r for r in rows if r.dialect == "sylhet")
     assert sylhet.below == [] and "fewer than 7" in sylhet.note and sylhet.ccc is None
+
+
+def test_on_miscalibrated_review_sends_the_dialects_judgments_to_review(calibrated: dict[str, Any], rv: Any) -> None:
+    from dialectbias.config import Experiment
+    from dialectbias.review import review_config
+
+    model = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    exp = Experiment.model_validate({"name": "e", "task": "qa_bias", "models": [{"id": "model-a", **model}],
+                                     "judges": [{"id": rv.JUDGE, "role": "primary", **model}],
+                                     "review": {"on_miscalibrated": "review", "calibration_min_pairs": 5}})
+    kind = queue_kind("judgments")
+    with Store.open(calibrated["path"]) as store:
+        assert review_config(exp, {}, store).routed == set()  # no snapshot yet: nothing routed
+        assert list(kind.targets(review_config(exp, {}, store), store)) == []  # all confident (needs_review=0)
+        save_snapshot(store, judge_calibration(store, [rv.JUDGE], ["model-a"], {}, Thresholds(min_pairs=5)),
+                      Thresholds())
+        config = review_config(exp, {}, store)
+        targets = list(kind.targets(config, store))
+    assert config.routed == {(rv.JUDGE, "sylhet")}
+    assert len(targets) == 6 and {t.dialect for t in targets} == {"sylhet"}
