@@ -226,3 +226,29 @@ def test_no_sql_is_built_from_request_values() -> None:
             spliced = re.findall(r"\{([^}]*)\}", fstring)
             assert all(name in {"_SQL", "where", "kind.annotation_kind"} for name in spliced), (path, fstring)
     assert json.dumps  # (json is used by the other tests of this module)
+
+
+def test_a_rotated_token_ends_the_old_sessions_and_api_access(served: Any, rv: Any) -> None:
+    from dialectbias.review import add_annotator
+
+    opener = rv.login(served.url, served.tokens["rahim"])
+    assert rv.http("GET", f"{served.url}/", opener=opener).status == 200
+    with Store.open(served.store.path, create=False) as store:
+        new = add_annotator(store, "rahim", ["chittagong"], rotate=True)
+    assert rv.http("GET", f"{served.url}/", opener=opener).status == 401
+    assert rv.http("GET", f"{served.url}/api/tasks", token=served.tokens["rahim"]).status == 401
+    assert rv.http("GET", f"{served.url}/api/tasks", token=new).status == 200
+
+
+def test_the_last_task_of_a_queue_leads_home_with_a_message(served: Any, rv: Any) -> None:
+    opener = rv.login(served.url, served.tokens["nila"])
+    tasks = _tasks(served, rv, "nila")
+    csrf = rv.hidden(rv.http("GET", f"{served.url}/", opener=opener).text)
+    for t in tasks:
+        reply = rv.http("POST", f"{served.url}/task/{t['id']}", form={"text": "সিলেটি", "csrf": csrf}, opener=opener)
+        assert reply.status == 303
+    assert reply.headers["location"] == "/queue/translation_correction?after=" + tasks[-1]["id"]
+    done = rv.http("GET", served.url + reply.headers["location"], opener=opener)
+    assert done.status == 303 and done.headers["location"] == "/?done=translation_correction"
+    home = rv.http("GET", served.url + done.headers["location"], opener=opener)
+    assert "Translations to correct: nothing left to do" in home.text

@@ -155,7 +155,7 @@ def create_app(store_path: str | Path, config: ReviewConfig, *, title: str = "di
         return response
 
     @app.get("/", response_class=HTMLResponse)
-    async def home(request: Request) -> Response:
+    async def home(request: Request, done: str = "") -> Response:
         session = await run_in_threadpool(session_of, request)
         if session is None:
             return login_page(401)
@@ -171,7 +171,8 @@ def create_app(store_path: str | Path, config: ReviewConfig, *, title: str = "di
         context = await run_in_threadpool(build)
         if context is None:
             return login_page(401)
-        return page("home.html", csrf=session.csrf, **context)
+        finished = queue_kinds()[done].title if done in queue_kinds() else ""
+        return page("home.html", csrf=session.csrf, finished=finished, **context)
 
     @app.get("/queue/{queue}")
     async def next_task(request: Request, queue: str, after: str = "") -> Response:
