@@ -210,3 +210,74 @@ def test_the_csv_queue_still_round_trips(review_store: Any, rv: Any, tmp_path: P
             writer.writerows(rows)
         summary = queue.import_csv(out, "lead")
         assert n == 5 and summary.imported == 5 and list(queue.pending()) == []
+
+
+def test_the_translate_tasks_stored_answers_are_targets(review_store: Any, rv: Any) -> None:
+    """The translate task stores `meta.source` as a list of texts and `meta.field` per field group."""
+    with review_store.open() as store:
+        store.write([("requests", rv._request(store, "tr-vqa", "translate", "translator", "q3", "sylhet",
+                                              meta={"source": ["প্রশ্ন?", "ক", "খ"], "field": "options",
+                                                    "is_list": True})),
+                     ("results", {"request_id": "tr-vqa", "status": "ok", "output": "ক১\nখ১", "completed_at": 0.0}),
+                     ("requests", rv._request(store, "tr-empty", "translate", "translator", "q4", "sylhet")),
+                     ("results", {"request_id": "tr-empty", "status": "ok", "output": "  ", "completed_at": 0.0})])
+        targets = {t.target_id: t for t in queue_kind("validation").targets(rv.review_config(), store)}
+    assert "tr-empty" not in targets  # an empty answer is a failed translation, not one to review
+    t = targets["tr-vqa"]
+    assert t.title == "q3 · sylhet · options" and [p.text for p in t.panels] == ["প্রশ্ন?\nক\nখ", "ক১\nখ১"]
+
+
+def test_a_task_can_supply_its_own_translations(review_store: Any, rv: Any) -> None:
+    from dialectbias.review._kind_translations import Translation
+
+    def cleaned(store: Any) -> list[Translation]:
+        return [Translation("tr-clean", "q2", "sylhet", "প্রশ্ন 2?", "পরিষ্কার অনুবাদ")]
+
+    with review_store.open() as store:
+        ids = [t.target_id for t in queue_kind("translation_score").targets(rv.review_config(translations=cleaned),
+                                                                            store)]
+    assert ids == ["tr-clean", "item:q5:sylhet", "item:q6:sylhet"]
+
+
+def test_object_variants_are_shown_and_corrected_field_by_field(tmp_path: Path, rv: Any) -> None:
+    from dialectbias.data import Item
+    from dialectbias.store import Store
+
+    vqa = {"question": "এটা কী?", "options": ["ভাত", "রুটি"], "answer_index": 0, "is_human_validated": False}
+    with Store.open(tmp_path / "v.sqlite") as store:
+        store.save_items([Item(id="food_1", variants={"standard": {"question": "এটি কী?", "options": ["ভাত", "রুটি"],
+                                                                   "answer_index": 0}, "sylhet": vqa})])
+        kind = queue_kind("translation_correction")
+        (target,) = kind.targets(rv.review_config(), store)
+        fields = kind.fields(rv.review_config(), target)
+        value = kind.annotation(rv.review_config(), store, target, {"text.question": "ইতা কিতা?",
+                                                                     "text.options": "ভাত\r\nরুটি"})
+        with pytest.raises(AnnotationError) as info:
+            kind.annotation(rv.review_config(), store, target, {"text.question": "ইতা কিতা?"})
+    assert target.target_id == "item:food_1:sylhet"
+    assert target.panels[1].text == "question: এটা কী?\noptions: ভাত\nরুটি"
+    assert [(f.name, f.default) for f in fields] == [("text.question", "এটা কী?"), ("text.options", "ভাত\nরুটি")]
+    assert value == {"text": {"question": "ইতা কিতা?", "options": "ভাত\nরুটি"},
+                     "original": {"question": "এটা কী?", "options": "ভাত\nরুটি"}, "changed": True}
+    assert "text.options" in info.value.problems
+
+
+def test_error_coding_shows_the_items_own_image_after_few_shot_examples(review_store: Any, rv: Any) -> None:
+    import hashlib
+
+    with review_store.open() as store:
+        example = rv.png_bytes((0, 0, 255))
+        ex_sha = hashlib.sha256(example).hexdigest()
+        store.conn.execute("INSERT INTO content VALUES (?,?,?,?,?,?,?)", (ex_sha, "image", "image/png", len(example),
+                                                                          example, 64, 48))
+        messages = [{"role": "user", "content": [{"type": "image", "sha256": ex_sha, "mime": "image/png"},
+                                                 {"type": "text", "text": "example"}]},
+                    {"role": "assistant", "content": "Index: 1"},
+                    {"role": "user", "content": [{"type": "image", "sha256": review_store.image_sha,
+                                                  "mime": "image/png"}, {"type": "text", "text": "q"}]}]
+        store.write([("requests", rv._request(store, "fewshot", "generate", "model-b", "q6", "urdu",
+                                              messages=messages)),
+                     ("results", {"request_id": "fewshot", "status": "ok", "output": "Index: 2",
+                                  "completed_at": 0.0})])
+        target = queue_kind("error_coding").target(rv.review_config(), store, "fewshot")
+    assert target.image == review_store.image_sha

@@ -14,7 +14,7 @@ from dialectbias.cli._app import ExperimentArg, clear_errors
 if TYPE_CHECKING:
     from dialectbias.config import Experiment
     from dialectbias.judges import Rubric
-    from dialectbias.review import ReviewQueue
+    from dialectbias.review import ReviewConfig, ReviewQueue
     from dialectbias.store import Store
     from dialectbias.tasks import Task
 
@@ -42,6 +42,14 @@ def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> Revi
 def _rubrics(task: Task) -> dict[str, Rubric]:
     """Each judge's rubric, as the experiment's task reads it (its `rubric:`, else the task's default)."""
     return dict(getattr(task, "rubrics", {}))
+
+
+def _review_config(exp: Experiment, task: Task, store: Store, judge: str | None = None) -> ReviewConfig:
+    """The review app's view of the experiment; a task with its own post-processed translations to review
+    (a `review_translations(store)` method, e.g. `translate`) supplies them."""
+    from dialectbias.review import review_config
+
+    return review_config(exp, _rubrics(task), store, judge, translations=getattr(task, "review_translations", None))
 
 
 def _write_readme(queue: ReviewQueue, out: Path) -> Path:
@@ -157,13 +165,13 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
     from rich.table import Table
 
     from dialectbias.api import open_experiment
-    from dialectbias.review import annotator_agreement, judge_calibration, review_config, save_snapshot, thresholds_of
+    from dialectbias.review import annotator_agreement, judge_calibration, save_snapshot, thresholds_of
     from dialectbias.store import Store
 
     exp, task = open_experiment(experiment)
     thresholds = thresholds_of(exp)
     with Store.open(exp.store_path, create=False) as store:
-        config = review_config(exp, _rubrics(task), store)
+        config = _review_config(exp, task, store)
         rows = judge_calibration(store, [j.id for j in exp.judges], [m.id for m in exp.models], _rubrics(task),
                                  thresholds)
         agreement = annotator_agreement(store, config)
@@ -237,7 +245,7 @@ def add_annotator(experiment: ExperimentArg,
     from dialectbias.data import known_variants, unknown_variant_message
     from dialectbias.errors import ConfigError
     from dialectbias.review import add_annotator as add
-    from dialectbias.review import assign, review_config
+    from dialectbias.review import assign
     from dialectbias.store import Store
 
     exp, task = open_experiment(experiment)
@@ -249,7 +257,7 @@ def add_annotator(experiment: ExperimentArg,
     queue_names = [q.strip() for q in queues.split(",") if q.strip()] if queues else None
     with Store.open(exp.store_path) as store:
         token = add(store, name, names, queue_names, rotate=rotate)
-        summary = assign(store, review_config(exp, _rubrics(task), store))
+        summary = assign(store, _review_config(exp, task, store))
         tasks = store.query("SELECT count(*) FROM assignments WHERE annotator = ?", (name.strip(),))[0][0]
     _app.console.print(f"annotator {name.strip()}: dialects {', '.join(names)}; queues "
                        f"{', '.join(queue_names) if queue_names else 'all'}; {tasks} task(s) assigned"
@@ -277,7 +285,6 @@ def serve(experiment: ExperimentArg,
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
-    from dialectbias.review import review_config
     from dialectbias.store import Store
 
     try:
@@ -291,7 +298,7 @@ def serve(experiment: ExperimentArg,
     if judge is not None and judge not in {j.id for j in exp.judges}:
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}")
     with Store.open(exp.store_path, create=False) as store:
-        config = review_config(exp, _rubrics(task), store, judge)
+        config = _review_config(exp, task, store, judge)
     app = create_app(exp.store_path, config, title=f"{exp.name} · review")
     if host not in ("127.0.0.1", "localhost", "::1"):
         _app.err_console.print(f"warning: listening on {host}: other machines can reach the app; the traffic "

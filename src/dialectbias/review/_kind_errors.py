@@ -4,9 +4,10 @@ bias, language constraint violation; none checked = no error).
 
 Targets: every current model request (not a judge's, not a re-ask) whose messages carry an image part and
 that has an ok result — `target_id` = the request id, `item_id`/`variant` from the request, the question
-shown is the item's text in that variant, the answer is the result's output, the image is the request's
-first image part (sha256 of the store's `content` table). A `vqa`/`caption` task's generations are such
-requests, and so is a `qa_bias` item with an image.
+shown is the item's text in that variant (a VQA entry: question and options), the answer is the result's
+output, the image is the request's last image part (sha256 of the store's `content` table; few-shot example
+images come before the item's). A `vqa`/`caption` task's generations are such requests (stage `generate`),
+and so is a `qa_bias` item with an image.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from dialectbias.review._kind_translations import entry_text
 from dialectbias.review._kinds import AnnotationError, QueueKind, Rating, ReviewConfig
 from dialectbias.review._targets import FormField, Panel, ReviewTarget
 from dialectbias.store import REASK_SUFFIX, Store
@@ -36,12 +38,14 @@ _SQL = ("SELECT q.request_id, q.item_id, q.variant, q.model_id, q.messages, s.ou
 
 
 def _image_of(messages: str) -> str | None:
+    """The request's last image part: the item's own image (few-shot example images come before it)."""
+    found = None
     for message in json.loads(messages or "[]"):
         content = message.get("content") if isinstance(message, dict) else None
         for part in content if isinstance(content, list) else []:
             if isinstance(part, dict) and part.get("type") == "image" and part.get("sha256"):
-                return str(part["sha256"])
-    return None
+                found = str(part["sha256"])
+    return found
 
 
 class ErrorCodingQueue(QueueKind):
@@ -63,8 +67,7 @@ class ErrorCodingQueue(QueueKind):
             image = _image_of(r[4])
             if image is None:
                 continue
-            question = variants.get(r[1], {}).get(r[2], "")
-            question = question if isinstance(question, str) else json.dumps(question, ensure_ascii=False)
+            question = entry_text(variants.get(r[1], {}).get(r[2], ""))  # a text, or a VQA/caption entry
             yield ReviewTarget(queue=self.name, target_id=r[0], item_id=r[1], dialect=r[2],
                                title=f"{r[1]} · {r[2]}", image=image,
                                panels=[Panel(label=f"question ({r[2]})", text=question, variant=r[2], role="question"),

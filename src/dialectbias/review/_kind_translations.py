@@ -5,13 +5,18 @@ anchors), `translation_correction` (the annotator writes the corrected dialect t
 
 Where the translations come from (`translation_targets`), in this order:
 
-1. results of the `translate` stage: each current request of stage `translate` with an ok result is one
-   target (`target_id` = its request id; `item_id`, `variant` = the target dialect, the output is the
-   translation, the source text is `meta.source` or the item's `standard` variant, a human reference is
-   `meta.reference` when given);
-2. machine variants of the items: a variant the item marks as not human-validated (item metadata
-   `is_human_validated: {variant: false}`, or `false` for every variant but `standard`) and not listed in
-   `validated_by` is one target (`target_id` = `item:<item_id>:<variant>`).
+1. the `translate` task's answers: by default each current request of stage `translate` with an ok, non-empty
+   result is one target (`target_id` = its request id; `item_id`; `variant` = the target dialect; the
+   translation = the stored output; the source = `meta.source`, a text or a list of texts as the translate
+   task stores it, else the item's `standard` variant; `meta.field` names the field group of an object
+   variant; `meta.reference` a human reference). A task can supply its own post-processed answers instead:
+   `ReviewConfig.translations(store)` yielding `Translation`s (the CLI passes the experiment task's
+   `review_translations` method when it has one);
+2. machine variants of the items: a variant the item marks as not human-validated — item metadata
+   `is_human_validated: {variant: false}` (what `dialectbias export --items` of a translate run writes) or
+   `false` for every variant but `standard`, or an object variant (VQA/caption entry) holding
+   `"is_human_validated": false` — and not listed in `validated_by` is one target (`target_id` =
+   `item:<item_id>:<variant>`). Object variants are shown field by field, and corrected field by field.
 """
 
 from __future__ import annotations
@@ -34,14 +39,47 @@ MAX_CORRECTION_CHARS = 20_000
 VALIDATION_ANCHORS = {0: "inaccurate", 1: "acceptable with minor revisions", 2: "flawless"}
 
 
+#: keys of an object variant that are not text to show or correct
+NOT_TEXT_KEYS = frozenset({"is_human_validated", "answer_index", "split"})
+#: the order an object variant's fields are shown in (the store keeps JSON keys sorted), the rest by name
+_ORDER = {"question": 0, "options": 1, "answer": 2, "caption": 3}
+
+Entry = str | dict[str, Any]
+
+
 @dataclass(frozen=True)
 class Translation:
+    """One machine translation to review: the text (or object variant: VQA/caption entry) in the target
+    dialect, its source, and a human reference when there is one."""
+
     target_id: str
     item_id: str
     dialect: str
-    source: str
-    translation: str
+    source: Entry
+    translation: Entry
     reference: str | None = None
+    field: str = ""
+
+
+def text_fields(entry: Entry) -> dict[str, str]:
+    """The texts of a variant: {"": text} for a string; for an object, each string field, and each list of
+    strings as one line per element (a VQA entry's options), question first."""
+    if not isinstance(entry, Mapping):
+        return {"": "" if entry is None else str(entry)}
+    out = {}
+    for key, value in sorted(entry.items(), key=lambda kv: (_ORDER.get(kv[0], len(_ORDER)), kv[0])):
+        if key in NOT_TEXT_KEYS:
+            continue
+        if isinstance(value, str):
+            out[key] = value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[key] = "\n".join(value)
+    return out
+
+
+def entry_text(entry: Entry) -> str:
+    fields = text_fields(entry)
+    return fields.get("", "") if "" in fields else "\n".join(f"{k}: {v}" for k, v in fields.items())
 
 
 def _machine_variants(metadata: Mapping[str, Any], validated_by: Mapping[str, Any], variants: Mapping[str, Any]
@@ -53,44 +91,61 @@ def _machine_variants(metadata: Mapping[str, Any], validated_by: Mapping[str, An
         machine = [v for v in variants if v != "standard"]
     else:
         machine = []
+    machine += [v for v, entry in variants.items()
+                if isinstance(entry, Mapping) and entry.get("is_human_validated") is False and v not in machine]
     return [v for v in machine if v not in validated_by]
 
 
-def translation_targets(store: Store) -> Iterator[Translation]:
-    """Every machine translation that can be reviewed (see the module docstring for the two sources)."""
-    items = {r[0]: (json.loads(r[1]), json.loads(r[2]), json.loads(r[3]))
-             for r in store.query("SELECT item_id, variants, validated_by, metadata FROM items ORDER BY item_id")}
+def _stage_translations(store: Store, items: Mapping[str, tuple[Any, Any, Any]]) -> Iterator[Translation]:
     rows = store.query(
         "SELECT q.request_id, q.item_id, q.variant, s.output, q.meta FROM current_requests c "
         "JOIN requests q ON q.request_id = c.request_id JOIN results s ON s.request_id = q.request_id "
-        "WHERE q.stage = ? AND s.status = 'ok' ORDER BY q.item_id, q.variant, q.request_id", (TRANSLATE_STAGE,))
+        "WHERE q.stage = ? AND s.status = 'ok' AND trim(coalesce(s.output, '')) != '' "
+        "ORDER BY q.item_id, q.variant, q.request_id", (TRANSLATE_STAGE,))
     for r in rows:
         meta = json.loads(r[4] or "{}")
-        variants = items.get(r[1], ({}, {}, {}))[0]
-        yield Translation(r[0], r[1], r[2], str(meta.get("source") or variants.get("standard") or ""), r[3] or "",
-                          meta.get("reference"))
+        source = meta.get("source")
+        if isinstance(source, list):
+            source = "\n".join(str(s) for s in source)
+        if not source:
+            source = items.get(r[1], ({}, {}, {}))[0].get(meta.get("source_variant") or "standard") or ""
+        yield Translation(r[0], r[1], r[2], source, r[3] or "", meta.get("reference"), str(meta.get("field") or ""))
+
+
+def translation_targets(store: Store, config: ReviewConfig | None = None) -> Iterator[Translation]:
+    """Every machine translation that can be reviewed (see the module docstring for the two sources)."""
+    items = {r[0]: (json.loads(r[1]), json.loads(r[2]), json.loads(r[3]))
+             for r in store.query("SELECT item_id, variants, validated_by, metadata FROM items ORDER BY item_id")}
+    if config is not None and config.translations is not None:
+        yield from config.translations(store)
+    else:
+        yield from _stage_translations(store, items)
     for item_id, (variants, validated_by, metadata) in items.items():
         for variant in _machine_variants(metadata, validated_by, variants):
             yield Translation(f"{ITEM_TARGET_PREFIX}{item_id}:{variant}", item_id, variant,
-                              str(variants.get("standard") or ""), str(variants[variant]))
+                              variants.get("standard") or "", variants[variant])
 
 
 class _TranslationQueue(QueueKind):
     """The three translation queues share their targets; they differ in the form."""
 
     def targets(self, config: ReviewConfig, store: Store) -> Iterator[ReviewTarget]:
-        for t in translation_targets(store):
+        for t in translation_targets(store, config):
             yield self._target(t)
 
     def _target(self, t: Translation) -> ReviewTarget:
-        panels = [Panel(label="standard", text=t.source, variant="standard", role="source"),
-                  Panel(label=f"machine translation into {t.dialect}", text=t.translation, variant=t.dialect,
-                        role="candidate")]
+        panels = [Panel(label="standard", text=entry_text(t.source), variant="standard", role="source"),
+                  Panel(label=f"machine translation into {t.dialect}", text=entry_text(t.translation),
+                        variant=t.dialect, role="candidate")]
         if t.reference:
             panels.append(Panel(label=f"human reference ({t.dialect})", text=t.reference, variant=t.dialect,
                                 role="reference"))
+        details = {"field group": t.field} if t.field else {}
+        if isinstance(t.translation, Mapping):
+            details["fields"] = text_fields(t.translation)
         return ReviewTarget(queue=self.name, target_id=t.target_id, item_id=t.item_id, dialect=t.dialect,
-                            title=f"{t.item_id} · {t.dialect}", panels=panels, edit_text=t.translation)
+                            title=f"{t.item_id} · {t.dialect}" + (f" · {t.field}" if t.field else ""), panels=panels,
+                            edit_text=entry_text(t.translation), details=details)
 
 
 def _scale_value(data: Mapping[str, Any], name: str, values: range) -> int:
@@ -153,17 +208,21 @@ class TranslationCorrectionQueue(_TranslationQueue):
     annotation_kind = "translation_correction"
 
     def fields(self, config: ReviewConfig, target: ReviewTarget) -> list[FormField]:
-        return [FormField(name="text", label="corrected translation", kind="text",
+        parts = target.details.get("fields")
+        if isinstance(parts, Mapping):  # an object variant: one box per text field (a list: one line each)
+            return [FormField(name=f"text.{key}", label=f"corrected {key}", kind="text", default=value,
+                              description="one option per line" if "\n" in value else "")
+                    for key, value in parts.items()]
+        return [FormField(name="text", label="corrected translation", kind="text", default=target.edit_text or "",
                           description="leave it as it is when it is already right")]
 
     def annotation(self, config: ReviewConfig, store: Store, target: ReviewTarget,
                    data: Mapping[str, Any]) -> dict[str, Any]:
-        raw = data.get("text")
-        if not isinstance(raw, str) or not raw.strip():
-            raise AnnotationError({"text": "empty (write the corrected translation, or keep the machine's)"})
-        text = raw.replace("\r\n", "\n").strip()
-        if len(text) > MAX_CORRECTION_CHARS:
-            raise AnnotationError({"text": f"longer than {MAX_CORRECTION_CHARS} characters"})
+        parts = target.details.get("fields")
+        if isinstance(parts, Mapping):
+            texts = {key: _corrected(data.get(f"text.{key}"), f"text.{key}") for key in parts}
+            return {"text": texts, "original": dict(parts), "changed": any(texts[k] != parts[k].strip() for k in parts)}
+        text = _corrected(data.get("text"), "text")
         original = target.edit_text or ""
         return {"text": text, "original": original, "changed": text != original.strip()}
 
@@ -171,4 +230,16 @@ class TranslationCorrectionQueue(_TranslationQueue):
         return {Rating("changed", "nominal", (False, True)): bool(value.get("changed"))}
 
     def form_values(self, value: Mapping[str, Any]) -> dict[str, Any]:
-        return {"text": value.get("text", "")}
+        text = value.get("text", "")
+        if isinstance(text, Mapping):
+            return {f"text.{k}": v for k, v in text.items()}
+        return {"text": text}
+
+
+def _corrected(raw: Any, name: str) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise AnnotationError({name: "empty (write the corrected translation, or keep the machine's)"})
+    text = raw.replace("\r\n", "\n").strip()
+    if len(text) > MAX_CORRECTION_CHARS:
+        raise AnnotationError({name: f"longer than {MAX_CORRECTION_CHARS} characters"})
+    return text

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -44,6 +44,9 @@ class ReviewConfig:
     #: the experiment's `dialects:` additions (language tags of variants)
     dialects: dict[str, list[str]] = field(default_factory=dict)
     language: str = "bn"
+    #: a task's own translations to review (post-processed), replacing the raw `translate` stage results
+    #: (`_kind_translations.translation_targets`): store -> Translation rows
+    translations: Callable[[Store], Iterable[Any]] | None = None
 
 
 @dataclass(frozen=True)

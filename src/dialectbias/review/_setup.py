@@ -4,7 +4,8 @@ thresholds, and the dialects routed to review because the primary judge is misca
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from dialectbias.config import Experiment
 from dialectbias.data._registry import language_of
@@ -31,15 +32,16 @@ def store_language(store: Store, extra: Mapping[str, list[str]] | None = None) -
     return "bn"
 
 
-def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store,
-                  judge_id: str | None = None) -> ReviewConfig:
+def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store, judge_id: str | None = None, *,
+                  translations: Callable[[Store], Iterable[Any]] | None = None) -> ReviewConfig:
     """The queue kinds' view of an experiment: the judgments of `judge_id` (default: the primary judge) are
     reviewed; with `review.on_miscalibrated: review`, every judgment of that judge in a dialect its latest
-    calibration snapshot found below a threshold goes to review too."""
+    calibration snapshot found below a threshold goes to review too. `translations`: the task's own
+    post-processed translations (see `_kind_translations`), else the raw `translate` stage results."""
     judge = judge_id or (exp.primary_judge.id if exp.primary_judge else None)
     routed: set[tuple[str, str]] = set()
     if judge and exp.review.on_miscalibrated == ROUTE_REVIEW:
         routed = miscalibrated(store, judge)
     return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[m.id for m in exp.models],
                         rubrics=dict(rubrics), overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
-                        language=store_language(store, exp.dialects))
+                        language=store_language(store, exp.dialects), translations=translations)

@@ -62,6 +62,7 @@ class FormField(BaseModel):
     maximum: float | None = None
     options: list[tuple[str, str]] = Field(default_factory=list, description="(value, label) of flags")
     required: bool = True
+    default: str = Field(default="", description="text fields: what the box starts with")
 
 
 def language_tag(variant: str | None, extra: dict[str, list[str]] | None = None, default: str = "bn") -> str:

@@ -439,8 +439,9 @@ def _task_context(state: AppState, session: Session, task_id: str, submitted: Ma
     if submitted is None and mine is not None:
         values, comment = kind.form_values(mine[0]), mine[1]
     fields = kind.fields(state.config, target) if target is not None else []
-    if target is not None and target.edit_text is not None and "text" not in values:
-        values["text"] = target.edit_text
+    for f in fields:  # correction boxes start from the machine's text
+        if f.kind == "text" and f.name not in values:
+            values[f.name] = f.default
     return {"annotator": annotator, "task": task, "kind": kind, "target": target, "fields": fields,
             "values": values, "comment": comment, "errors": dict(errors or {}),
             "panels": [_panel_view(state.config, p) for p in (target.panels if target else [])],
