@@ -45,11 +45,13 @@ def _rubrics(task: Task) -> dict[str, Rubric]:
 
 
 def _review_config(exp: Experiment, task: Task, store: Store, judge: str | None = None) -> ReviewConfig:
-    """The review app's view of the experiment; a task with its own post-processed translations to review
-    (a `review_translations(store)` method, e.g. `translate`) supplies them."""
-    from dialectbias.review import review_config
+    """The review app's view of the experiment; a task with its own post-processed translations (a
+    `translations(store)` method: the `translate` task) supplies the translation queues' texts."""
+    from dialectbias.review import review_config, task_translations
 
-    return review_config(exp, _rubrics(task), store, judge, translations=getattr(task, "review_translations", None))
+    read = getattr(task, "translations", None)
+    return review_config(exp, _rubrics(task), store, judge,
+                         translations=task_translations(read) if callable(read) else None)
 
 
 def _write_readme(queue: ReviewQueue, out: Path) -> Path:

@@ -26,9 +26,11 @@ from dialectbias.review._calibration import (
 from dialectbias.review._kind_errors import ERROR_CATEGORIES, ErrorCodingQueue
 from dialectbias.review._kind_judgments import JudgmentQueue
 from dialectbias.review._kind_translations import (
+    Translation,
     TranslationCorrectionQueue,
     TranslationScoreQueue,
     ValidationQueue,
+    task_translations,
     translation_targets,
 )
 from dialectbias.review._kinds import (
@@ -75,11 +77,11 @@ register_queue_kind(ErrorCodingQueue())
 __all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "JUDGE_CALIBRATION_LEGEND",
            "QUEUE_COLUMNS", "AnnotationError", "Annotator", "AssignSummary", "CalibrationRow", "CalibrationSample",
            "ErrorCodingQueue", "FormField", "ImportSummary", "JudgmentQueue", "Panel", "QueueKind", "Rating",
-           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Task", "Thresholds",
+           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Task", "Thresholds", "Translation",
            "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
            "annotator_agreement", "annotator_for_token", "annotators", "assign", "hash_token", "human_columns",
            "human_scores", "judge_calibration", "language_tag", "latest_annotations", "miscalibrated",
            "override_value", "queue_columns", "queue_kind", "queue_kinds", "read_review_csv", "register_queue_kind",
            "review_config", "review_readme", "review_summary", "routed_to_judge", "save_annotation", "save_snapshot",
-           "snapshot_history", "store_language", "task_of", "tasks_of", "text_direction", "thresholds_of",
-           "translation_targets", "write_review_csv"]
+           "snapshot_history", "store_language", "task_of", "task_translations", "tasks_of", "text_direction",
+           "thresholds_of", "translation_targets", "write_review_csv"]

@@ -11,7 +11,7 @@ Where the translations come from (`translation_targets`), in this order:
    task stores it, else the item's `standard` variant; `meta.field` names the field group of an object
    variant; `meta.reference` a human reference). A task can supply its own post-processed answers instead:
    `ReviewConfig.translations(store)` yielding `Translation`s (the CLI passes the experiment task's
-   `review_translations` method when it has one);
+   `translations(store)` through `task_translations`: the `translate` task's cleaned answers);
 2. machine variants of the items: a variant the item marks as not human-validated — item metadata
    `is_human_validated: {variant: false}` (what `dialectbias export --items` of a translate run writes) or
    `false` for every variant but `standard`, or an object variant (VQA/caption entry) holding
@@ -22,7 +22,7 @@ Where the translations come from (`translation_targets`), in this order:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +110,24 @@ def _stage_translations(store: Store, items: Mapping[str, tuple[Any, Any, Any]])
         if not source:
             source = items.get(r[1], ({}, {}, {}))[0].get(meta.get("source_variant") or "standard") or ""
         yield Translation(r[0], r[1], r[2], source, r[3] or "", meta.get("reference"), str(meta.get("field") or ""))
+
+
+def task_translations(read: Callable[[Store], Iterable[Any]]) -> Callable[[Store], Iterator[Translation]]:
+    """A task's post-processed translations as review targets: `read(store)` yields objects with `ok`,
+    `request_id`, `item_id`, `target`, `source` (texts), `text` (a text or a list) and `field` (the
+    `translate` task's `translations(store)`); failed ones are left out (they are not variants)."""
+    def rows(store: Store) -> Iterator[Translation]:
+        for t in read(store):
+            if not getattr(t, "ok", False):
+                continue
+            text = "\n".join(t.text) if isinstance(t.text, list | tuple) else str(t.text or "")
+            source = "\n".join(t.source) if isinstance(t.source, list | tuple) else str(t.source or "")
+            field = str(getattr(t, "field", "") or "")
+            if field == "text" and not getattr(t, "is_list", False):  # a plain string variant: no field group
+                field = ""
+            yield Translation(t.request_id, t.item_id, t.target, source, text, getattr(t, "reference", None), field)
+
+    return rows
 
 
 def translation_targets(store: Store, config: ReviewConfig | None = None) -> Iterator[Translation]:
