@@ -6,10 +6,10 @@ import sys
 
 import typer
 
-from dialectbias.cli import _commands, _data, _quickstart, _review, _tasks
+from dialectbias.cli import _build, _commands, _data, _quickstart, _review, _tasks
 from dialectbias.cli._app import app
 
-build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets).")
+build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets, noisy items, vocabularies).")
 review_app = typer.Typer(no_args_is_help=True, help="Human review: the CSV round trip, the review app, annotators "
                          "and judge calibration.")
 
@@ -20,6 +20,8 @@ app.command()(_commands.report)
 app.command("import-generations")(_data.import_generations)
 app.add_typer(build_app, name="build")
 build_app.command("questions")(_data.questions)
+build_app.command("noise")(_build.noise)
+build_app.command("vocabulary")(_build.vocabulary)
 app.command()(_quickstart.quickstart)
 app.add_typer(review_app, name="review")
 review_app.command("export")(_review.export_queue)

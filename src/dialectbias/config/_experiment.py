@@ -49,7 +49,8 @@ class Experiment(BaseModel):
     task: str
     data: str | None = None
     variants: list[str] | None = None
-    models: list[ModelConfig] = Field(min_length=1)
+    models: list[ModelConfig] = Field(default_factory=list, description="models under test; a task that scores "
+                                      "imported generations (vqa, caption) may list none")
     judges: list[ModelConfig] = Field(default_factory=list)
     roles: dict[str, ModelConfig] = Field(
         default_factory=dict, description="models a task needs for a role (e.g. extractor, translator): role -> "

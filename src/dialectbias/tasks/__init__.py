@@ -12,6 +12,8 @@ from dialectbias.tasks._base import StageYield, Task
 _TASKS: dict[str, str | type[Task]] = {
     "qa_bias": "dialectbias.tasks.qa_bias:QABiasTask",
     "association": "dialectbias.tasks.association:AssociationTask",
+    "vqa": "dialectbias.tasks.vqa:VQATask",
+    "caption": "dialectbias.tasks.caption:CaptionTask",
 }
 
 

@@ -34,15 +34,19 @@ from dialectbias.tasks._association import (
     load_writer_labels,
     parse_association,
 )
+from dialectbias.tasks._association_strict import paper_rule_accepts
 from dialectbias.tasks._base import StageYield, Task
+
+USAGE = ("usage", "both")  # settings that read `data`
 
 
 class AssociationOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    setting: Literal["naming", "usage"] = Field(
+    setting: Literal["naming", "usage", "both"] = Field(
         default="naming", description="naming: the writers are described by labels (no data needed); "
-        "usage: the writers are shown a standard text and its dialect version from `data`")
+        "usage: the writers are shown a standard text and its dialect version from `data`; both: the two "
+        "settings in one run, so the report tests naming against usage (German paper Figure 2)")
     languages: dict[str, list[str]] = Field(
         default_factory=lambda: {"de": ["bavarian"]},
         description="naming setting: language code -> dialect keys of the writer-label file")
@@ -101,7 +105,11 @@ class AssociationTask(Task):
         "line (or .csv with columns id, variants.standard, variants.<dialect> …):\n"
         '{"id": "t001", "variants": {"standard": "Ich gehe nach Hause.", "bavarian": "I geh hoam."}}\n'
         "Each item × dialect × trait is one prompt, with the standard text as one writer and the dialect "
-        "text as the other (which one is writer A is random). Other item fields are kept as metadata."
+        "text as the other (which one is writer A is random). Other item fields are kept as metadata.\n"
+        "Noisy-text control: a `noisy` variant (the standard text with words distorted, written by `dialectbias "
+        "build noise`) is prompted like a dialect and reported apart, dialect vs noise (German paper §6.2).\n"
+        "setting: both runs the naming prompts and the usage prompts in one experiment, so the report tests "
+        "naming against usage."
     )
     Options = AssociationOptions
 
@@ -116,17 +124,18 @@ class AssociationTask(Task):
             raise ConfigError(f"{experiment.path}: options.traits: unknown trait(s) {unknown}; "
                               f"known: {sorted(self.traits)}")
         self.trait_names = o.traits or list(self.traits)
-        if o.setting == "usage":  # a data item without a standard text is an error naming its line
+        if o.setting in USAGE:  # a data item without a standard text is an error naming its line
             self.required_variants = (STANDARD,)  # type: ignore[misc]
 
     def input_files(self) -> list[Path]:
-        files = super().input_files() if self.options.setting == "usage" else []
+        files = super().input_files() if self.options.setting in USAGE else []
         return files + [self.exp.resolve(f) for f in (self.options.traits_file, self.options.labels_file) if f]
 
     def check(self) -> None:
-        if self.options.setting == "usage":
+        if self.options.setting in USAGE:
             super().check()
-            return
+            if self.options.setting == "usage":
+                return
         for lang, dialects in self.options.languages.items():
             if lang not in self.labels:
                 raise ConfigError(f"{self.exp.path}: options.languages: no writer labels for {lang!r} "
@@ -140,7 +149,7 @@ class AssociationTask(Task):
 
     def load_items(self) -> Iterator[Item]:
         """Naming: one item per language × dialect × trait × sample; usage: data items × trait."""
-        if self.options.setting == "usage":
+        if self.options.setting in USAGE:
             for item in super().load_items():
                 for variant in item.variants:
                     if variant == STANDARD:
@@ -150,7 +159,8 @@ class AssociationTask(Task):
                                    variants={STANDARD: item.variants[STANDARD], variant: item.variants[variant]},
                                    metadata={**item.metadata, "trait": trait, "dialect": variant,
                                              "source_item": item.id, "setting": "usage"})
-            return
+            if self.options.setting == "usage":
+                return
         for lang, dialects in self.options.languages.items():
             labels = self.labels[lang]
             for dialect in dialects:
@@ -174,18 +184,19 @@ class AssociationTask(Task):
         params = {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens,
                   "seed": self.exp.seed, **model.params}
         for item in store.iter_items():
+            setting = item.metadata.get("setting", self.options.setting)
             if item.metadata.get("trait") not in self.traits:
                 yield Skipped(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
                 continue
             prompt = self._prompt(item)
             yield RequestSpec(
                 stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
-                template=f"association/{self.options.setting}", params=params,
+                template=f"association/{setting}", params=params,
                 messages=[{"role": "user", "content": prompt.text}],
                 json_schema=_json_answer_schema(prompt) if self.options.answer_format == "json" else None,
                 schema_name="association_answer",
                 meta={"prompt": prompt.model_dump(), "trait": item.metadata["trait"],
-                      "language": item.metadata.get("language"), "setting": self.options.setting})
+                      "language": item.metadata.get("language"), "setting": setting})
 
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests)]
@@ -202,9 +213,12 @@ class AssociationTask(Task):
         if self.options.answer_format == "json":
             output = json_answer_to_lines(output)
         parsed = parse_association(output, prompt)
+        trait = self.traits.get(meta["trait"])
+        list_words = trait.trait.adjectives + trait.opposite.adjectives if trait else prompt.adjectives
         out = {"request_id": row.request_id, "model": row.model_id, "item_id": row.item_id,
                "language": meta.get("language"), "dialect": row.variant, "trait": meta["trait"],
                "setting": meta.get("setting"), "accepted": parsed.ok, "reject_reason": parsed.reason,
+               "accepted_paper_rule": paper_rule_accepts(output, prompt, list_words),
                "bias": None, "flagged": None, "n_neutral": None}
         if parsed.ok:
             score = association_bias(parsed, prompt)
@@ -212,7 +226,7 @@ class AssociationTask(Task):
         return out
 
     def compares_dialects(self) -> bool:
-        return self.options.setting == "usage"
+        return self.options.setting in USAGE
 
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Answers accepted by strict parsing, per model (a rejected answer carries no bias score)."""

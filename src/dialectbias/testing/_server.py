@@ -524,6 +524,10 @@ responders:
   fixed:TEXT                        answers TEXT to every request
   dialectbias.testing:qa_responder  a qa_bias study: Bengali answers to questions, valid RLAIF
                                     judgments (hash-chosen scores) to judge requests
+  dialectbias.testing:association_responder
+                                    an association study: every adjective assigned to writer A or B
+                                    (a built-in stereotype in the naming setting, a coin in the usage
+                                    setting; some answers malformed on purpose)
   module:function                   your own: function(request body dict) -> answer text or None
 
 fault spec (--faults): {"rules": [rule, ...]} or a bare list of rules, checked in order for every
