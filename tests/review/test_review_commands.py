@@ -134,6 +134,9 @@ def test_two_annotators_score_through_the_app_and_the_judges_are_calibrated(
 
     calibration = cli("review", "calibration", reviewed_project.yaml_path, "--csv", tmp_path / "cal.csv")
     assert calibration.exit_code == 0, calibration.output
+    progress = [[c.strip() for c in line.split("│")[1:-1]] for line in calibration.stdout.splitlines()]
+    assert sorted(c for c in progress if c and c[0] in ("karim", "rahim")) == [
+        ["karim", "chittagong", "judgments", "12", "12"], ["rahim", "chittagong", "judgments", "12", "12"]]
     with (tmp_path / "cal.csv").open(encoding="utf-8") as fh:
         table = list(csv.DictReader(fh))
     judged = {(r["judge_or_queue"], r["dialect"]) for r in table if r["table"] == "judge_calibration"}

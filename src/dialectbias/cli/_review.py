@@ -130,7 +130,8 @@ def calibration(experiment: ExperimentArg,
                 judge: JudgeOption = None, excel: ExcelOption = False,
                 table: Annotated[Path | None, typer.Option(
                     "--csv", help="also write the calibration and agreement tables to this CSV")] = None) -> None:
-    """Every judge against the human scores per dialect (CCC, CBS, kappa), and agreement between annotators.
+    """Every judge against the human scores per dialect (CCC, CBS, kappa), agreement between annotators, and
+    each annotator's progress.
 
     Human scores are the reviewed judgments (review app or CSV import; several annotators are averaged).
     Each call stores a snapshot, so calibration is tracked over time; a judge below review.min_ccc,
@@ -167,7 +168,14 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
     from rich.table import Table
 
     from dialectbias.api import open_experiment
-    from dialectbias.review import annotator_agreement, judge_calibration, save_snapshot, thresholds_of
+    from dialectbias.review import (
+        annotator_agreement,
+        annotators,
+        judge_calibration,
+        save_snapshot,
+        tasks_of,
+        thresholds_of,
+    )
     from dialectbias.store import Store
 
     exp, task = open_experiment(experiment)
@@ -177,8 +185,17 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
         rows = judge_calibration(store, [j.id for j in exp.judges], [m.id for m in exp.models], _rubrics(task),
                                  thresholds)
         agreement = annotator_agreement(store, config)
+        progress = [(a, queue, sum(t.done for t in tasks), len(tasks)) for a in annotators(store)
+                    for queue in a.queues if (tasks := tasks_of(store, a, queue))]
         if rows:
             save_snapshot(store, rows, thresholds)
+    if progress:
+        t = Table(title="annotators: review tasks done")
+        for col in ("annotator", "dialects", "queue", "done", "assigned"):
+            t.add_column(col)
+        for a, queue, done, total in progress:
+            t.add_row(a.name, ", ".join(a.dialects), queue, str(done), str(total))
+        _app.console.print(t)
     if not rows:
         _app.console.print("no human scores yet: review judgments in the app (`dialectbias review serve`) or "
                            "import a filled CSV (`dialectbias review import`)", highlight=False)
