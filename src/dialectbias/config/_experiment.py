@@ -7,7 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, problem_line, read_text_file, validation_problems, yaml_line
@@ -40,6 +49,10 @@ class ReviewSettings(BaseModel):
                                   "scores replace the primary's for the dialect in the final tables)")
 
 
+#: task settings an experiment file may give at the top level as well as under `options:` (SPEC §4 P5 contract)
+TOP_LEVEL_OPTIONS = ("strategies", "vqa_parse")
+
+
 class Experiment(BaseModel):
     """One experiment file. Paths are resolved relative to the file."""
 
@@ -68,6 +81,22 @@ class Experiment(BaseModel):
 
     _path: Path | None = PrivateAttr(default=None)
     _node: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _top_level_options(cls, data: Any) -> Any:
+        """Task settings the vqa/caption contract allows at the top level (`strategies:`, `vqa_parse:`) are the
+        same as under `options:`; giving one in both places is an error."""
+        if not isinstance(data, dict) or not any(k in data for k in TOP_LEVEL_OPTIONS):
+            return data
+        options = data.get("options") or {}
+        if not isinstance(options, dict):
+            return data  # the options field reports its own type error
+        moved = {k: data[k] for k in TOP_LEVEL_OPTIONS if k in data}
+        twice = sorted(set(moved) & set(options))
+        if twice:
+            raise ValueError(f"{', '.join(twice)}: given both at the top level and under options:; keep one")
+        return {**{k: v for k, v in data.items() if k not in moved}, "options": {**options, **moved}}
 
     @field_validator("models", "judges", "roles", mode="before")
     @classmethod
