@@ -11,7 +11,8 @@ from dialectbias.cli._app import app
 from dialectbias.cli._index import index_app
 
 build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets, noisy items, vocabularies).")
-review_app = typer.Typer(no_args_is_help=True, help="Human review of low-confidence judgments (CSV round trip).")
+review_app = typer.Typer(no_args_is_help=True, help="Human review: the CSV round trip, the review app, annotators "
+                         "and judge calibration.")
 
 app.command()(_commands.run)
 app.command()(_commands.status)
@@ -27,6 +28,8 @@ app.add_typer(review_app, name="review")
 review_app.command("export")(_review.export_queue)
 review_app.command("import")(_review.import_queue)
 review_app.command("calibration")(_review.calibration)
+review_app.command("add-annotator")(_review.add_annotator)
+review_app.command("serve")(_review.serve)
 app.command()(_tasks.tasks)
 app.add_typer(index_app, name="index")
 

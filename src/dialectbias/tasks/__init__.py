@@ -13,6 +13,7 @@ _TASKS: dict[str, str | type[Task]] = {
     "qa_bias": "dialectbias.tasks.qa_bias:QABiasTask",
     "association": "dialectbias.tasks.association:AssociationTask",
     "translate": "dialectbias.tasks.translate:TranslateTask",
+    "decision": "dialectbias.tasks.decision:DecisionTask",
     "vqa": "dialectbias.tasks.vqa:VQATask",
     "caption": "dialectbias.tasks.caption:CaptionTask",
 }

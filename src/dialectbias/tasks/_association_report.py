@@ -20,6 +20,7 @@ from dialectbias.data._registry import control_variants, language_of
 from dialectbias.errors import DataError
 from dialectbias.report import Section, bias_ci_plot, heatmap, rate_plot
 from dialectbias.store import Store
+from dialectbias.tasks._probe_prefix import prefix_sections
 from dialectbias.tasks._probe_report import (
     FAMILY_LEGEND,
     REJECTION_LEGEND,
@@ -288,6 +289,7 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
                      "the counts and each shrinks the score, bias / (N_neutral + 1)." if o.allow_neutral else ""),
                 legend=legend),
         *_setting_sections(main, out_dir, n_res, seed),
+        *prefix_sections(main, out_dir, "association", n_resamples=n_res, seed=seed),
         Section(heading="Bias per model, dialect and trait", table=by_dialect, legend=BIAS_LEGEND),
         Section(heading="Bias per dialect over all models (German paper Figure 5)", table=per_dialect,
                 image_png=fig5, image_alt="bias per dialect and trait", legend=BIAS_LEGEND),

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from dialectbias.testing._decision_responder import probe_responder
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
 from dialectbias.testing._probe_responder import association_responder
 from dialectbias.testing._responders import qa_responder
@@ -35,6 +36,7 @@ __all__ = [
     "fill_schema",
     "fingerprint",
     "make_app",
+    "probe_responder",
     "qa_responder",
     "serve",
     "translate_responder",
