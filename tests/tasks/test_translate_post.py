@@ -123,6 +123,13 @@ def test_a_latin_target_keeps_its_preamble_free_sentence() -> None:
     assert clean_text("Here is the English translation:\nWhat did you eat?", SOURCE, ctx).text == "What did you eat?"
 
 
+@pytest.mark.parametrize("text", ["I have a cough.", "Meaning is everything.", "Okay, let's go.", "Note the time."])
+def test_an_english_sentence_that_starts_like_a_note_is_kept(text: str) -> None:
+    ctx = CleanContext(script="latin", labels=("Bengali:", "English:"))
+    assert clean_text(text, "আমার কাশি আছে।", ctx).text == text
+    assert clean_text(f"Note: literal translation.\n{text}", "আমার কাশি আছে।", ctx).text == text
+
+
 # -- list fields (VQA options) ------------------------------------------------------------------------
 
 OPTIONS = ["ইলিশ মাছ", "রুই মাছ", "১৯৭১", "পাঙ্গাস মাছ"]

@@ -39,6 +39,8 @@ _EXPLANATION = re.compile(
     r"^\s*[\(\[]?\s*(?:\*\*)?\s*(?:note|notes|explanation|explanations|breakdown|literal(?:ly)?|meaning|"
     r"in this translation|this translation|the translation|i (?:have|kept|used|translated)|"
     r"ব্যাখ্যা|টীকা|নোট|দ্রষ্টব্য|বিঃদ্রঃ|বি\.দ্র\.|অর্থাৎ|এই অনুবাদে)\b", re.I)
+# an explanation marker used as a label: `Note:`, `(Explanation: …`, `ব্যাখ্যা:`
+_NOTE_LABEL = re.compile(_EXPLANATION.pattern + r"\s*(?:\*\*)?\s*[:：]", re.I)
 # a chatty opener with no text of its own: "Sure!", "Here is the translation:", "অবশ্যই!"
 _PREAMBLE = re.compile(r"^\s*(?:sure|certainly|of course|okay|ok|here(?:'s| is| are)|below is|অবশ্যই|নিশ্চয়ই)\b",
                        re.I)
@@ -207,7 +209,8 @@ def _candidate_lines(lines: list[str], ctx: CleanContext, notes: list[str], *, c
             if kept:
                 notes.append("removed an explanation")
                 break
-            continue
+            if _NOTE_LABEL.match(line):  # before the translation only a labelled note: "I have a cough." is text
+                continue
         body = _strip_wrappers(_strip_label(line, ctx, notes, colon_free=colon_free), notes)
         if not body or _norm(body) in ctx.prompt_lines:
             if body:
