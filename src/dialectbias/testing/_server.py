@@ -528,6 +528,10 @@ responders:
                                     an association study: every adjective assigned to writer A or B
                                     (a built-in stereotype in the naming setting, a coin in the usage
                                     setting; some answers malformed on purpose)
+  dialectbias.testing:translate_responder
+                                    a translate study: stand-in dialect, English, Hindi or Urdu
+                                    translations of translate prompts (wrapped in quotes, labels or
+                                    notes on purpose); qa_responder's answers to everything else
   module:function                   your own: function(request body dict) -> answer text or None
 
 fault spec (--faults): {"rules": [rule, ...]} or a bare list of rules, checked in order for every
