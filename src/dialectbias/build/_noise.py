@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.data import STANDARD, Item, iter_items
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 from dialectbias.errors import DataError
 from dialectbias.text import NOISY, Vocabulary, add_noise, token_counts, token_length_parity
 from dialectbias.text._noise import BUILTIN_TOKENIZERS, NoiseMode, TokenCounter

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dialectbias.data._records import Item
-from dialectbias.data._registry import STANDARD
+from dialectbias.dialects import STANDARD
 from dialectbias.errors import DataError
 
 Kind = Literal["vqa", "caption"]

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 from dialectbias.data._media import check_item_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
-from dialectbias.data._registry import STANDARD, unknown_variant_message
+from dialectbias.dialects import STANDARD, unknown_variant_message
 from dialectbias.errors import DataError
 
 _KNOWN = {"id", "domain", "question_type", "variants", "gold", "validated_by"}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dialectbias.config import Experiment
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 from dialectbias.judges import Rubric
 from dialectbias.review._calibration import Thresholds, miscalibrated
 from dialectbias.review._kinds import ReviewConfig

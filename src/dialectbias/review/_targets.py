@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 
 #: languages written right to left (the page's `dir="rtl"`)
 RTL_LANGUAGES = frozenset({"ar", "ckb", "dv", "fa", "he", "ps", "sd", "ug", "ur", "yi"})

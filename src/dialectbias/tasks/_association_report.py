@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from dialectbias.data._registry import control_variants, language_of
+from dialectbias.dialects import control_variants, language_of
 from dialectbias.errors import DataError
 from dialectbias.report import Section, bias_ci_plot, heatmap, rate_plot
 from dialectbias.store import Store

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from dialectbias.data._registry import control_variants
+from dialectbias.dialects import control_variants
 from dialectbias.report import Section, bias_ci_plot, heatmap, rate_plot
 from dialectbias.store import Store
 from dialectbias.tasks._association_report import DIALECT, _with_language

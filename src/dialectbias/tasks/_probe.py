@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialectbias.config import Experiment
 from dialectbias.data import STANDARD, Item
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError
 from dialectbias.tasks._association_prompt import WRITER_PREFIXES
 from dialectbias.tasks._association_traits import Trait, WriterLabels, load_traits, load_writer_labels

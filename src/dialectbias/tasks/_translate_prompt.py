@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dialectbias.data._registry import _registry, language_of
+from dialectbias.dialects import _registry, language_of
 from dialectbias.errors import ConfigError
 from dialectbias.tasks._templates import render, template_exists
 from dialectbias.text import script_for_language

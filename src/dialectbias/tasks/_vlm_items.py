@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dialectbias.data import STANDARD, Item
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 from dialectbias.errors import DataError, validation_problems
 from dialectbias.text import normalize_text
 

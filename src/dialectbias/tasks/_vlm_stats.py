@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dialectbias.data import STANDARD
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 from dialectbias.metrics import paired_test, pearson, spearman
 
 ALL = "all"

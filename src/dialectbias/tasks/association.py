@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from dialectbias.data import STANDARD, Item
-from dialectbias.data._registry import language_of
+from dialectbias.dialects import language_of
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, Stage

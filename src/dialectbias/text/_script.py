@@ -40,7 +40,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from dialectbias.data._registry import STANDARD, language_of
+from dialectbias.dialects import STANDARD, language_of
 from dialectbias.text._normalize import tokenize
 
 Ranges = tuple[tuple[int, int], ...]

@@ -1,4 +1,5 @@
-"""The registry of dialect and language names (SPEC §3), extensible per experiment."""
+"""The registry of dialect and language names (SPEC §3), extensible per experiment: a leaf module that `data`
+(item loading) and `text` (script checks) both read."""
 
 from __future__ import annotations
 
