@@ -53,8 +53,8 @@ def questions(
 
     The items hold only the `standard` variant: qa_bias compares it with dialect versions of the same
     question, so add them to each item's `variants` before running (e.g. "chittagong": "…", written or
-    checked by native speakers; a translation pipeline is planned). `dialectbias tasks qa_bias` shows the
-    item format.
+    checked by native speakers), or with a `translate` experiment and `dialectbias export EXP --items OUT`.
+    `dialectbias tasks qa_bias` shows the item format.
 
     Example: dialectbias build questions --topics topics.yaml --out items.jsonl --per-type 10
     """
