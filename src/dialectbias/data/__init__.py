@@ -13,7 +13,7 @@ from dialectbias.data._corpus import Corpus, CorpusReport, ParallelPair, load_co
 from dialectbias.data._loaders import DIALECT_HINT, LoadReport, iter_items, read_jsonl
 from dialectbias.data._media import ImageInfo, MediaError, image_info, is_url, load_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
-from dialectbias.data._registry import STANDARD, known_variants, unknown_variant_message
+from dialectbias.dialects import STANDARD, known_variants, unknown_variant_message
 
 __all__ = ["DIALECT_HINT", "STANDARD", "ChatMessage", "ContentImage", "ContentPart", "ContentText", "Corpus",
            "CorpusReport", "ImageInfo", "InputLimits", "Item", "LoadReport", "MediaError", "ParallelPair", "image_info",

@@ -31,7 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from dialectbias.data._loaders import _rows_hf, _rows_parquet, read_jsonl
-from dialectbias.data._registry import known_variants, unknown_variant_message
+from dialectbias.dialects import known_variants, unknown_variant_message
 from dialectbias.errors import DataError, validation_problems
 from dialectbias.text._bn_normalize import match_key
 
