@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# Ray workers and `dialectbias` subprocesses must import this checkout: make PYTHONPATH=src absolute
+if os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep))
+
 RAY_MISSING = "needs the ray extra: pip install 'dialectbias[ray]' (CI installs it in its scale step)"
 VLLM_MISSING = ("needs the vllm extra: pip install 'dialectbias[vllm]' then pip uninstall -y torchvision "
                 "torchaudio torchcodec (CI installs it in its scale step)")

