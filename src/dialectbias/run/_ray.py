@@ -45,17 +45,13 @@ def import_ray() -> Any:
     return ray
 
 
-def in_ray_worker(ray: Any) -> bool:
-    """True inside a Ray task or actor (where `ray.init` must not start another Ray)."""
-    if not ray.is_initialized():
-        return False
-    return ray.get_runtime_context().worker.mode == ray.WORKER_MODE
-
-
 def connect(exp: Experiment) -> bool:
-    """Connect to Ray or start it; True when this call started (and so must shut down) Ray."""
+    """Connect to Ray or start it; True when this call started (and so must shut down) Ray.
+
+    Inside a Ray task or actor, and in a driver that connected already, Ray is initialized: its connection
+    is used as it is (never a second Ray started from a worker), and left running."""
     ray = import_ray()
-    if ray.is_initialized():  # a driver or a worker that is already connected: use that connection
+    if ray.is_initialized():
         return False
     settings = exp.ray
     try:

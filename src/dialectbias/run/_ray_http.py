@@ -7,6 +7,7 @@ retries and backoff, and returns answers and errors as plain dicts; the driver t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -131,9 +132,7 @@ class HTTPPass(Pass):
         ray = import_ray()
         if ray.is_initialized():
             for actor in self.actors:
-                try:
+                with contextlib.suppress(Exception):
                     ray.get(actor.close.remote(), timeout=10)
-                except Exception:  # noqa: BLE001, S110 - an actor that is gone needs no closing
-                    pass
                 ray.kill(actor)
         self.actors = []

@@ -34,7 +34,7 @@ from dialectbias.run._ray import Pass, import_ray, response_call
 from dialectbias.run._summary import StageStats
 
 _END = object()
-#: CPUs reserved by the chat-template stage's worker (it is light: the engine needs the cores)
+#: CPUs reserved by the light stages (pre/postprocess, chat template): the engine needs the cores
 CPU_STAGE_CPUS = 0.1
 
 
@@ -138,14 +138,16 @@ class VLLMPass(Pass):
             import ray
             from ray.data.llm import build_processor
 
+            light = {"num_cpus": CPU_STAGE_CPUS}  # a whole CPU per map task would starve the engine
             processor = build_processor(processor_config(self.config, gpu=self.gpu), preprocess=_preprocess,
-                                        postprocess=_postprocess)
+                                        postprocess=_postprocess, preprocess_map_kwargs=light,
+                                        postprocess_map_kwargs=light)
             started = time.perf_counter()
             dataset = processor(ray.data.from_items(payloads))
             for row in dataset.iter_rows():
                 out.put(dict(row))
             self.seconds = time.perf_counter() - started
-        except BaseException as exc:  # noqa: BLE001 - handed to the driver's loop, which stops the model
+        except BaseException as exc:
             out.put(exc)
         finally:
             out.put(_END)
