@@ -120,7 +120,8 @@ def main() -> None:
         ratios["vllm_over_hf"] = round(tps["vllm"] / tps["hf"], 2)
     print(f"\n{'engine':8} {'tokens/s':>9} {'seconds':>8} {'load s':>7}")
     for engine, r in results.items():
-        print(f"{engine:8} {r.get('tokens_per_s', 'error')!s:>9} {r.get('seconds', '')!s:>8} {r.get('load_s', '')!s:>7}")
+        tps, seconds, load = r.get("tokens_per_s", "error"), r.get("seconds", ""), r.get("load_s", "")
+        print(f"{engine:8} {tps!s:>9} {seconds!s:>8} {load!s:>7}")
     print(json.dumps(ratios))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),

@@ -106,7 +106,8 @@ def main() -> None:
             local = run_once("local", fast.base_url, n, c, 1, args.batch)
             remote = run_once("ray", fast.base_url, n, c, 1, args.batch)
         results["no-latency"] = {"local_s": round(local, 3), "ray_s": round(remote, 3),
-                                 "local_requests_per_s": round(n / local, 1), "ray_requests_per_s": round(n / remote, 1)}
+                                 "local_requests_per_s": round(n / local, 1),
+                                 "ray_requests_per_s": round(n / remote, 1)}
         results["ray_overhead_ms_per_request"] = round((remote - local) / n * 1000, 3)
     finally:
         ray.shutdown()
