@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import queue
 import threading
@@ -137,6 +138,9 @@ class VLLMPass(Pass):
         try:
             import ray
             from ray.data.llm import build_processor
+
+            ray.data.DataContext.get_current().enable_progress_bars = False  # the run shows its own progress
+            logging.getLogger("ray.data").setLevel(logging.WARNING)
 
             light = {"num_cpus": CPU_STAGE_CPUS}  # a whole CPU per map task would starve the engine
             processor = build_processor(processor_config(self.config, gpu=self.gpu), preprocess=_preprocess,
