@@ -225,11 +225,13 @@ class VLLMModel(ModelAPI):
         self.queue.put(_STOP)
         await asyncio.to_thread(thread.join)
         llm, self.llm = self.llm, None
-        if llm is not None:
-            shutdown = getattr(getattr(llm, "llm_engine", None), "shutdown", None)
+        if llm is not None:  # stop the engine's process now (garbage collection may never do it, and a
+            # live engine process keeps the interpreter from exiting)
+            core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+            shutdown = getattr(core, "shutdown", None) or getattr(getattr(llm, "llm_engine", None), "shutdown", None)
             if callable(shutdown):
                 with contextlib.suppress(Exception):
-                    shutdown()
+                    await asyncio.to_thread(shutdown)
             del llm
 
 
