@@ -5,6 +5,7 @@ local test server on a local Ray (num_cpus=2): the same tables as `executor: loc
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -174,3 +175,29 @@ def test_inside_a_ray_worker_the_existing_connection_is_used(local_ray: Any, tmp
         return connect(exp), ray.is_initialized()
 
     assert local_ray.get(connect_inside.remote(), timeout=120) == (False, True)  # nothing started, still up
+
+
+def test_a_vllm_model_gets_its_own_replica_group(local_ray: Any, tmp_path: Path) -> None:
+    """The processor config of a `vllm` model: replicas, parallel sizes, LoRA, and on a CPU-only cluster
+    one CPU bundle per engine worker (else Ray Data LLM waits for a GPU), metrics off, light CPU stages."""
+    from scale_helpers import need_vllm
+
+    need_vllm()
+    from dialectbias.providers import ChatRequest, config_class
+    from dialectbias.run._ray_vllm import VLLMPass, processor_config
+
+    adapter = tmp_path / "adapters" / "bn-lora"
+    config = config_class("vllm").model_validate(
+        {"id": "v", "provider": "vllm", "model": "/models/x", "replicas": 3, "pipeline_parallel_size": 2,
+         "batch_size": 32, "lora": str(adapter), "cpus_per_replica": 2})
+    cpu = processor_config(config, gpu=False)
+    assert (cpu.model_source, cpu.concurrency, cpu.batch_size) == ("/models/x", 3, 32)
+    assert cpu.placement_group_config["bundles"] == [{"CPU": 2.0}, {"CPU": 2.0}]
+    assert cpu.engine_kwargs["pipeline_parallel_size"] == 2 and cpu.engine_kwargs["enable_lora"] is True
+    assert cpu.dynamic_lora_loading_path == str(adapter.parent)
+    assert cpu.log_engine_metrics is False and cpu.should_continue_on_error is True
+    gpu = processor_config(config, gpu=True)
+    assert gpu.placement_group_config == {"bundle_per_worker": {"GPU": 1.0, "CPU": 2.0}}
+    row = VLLMPass(config).request_payload("id-1", ChatRequest(messages=[{"role": "user", "content": "hi"}]))
+    assert (row["db_id"], row["lora"], json.loads(row["messages"])) == ("id-1", "bn-lora",
+                                                                       [{"role": "user", "content": "hi"}])
