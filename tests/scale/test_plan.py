@@ -110,3 +110,11 @@ def test_run_with_yes_runs_whatever_the_cost(qa_server: Any, qa_project: Any, cl
     result = cli("run", project.yaml_path, "--no-progress", "--yes")
     assert result.exit_code == 0, result.output
     assert qa_server.stats()["chat_requests"] > 0
+
+
+def test_without_prices_run_prints_no_plan_unless_asked(qa_server: Any, qa_project: Any, cli: Any) -> None:
+    project = qa_project(qa_server.base_url, n_items=1)
+    plain = cli("run", project.yaml_path, "--no-progress")
+    assert plain.exit_code == 0 and "plan" not in plain.stderr
+    asked = cli("run", project.yaml_path, "--no-progress", "--plan")
+    assert asked.exit_code == 0 and "tokens" in asked.stderr and "judge-1" in asked.stderr

@@ -73,12 +73,21 @@ def plan(experiment: ExperimentArg,
     _bases(rows, console)
 
 
-def confirm_plan(experiment: Path, yes: bool, confirm_above: float | None, *, show: bool = True) -> None:
-    """Print the plan (to stderr, before the run's own output; `show`) and, when its total cost is above the
-    threshold, ask for confirmation (ConfigError without a terminal: pass --yes)."""
-    from dialectbias.run._plan import total_cost
+def confirm_plan(experiment: Path, yes: bool, confirm_above: float | None, *, show: bool | None = None) -> None:
+    """Print the plan (to stderr, before the run's own output) and, when its total cost is above the
+    threshold, ask for confirmation (ConfigError without a terminal: pass --yes).
 
-    rows = _plan_rows(experiment)
+    `show` None: print it when a model has prices (without prices there is no cost to confirm, and the
+    run's output stays as it was); False: never. Without prices and without --plan nothing is computed."""
+    from dialectbias.api import open_experiment
+    from dialectbias.run._plan import make_plan, total_cost
+
+    exp, task = open_experiment(experiment)
+    priced = any(m.price_in_per_mtok is not None or m.price_out_per_mtok is not None for m in exp.all_models())
+    show = priced if show is None else show
+    if not show and (yes or not priced):
+        return
+    rows = make_plan(exp, task)
     if show:
         err_console.print(plan_table(rows, "plan"))
     threshold = confirm_above
