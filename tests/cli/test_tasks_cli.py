@@ -83,7 +83,7 @@ def test_an_unknown_task_is_one_clear_error() -> None:
 
 
 @pytest.mark.parametrize(("field", "expected"), [
-    ("setting", ('"naming" | "usage"', '"naming"')),
+    ("setting", ('"naming" | "usage" | "both"', '"naming"')),
     ("languages", ("mapping string → list of string", '{"de": ["bavarian"]}')),
     ("traits", ("list of string | null", "null")),
     ("allow_neutral", ("true/false", "false")),

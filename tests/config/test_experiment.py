@@ -247,3 +247,41 @@ def test_input_limits_default_and_must_be_ordered(tmp_path: Path) -> None:
     assert error_of(path).splitlines()[1:] == [
         f"  - limits (line {line_of(text, 'limits:')}): Value error, warn_field_chars (500) must not exceed "
         "max_field_chars (100)"]
+
+
+VQA_TOP_LEVEL = """\
+name: vqa-top
+task: vqa
+data: items.jsonl
+strategies: [zero_shot, cot]
+vqa_parse: index_first
+models:
+  - {id: m, provider: openai, model: m, base_url: "http://127.0.0.1:9/v1"}
+"""
+
+
+def _vqa_items(tmp_path: Path) -> None:
+    item = ('{"id": "food_1", "domain": "food", "variants": {"standard": {"question": "q", '
+            '"options": ["a", "b", "c", "d"], "answer_index": 1}}}\n')
+    (tmp_path / "items.jsonl").write_text(item, encoding="utf-8")
+
+
+def test_vqa_contract_keys_at_top_level_reach_the_task(tmp_path: Path) -> None:
+    """The vqa/caption contract names `strategies:` and `vqa_parse:` as experiment keys: the top level works
+    like `options:`."""
+    from dialectbias.tasks import load_task
+
+    _vqa_items(tmp_path)
+    (tmp_path / "exp.yaml").write_text(VQA_TOP_LEVEL, encoding="utf-8")
+    exp = load_experiment(tmp_path / "exp.yaml")
+    task = load_task(exp)
+    assert task.options.strategies == ["zero_shot", "cot"]
+    assert task.options.vqa_parse == "index_first"
+
+
+def test_a_contract_key_in_both_places_is_an_error(tmp_path: Path) -> None:
+    _vqa_items(tmp_path)
+    text = VQA_TOP_LEVEL + "options:\n  strategies: [few_shot]\n"
+    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="strategies: given both at the top level and under options"):
+        load_experiment(tmp_path / "exp.yaml")

@@ -396,7 +396,7 @@ def test_unloadable_directory_is_a_clear_error(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_image_part_is_rejected() -> None:
+def test_image_part_is_rejected(tiny_dir: Path) -> None:
     messages = [
         {
             "role": "user",
@@ -410,7 +410,8 @@ def test_image_part_is_rejected() -> None:
         text_messages(messages, "tiny")
 
     async def main() -> None:
-        hf = make("/nonexistent")
+        # a text-only model (no vision_config) is loaded, then refuses; vision models: test_hf_vision.py
+        hf = make(tiny_dir)
         with pytest.raises(ProviderError, match="text-only"):
             await hf.complete(ChatRequest(messages=[{"role": "user", "content": [  # typed parts: what hf gets
                 {"type": "text", "text": "what is this?"}, {"type": "image", "image": b"\x89PNG"}]}]))

@@ -69,7 +69,7 @@ def test_standard_only_items_from_build_questions_are_an_error(qa_server: Any, q
     (line,) = error_lines(result)
     assert line.startswith(f"error: {project.dir / 'items.jsonl'}: no item has a dialect variant, only "
                            "'standard', so task 'qa_bias' has nothing to compare. Add the dialect versions by hand")
-    assert "a pipeline that translates them is planned but not built yet" in line
+    assert "with a `task: translate` experiment and `dialectbias export EXP --items OUT`." in line
     assert qa_server.stats()["requests_total"] == 0
 
 
@@ -89,9 +89,9 @@ def test_some_standard_only_items_are_a_counted_warning(qa: Any, qa_server: Any,
     assert warning_lines(result) == [
         f"warning: 2 of 4 items in {project.dir / 'items.jsonl'} have no dialect variant, only 'standard', so "
         "nothing compares with them: 'q02' (line 2); 'q03' (line 3). Add the dialect versions by hand, e.g. "
-        '"variants": {"standard": "…", "chittagong": "…"} (CSV: a variants.chittagong column); `dialectbias '
-        "build questions` writes standard-only items, and a pipeline that translates them is planned but not "
-        "built yet."]
+        '"variants": {"standard": "…", "chittagong": "…"} (CSV: a variants.chittagong column), or translate '
+        "standard-only items (what `dialectbias build questions` writes) with a `task: translate` experiment and "
+        "`dialectbias export EXP --items OUT`."]
 
 
 def test_a_csv_row_missing_its_dialect_cell_is_a_counted_warning(qa: Any, qa_server: Any, qa_project: Any,

@@ -1,5 +1,13 @@
-"""Building benchmark inputs: question sets from templates (SPEC §4 P1)."""
+"""Building benchmark inputs: question sets from templates, noisy-text items, vocabularies (SPEC §4 P1)."""
 
+from dialectbias.build._noise import (
+    NoiseResult,
+    hf_token_counter,
+    item_seed,
+    noise_items,
+    parity_rows,
+    parity_tokenizers,
+)
 from dialectbias.build._questions import (
     PAPER_DOMAINS,
     QUESTION_TYPES,
@@ -10,6 +18,8 @@ from dialectbias.build._questions import (
     genitive,
     load_topics,
 )
+from dialectbias.build._vocabulary import build_vocabulary, corpus_texts, write_vocabulary
 
-__all__ = ["PAPER_DOMAINS", "QUESTION_TYPES", "TEMPLATES", "DomainTopics", "Question", "build_questions", "genitive",
-           "load_topics"]
+__all__ = ["PAPER_DOMAINS", "QUESTION_TYPES", "TEMPLATES", "DomainTopics", "NoiseResult", "Question", "build_questions",
+           "build_vocabulary", "corpus_texts", "genitive", "hf_token_counter", "item_seed", "load_topics",
+           "noise_items", "parity_rows", "parity_tokenizers", "write_vocabulary"]

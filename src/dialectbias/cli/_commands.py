@@ -164,18 +164,35 @@ def status(experiment: ExperimentArg) -> None:
 
 @clear_errors
 def export(experiment: ExperimentArg,
-           out: Annotated[Path, typer.Option("--out", help="output directory")],
-           format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl") -> None:
+           out: Annotated[Path | None, typer.Option("--out", help="output directory")] = None,
+           format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl",
+           items: Annotated[Path | None, typer.Option(
+               "--items", help="translate experiments: write the items with their new variants to this JSONL "
+               "file (a `data:` file for qa_bias, association or vqa)")] = None) -> None:
     """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
-    part of the experiment) are kept with current=false and counted.
+    part of the experiment) are kept with current=false and counted. With --items (task translate), write
+    the items with their machine variants (is_human_validated: false).
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
+    Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
     """
-    from dialectbias.api import load_experiment
+    from dialectbias.api import load_experiment, open_experiment
     from dialectbias.errors import ConfigError
     from dialectbias.store import Store
     from dialectbias.store._export import export_store
 
+    if out is None and items is None:
+        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (translate experiments)")
+    if items is not None:
+        exp, task = open_experiment(experiment)
+        export_items = getattr(task, "export_items", None)
+        if export_items is None:
+            raise ConfigError(f"{exp.path}: task {exp.task!r} writes no items: --items is for `task: translate`")
+        with Store.open(exp.store_path, create=False) as store:
+            for line in export_items(store, items).lines():
+                console.print(line, highlight=False)
+    if out is None:
+        return
     if format not in ("csv", "jsonl", "parquet"):
         raise ConfigError(f"--format must be csv, jsonl or parquet, not {format!r}")
     exp = load_experiment(experiment)

@@ -22,8 +22,9 @@ def import_generations(
     """Store model outputs produced elsewhere as generations; `dialectbias run` then only judges them.
 
     One JSON object per line: item_id, variant, model (a model id of the experiment), output; optional
-    finish_reason, tokens_in, tokens_out, latency_s, metadata. All or nothing; re-importing the same
-    file is a no-op; an output that differs from a stored one is an error.
+    finish_reason, tokens_in, tokens_out, latency_s, metadata; strategy (zero_shot, few_shot, cot) for the
+    vqa and caption tasks, whose experiments may list no models when every generation is imported. All or
+    nothing; re-importing the same file is a no-op; an output that differs from a stored one is an error.
 
     Example: dialectbias import-generations bn-qa.yaml outputs/qwen3-8b.jsonl
     """
@@ -52,8 +53,8 @@ def questions(
 
     The items hold only the `standard` variant: qa_bias compares it with dialect versions of the same
     question, so add them to each item's `variants` before running (e.g. "chittagong": "…", written or
-    checked by native speakers; a translation pipeline is planned). `dialectbias tasks qa_bias` shows the
-    item format.
+    checked by native speakers), or with a `translate` experiment and `dialectbias export EXP --items OUT`.
+    `dialectbias tasks qa_bias` shows the item format.
 
     Example: dialectbias build questions --topics topics.yaml --out items.jsonl --per-type 10
     """

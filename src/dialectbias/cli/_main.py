@@ -6,11 +6,13 @@ import sys
 
 import typer
 
-from dialectbias.cli import _commands, _data, _models, _plan, _quickstart, _review, _tasks
+from dialectbias.cli import _build, _commands, _data, _models, _plan, _quickstart, _review, _tasks
 from dialectbias.cli._app import app
+from dialectbias.cli._index import index_app
 
-build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets).")
-review_app = typer.Typer(no_args_is_help=True, help="Human review of low-confidence judgments (CSV round trip).")
+build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets, noisy items, vocabularies).")
+review_app = typer.Typer(no_args_is_help=True, help="Human review: the CSV round trip, the review app, annotators "
+                         "and judge calibration.")
 models_app = typer.Typer(no_args_is_help=True, help="Local model files (GGUF to a Hugging Face folder for vLLM).")
 
 app.command()(_commands.run)
@@ -21,12 +23,17 @@ app.command()(_commands.report)
 app.command("import-generations")(_data.import_generations)
 app.add_typer(build_app, name="build")
 build_app.command("questions")(_data.questions)
+build_app.command("noise")(_build.noise)
+build_app.command("vocabulary")(_build.vocabulary)
 app.command()(_quickstart.quickstart)
 app.add_typer(review_app, name="review")
 review_app.command("export")(_review.export_queue)
 review_app.command("import")(_review.import_queue)
 review_app.command("calibration")(_review.calibration)
+review_app.command("add-annotator")(_review.add_annotator)
+review_app.command("serve")(_review.serve)
 app.command()(_tasks.tasks)
+app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
 models_app.command("convert-gguf")(_models.convert_gguf)
 

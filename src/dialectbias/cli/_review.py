@@ -1,4 +1,5 @@
-"""`dialectbias review export | import | calibration`: the human-review CSV round trip (SPEC §4 P3)."""
+"""`dialectbias review export | import | calibration | add-annotator | serve`: the human-review CSV round trip
+(SPEC §4 P3) and the review app (SPEC §6)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dialectbias.cli._app import ExperimentArg, clear_errors
 if TYPE_CHECKING:
     from dialectbias.config import Experiment
     from dialectbias.judges import Rubric
-    from dialectbias.review import ReviewQueue
+    from dialectbias.review import ReviewConfig, ReviewQueue
     from dialectbias.store import Store
     from dialectbias.tasks import Task
 
@@ -41,6 +42,16 @@ def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> Revi
 def _rubrics(task: Task) -> dict[str, Rubric]:
     """Each judge's rubric, as the experiment's task reads it (its `rubric:`, else the task's default)."""
     return dict(getattr(task, "rubrics", {}))
+
+
+def _review_config(exp: Experiment, task: Task, store: Store, judge: str | None = None) -> ReviewConfig:
+    """The review app's view of the experiment; a task with its own post-processed translations (a
+    `translations(store)` method: the `translate` task) supplies the translation queues' texts."""
+    from dialectbias.review import review_config, task_translations
+
+    read = getattr(task, "translations", None)
+    return review_config(exp, _rubrics(task), store, judge,
+                         translations=task_translations(read) if callable(read) else None)
 
 
 def _write_readme(queue: ReviewQueue, out: Path) -> Path:
@@ -108,20 +119,34 @@ def import_queue(experiment: ExperimentArg,
 
 @clear_errors
 def calibration(experiment: ExperimentArg,
-                out: Annotated[Path, typer.Option("--out", help="CSV file to write")],
+                out: Annotated[Path | None, typer.Option(
+                    "--out", help="write a calibration SAMPLE to this CSV instead (N judgments per confidence "
+                                  "level, to score by hand)")] = None,
                 per_level: Annotated[int | None, typer.Option(
-                    "--per-level", min=1, help="judgments per confidence level 1–5 "
+                    "--per-level", min=1, help="with --out: judgments per confidence level 1–5 "
                                                "(default: review.calibration_per_level)")] = None,
                 seed: Annotated[int | None, typer.Option(
-                    help="sampling seed (default: the experiment's)")] = None,
-                judge: JudgeOption = None, excel: ExcelOption = False) -> None:
-    """Write a calibration sample: N random judgments per confidence level 1–5, as review CSV.
+                    help="with --out: sampling seed (default: the experiment's)")] = None,
+                judge: JudgeOption = None, excel: ExcelOption = False,
+                table: Annotated[Path | None, typer.Option(
+                    "--csv", help="also write the calibration and agreement tables to this CSV")] = None) -> None:
+    """Every judge against the human scores per dialect (CCC, CBS, kappa), agreement between annotators, and
+    each annotator's progress.
 
-    Human scores on it show whether the confidence threshold is right; import it like the queue.
+    Human scores are the reviewed judgments (review app or CSV import; several annotators are averaged).
+    Each call stores a snapshot, so calibration is tracked over time; a judge below review.min_ccc,
+    min_cbs or min_kappa for a dialect is a warning (and, with review.on_miscalibrated, the dialect is
+    routed to review or to another judge). With --out, writes a calibration sample instead: N random
+    judgments per confidence level 1–5 as review CSV, to check the confidence threshold.
 
+    Example: dialectbias review calibration bn-qa.yaml
     Example: dialectbias review calibration bn-qa.yaml --out calibration.csv --per-level 100 --seed 1
     """
     from dialectbias.api import open_experiment
+
+    if out is None:
+        _calibration_report(experiment, table)
+        return
     from dialectbias.review import write_review_csv
     from dialectbias.store import Store
 
@@ -135,3 +160,168 @@ def calibration(experiment: ExperimentArg,
     levels = ", ".join(f"{lvl}: {k}/{sample.available[lvl]}" for lvl, k in sample.per_level.items())
     _app.console.print(f"{len(sample.rows)} judgment(s) sampled (per confidence level, sampled/available: "
                        f"{levels}) → {out}", highlight=False)
+
+
+def _calibration_report(experiment: Path, table: Path | None) -> None:
+    import csv
+
+    from rich.table import Table
+
+    from dialectbias.api import open_experiment
+    from dialectbias.review import (
+        annotator_agreement,
+        annotators,
+        judge_calibration,
+        save_snapshot,
+        tasks_of,
+        thresholds_of,
+    )
+    from dialectbias.store import Store
+
+    exp, task = open_experiment(experiment)
+    thresholds = thresholds_of(exp)
+    with Store.open(exp.store_path, create=False) as store:
+        config = _review_config(exp, task, store)
+        rows = judge_calibration(store, [j.id for j in exp.judges], [m.id for m in exp.models], _rubrics(task),
+                                 thresholds)
+        agreement = annotator_agreement(store, config)
+        progress = [(a, queue, sum(t.done for t in tasks), len(tasks)) for a in annotators(store)
+                    for queue in a.queues if (tasks := tasks_of(store, a, queue))]
+        if rows:
+            save_snapshot(store, rows, thresholds)
+    if progress:
+        t = Table(title="annotators: review tasks done")
+        for col in ("annotator", "dialects", "queue", "done", "assigned"):
+            t.add_column(col)
+        for a, queue, done, total in progress:
+            t.add_row(a.name, ", ".join(a.dialects), queue, str(done), str(total))
+        _app.console.print(t)
+    if not rows:
+        _app.console.print("no human scores yet: review judgments in the app (`dialectbias review serve`) or "
+                           "import a filled CSV (`dialectbias review import`)", highlight=False)
+    else:
+        t = Table(title=f"judges vs human scores (CCC ≥ {thresholds.min_ccc:g}, CBS ≥ {thresholds.min_cbs:g}, "
+                        f"kappa ≥ {thresholds.min_kappa:g}; over ≥ {thresholds.min_pairs} judgments)")
+        for col in ("judge", "rubric", "dialect", "n", "ccc", "cbs", "kappa", "below"):
+            t.add_column(col)
+        for r in rows:
+            t.add_row(r.judge, r.rubric, r.dialect, str(r.n), *(_cell(v) for v in (r.ccc, r.cbs, r.kappa)),
+                      ", ".join(r.below) or r.note)
+        _app.console.print(t)
+    if agreement:
+        t = Table(title="agreement between annotators (quadratic-weighted kappa per pair; Krippendorff's alpha)")
+        for col in ("queue", "value", "dialect", "pair", "n", "kappa", "alpha", "note"):
+            t.add_column(col)
+        for a in agreement:
+            t.add_row(a["queue"], a["value"], a["dialect"], a["pair"], str(a["n"]), _cell(a["kappa"]),
+                      _cell(a["alpha"]), a["note"])
+        _app.console.print(t)
+    for r in rows:
+        if r.below and r.dialect != "all":
+            route = exp.review.on_miscalibrated
+            then = {"warn": "", "review": f"; its {r.dialect} judgments go to review"}.get(
+                route, f"; judge {route}'s scores are used for {r.dialect}")
+            _app.err_console.print(f"warning: judge {r.judge} is below the thresholds for {r.dialect} "
+                                   f"({', '.join(r.below)}; n={r.n}){then}", highlight=False)
+    if table is not None:
+        table.parent.mkdir(parents=True, exist_ok=True)
+        with table.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["table", "judge_or_queue", "rubric_or_value", "dialect", "pair", "n", "ccc", "cbs",
+                             "kappa", "alpha", "below_or_note"])
+            for r in rows:
+                writer.writerow(["judge_calibration", r.judge, r.rubric, r.dialect, "", r.n, r.ccc, r.cbs, r.kappa,
+                                 "", "; ".join(r.below) or r.note])
+            for a in agreement:
+                writer.writerow(["annotator_agreement", a["queue"], a["value"], a["dialect"], a["pair"], a["n"], "",
+                                 "", a["kappa"], a["alpha"], a["note"]])
+        _app.console.print(f"tables → {table}", highlight=False)
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+@clear_errors
+def add_annotator(experiment: ExperimentArg,
+                  name: Annotated[str, typer.Argument(help="the annotator's name (letters, digits, _ . -)",
+                                                      show_default=False)],
+                  dialects: Annotated[str, typer.Option("--dialects", help="comma-separated dialects they review")],
+                  queues: Annotated[str | None, typer.Option(
+                      "--queues", help="comma-separated queues (default: all): judgments, translation_score, "
+                                       "translation_correction, validation, error_coding")] = None,
+                  rotate: Annotated[bool, typer.Option(
+                      "--rotate", help="the annotator exists: issue a new token (the old one stops working) and "
+                                       "set these dialects and queues")] = False) -> None:
+    """Create an annotator and print their personal token (alone, on the last line; only its hash is stored).
+
+    The annotator sees only the given queues and dialects; review tasks are assigned to them at once (each
+    item to review.overlap annotators). Give them the token and the app's address (`review serve`).
+
+    Example: dialectbias review add-annotator bn-qa.yaml rahim --dialects sylhet,chittagong --queues judgments
+    """
+    from dialectbias.api import open_experiment
+    from dialectbias.data import known_variants, unknown_variant_message
+    from dialectbias.errors import ConfigError
+    from dialectbias.review import add_annotator as add
+    from dialectbias.review import assign
+    from dialectbias.store import Store
+
+    exp, task = open_experiment(experiment)
+    names = [d.strip() for d in dialects.split(",") if d.strip()]
+    known = known_variants(exp.dialects)
+    for d in names:
+        if d.lower() not in known:
+            raise ConfigError(f"--dialects: {unknown_variant_message(d, known)}")
+    queue_names = [q.strip() for q in queues.split(",") if q.strip()] if queues else None
+    with Store.open(exp.store_path) as store:
+        token = add(store, name, names, queue_names, rotate=rotate)
+        summary = assign(store, _review_config(exp, task, store))
+        tasks = store.query("SELECT count(*) FROM assignments WHERE annotator = ?", (name.strip(),))[0][0]
+    _app.console.print(f"annotator {name.strip()}: dialects {', '.join(names)}; queues "
+                       f"{', '.join(queue_names) if queue_names else 'all'}; {tasks} task(s) assigned"
+                       + (f" ({summary.unassigned} item(s) have no annotator of their dialect yet)"
+                          if summary.unassigned else ""), highlight=False)
+    _app.console.print("their personal token (shown once; keep it secret):", highlight=False)
+    typer.echo(token)
+
+
+@clear_errors
+def serve(experiment: ExperimentArg,
+          host: Annotated[str, typer.Option("--host", help="address to listen on (only this machine by default)")]
+          = "127.0.0.1",
+          port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8765,
+          judge: JudgeOption = None) -> None:
+    """Serve the review app: annotators log in with their token and score, correct and code in a browser.
+
+    Queues: judgments (low confidence, flagged or clipped; any rubric), translation_score (0–10),
+    translation_correction, validation (0/1/2) and error_coding (images). Human scores replace the judge's
+    in the report, exactly like `review import`. A JSON API (Authorization: Bearer TOKEN) serves scripts:
+    GET /api/tasks, GET /api/tasks/{id}, POST /api/tasks/{id}/annotation. Listens on 127.0.0.1 unless
+    --host says otherwise (put a TLS proxy in front before exposing it).
+
+    Example: dialectbias review serve bn-qa.yaml --port 8765
+    """
+    from dialectbias.api import open_experiment
+    from dialectbias.errors import ConfigError
+    from dialectbias.store import Store
+
+    try:
+        import uvicorn
+
+        from dialectbias.review.app import create_app
+    except ImportError as exc:
+        raise ConfigError(f"the review app needs the `review` extra: pip install 'dialectbias[review]' "
+                          f"({exc.name} is missing)") from None
+    exp, task = open_experiment(experiment)
+    if judge is not None and judge not in {j.id for j in exp.judges}:
+        raise ConfigError(f"{exp.path}: no judge with id {judge!r}")
+    with Store.open(exp.store_path, create=False) as store:
+        config = _review_config(exp, task, store, judge)
+    app = create_app(exp.store_path, config, title=f"{exp.name} · review")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        _app.err_console.print(f"warning: listening on {host}: other machines can reach the app; the traffic "
+                               "(tokens included) is not encrypted unless a TLS proxy is in front", highlight=False)
+    shown = f"[{host}]" if ":" in host else host
+    _app.console.print(f"review app: http://{shown}:{port}/  (Ctrl+C stops it)", highlight=False)
+    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)

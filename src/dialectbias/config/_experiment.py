@@ -7,7 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, problem_line, read_text_file, validation_problems, yaml_line
@@ -25,6 +34,23 @@ class ReviewSettings(BaseModel):
 
     confidence_threshold: int = Field(default=3, ge=0, le=5)
     calibration_per_level: int = Field(default=100, ge=0)
+    overlap: int = Field(default=1, ge=1, description="annotators per review task in the review app (k ≥ 2: "
+                         "overlap, so agreement between annotators can be measured)")
+    min_ccc: float = Field(default=0.8, description="a judge whose Lin's CCC with the human scores falls below "
+                           "this for a dialect is miscalibrated there (SPEC §4 P3 threshold)")
+    min_cbs: float = Field(default=0.75, description="the same for Critical Bias Sensitivity")
+    min_kappa: float = Field(default=0.6, description="the same for quadratic-weighted Cohen's kappa of the "
+                             "rubric's Likert fields")
+    calibration_min_pairs: int = Field(default=5, ge=3, description="human-scored judgments a judge needs in a "
+                                       "dialect before it is checked against the thresholds")
+    on_miscalibrated: str = Field(default="warn", description="what happens to a dialect where the primary "
+                                  "judge is miscalibrated: warn (report only), review (all its judgments of "
+                                  "that dialect go to the review queue), or a judge id (qa_bias: that judge's "
+                                  "scores replace the primary's for the dialect in the final tables)")
+
+
+#: task settings an experiment file may give at the top level as well as under `options:` (SPEC §4 P5 contract)
+TOP_LEVEL_OPTIONS = ("strategies", "vqa_parse")
 
 
 class RaySettings(BaseModel):
@@ -48,7 +74,9 @@ class Experiment(BaseModel):
     task: str
     data: str | None = None
     variants: list[str] | None = None
-    models: list[ModelConfig] = Field(min_length=1)
+    models: list[ModelConfig] = Field(default_factory=list, description="models under test; a task that scores "
+                                      "imported generations (vqa, caption) or sends requests to role models only "
+                                      "(translate) may list none")
     judges: list[ModelConfig] = Field(default_factory=list)
     roles: dict[str, ModelConfig] = Field(
         default_factory=dict, description="models a task needs for a role (e.g. extractor, translator): role -> "
@@ -69,6 +97,22 @@ class Experiment(BaseModel):
     _path: Path | None = PrivateAttr(default=None)
     _node: Any = PrivateAttr(default=None)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _top_level_options(cls, data: Any) -> Any:
+        """Task settings the vqa/caption contract allows at the top level (`strategies:`, `vqa_parse:`) are the
+        same as under `options:`; giving one in both places is an error."""
+        if not isinstance(data, dict) or not any(k in data for k in TOP_LEVEL_OPTIONS):
+            return data
+        options = data.get("options") or {}
+        if not isinstance(options, dict):
+            return data  # the options field reports its own type error
+        moved = {k: data[k] for k in TOP_LEVEL_OPTIONS if k in data}
+        twice = sorted(set(moved) & set(options))
+        if twice:
+            raise ValueError(f"{', '.join(twice)}: given both at the top level and under options:; keep one")
+        return {**{k: v for k, v in data.items() if k not in moved}, "options": {**options, **moved}}
+
     @field_validator("models", "judges", "roles", mode="before")
     @classmethod
     def _provider_specific(cls, value: Any) -> Any:
@@ -87,6 +131,16 @@ class Experiment(BaseModel):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             raise ValueError(f"duplicate model id(s): {', '.join(dup)}")
+        return value
+
+    @field_validator("review")
+    @classmethod
+    def _miscalibrated_route(cls, value: ReviewSettings, info: ValidationInfo) -> ReviewSettings:
+        judges = [j.id for j in info.data.get("judges") or []]
+        route = value.on_miscalibrated
+        if route not in ("warn", "review") and route not in judges:
+            raise ValueError(f"on_miscalibrated: {route!r} is neither warn, review nor a judge id "
+                             f"(judges: {', '.join(judges) or 'none'})")
         return value
 
     @field_validator("roles")

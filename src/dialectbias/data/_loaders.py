@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 from dialectbias.data._media import check_item_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
-from dialectbias.data._registry import STANDARD, unknown_variant_message
+from dialectbias.dialects import STANDARD, unknown_variant_message
 from dialectbias.errors import DataError
 
 _KNOWN = {"id", "domain", "question_type", "variants", "gold", "validated_by"}
@@ -232,8 +232,8 @@ class LoadReport:
 
 
 DIALECT_HINT = ("Add the dialect versions by hand, e.g. \"variants\": {\"standard\": \"…\", \"chittagong\": \"…\"} "
-                "(CSV: a variants.chittagong column); `dialectbias build questions` writes standard-only items, and "
-                "a pipeline that translates them is planned but not built yet.")
+                "(CSV: a variants.chittagong column), or translate standard-only items (what `dialectbias build "
+                "questions` writes) with a `task: translate` experiment and `dialectbias export EXP --items OUT`.")
 
 
 def _count(n: int | Collection[Any], noun: str) -> str:

@@ -22,6 +22,13 @@ Decoding parameters (`config.params` overridden by `request.params`):
 - `stop`: a string or list of strings; output is cut at the first occurrence
   (`finish_reason` `stop`). Ignored for constrained JSON decoding.
 
+Images: a model folder whose config.json has a `vision_config` (LLaVA, Idefics3/SmolVLM, Qwen2-VL,
+Gemma 3, …) is loaded as a vision-language model (`AutoProcessor` + `AutoModelForImageTextToText`): image
+parts (the store's image bytes, or `image_url` data/http URLs) go through the processor's chat template
+and image processor, batched like text (requests with images batch among themselves), with the same
+parameters. An image sent to a text-only model is a ProviderError saying so (the model is loaded first to
+tell).
+
 Other parameters are ignored. `tokens_out` counts generated tokens including a final
 end-of-sequence token; `latency_s` is the wall time of the batch the request ran in.
 """
@@ -36,6 +43,7 @@ from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._hf_config import HFModelConfig, ThreadChoice
 from dialectbias.providers._hf_messages import text_messages
 from dialectbias.providers._hf_params import GenParams
+from dialectbias.providers._hf_vision import has_images, vision_messages
 from dialectbias.providers._hf_worker import _STOP, _Job, _Worker
 
 
@@ -82,9 +90,22 @@ class HFModel(ModelAPI):
     def load_seconds(self) -> float | None:
         return self._worker.load_s if self._worker else None
 
+    @property
+    def processor(self) -> Any:
+        """The processor of a loaded vision-language model (None for a text model or before loading)."""
+        return self._worker.processor if self._worker else None
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        messages = text_messages(request.messages, self.config.id)
         params = GenParams.from_params({**self.config.params, **request.params}, self.config.id)
+        images: list[bytes] = []
+        messages: list[dict[str, Any]]
+        if has_images(request.messages):
+            await self.load()  # whether the model sees images is known once it is loaded
+            if self.processor is None:
+                text_messages(request.messages, self.config.id)  # raises: the model is text-only
+            messages, images = vision_messages(request.messages, self.config.id)
+        else:
+            messages = list(text_messages(request.messages, self.config.id))
         constrained = request.json_schema is not None and self.config.constrained_decoding == "llguidance"
         loop = asyncio.get_running_loop()
         job = _Job(
@@ -93,7 +114,8 @@ class HFModel(ModelAPI):
             schema=request.json_schema,
             future=loop.create_future(),
             loop=loop,
-            key=("json", params) if constrained else params,
+            key=(("json", params) if constrained else params, bool(images)),
+            images=tuple(images),
         )
         self._ensure_worker().queue.put(job)
         return await job.future

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from dialectbias.errors import ProviderError
-
-_IMAGE_PART_TYPES = {"image_url", "image", "input_image"}
-_TEXT_PART_TYPES = {"text", "input_text"}
+from dialectbias.providers._hf_vision import IMAGE_PART_TYPES as _IMAGE_PART_TYPES
+from dialectbias.providers._hf_vision import TEXT_PART_TYPES as _TEXT_PART_TYPES
 
 
 def text_messages(messages: list[dict[str, Any]], model_id: str) -> list[dict[str, str]]:
@@ -30,7 +29,8 @@ def text_messages(messages: list[dict[str, Any]], model_id: str) -> list[dict[st
                     texts.append(str(part.get("text", "")))
                 elif kind in _IMAGE_PART_TYPES:
                     raise ProviderError(
-                        f"model {model_id!r} is text-only: message {i} contains an image part"
+                        f"model {model_id!r} is text-only: message {i} contains an image part (a "
+                        "vision-language model folder has a `vision_config` in its config.json)"
                     )
                 else:
                     raise ProviderError(f"model {model_id!r}: message {i} has an unsupported part {kind!r}")

@@ -1,5 +1,9 @@
 """The batching worker of local transformers models: one thread owns the model, takes queued jobs, and runs
-one left-padded `generate` per batch of jobs with identical decoding parameters (see `_hf`)."""
+one left-padded `generate` per batch of jobs with identical decoding parameters (see `_hf`).
+
+A vision-language model folder (`_hf_vision.is_vision_model`) is loaded with `AutoProcessor` and
+`AutoModelForImageTextToText`; its prompts go through the processor's chat template and the processor turns
+a batch's texts and images into the model's inputs (left-padded), for requests with and without images."""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ import torch
 import transformers
 from transformers import (
     AutoModelForCausalLM,
+    AutoModelForImageTextToText,
+    AutoProcessor,
     AutoTokenizer,
     LogitsProcessorList,
     StoppingCriteria,
@@ -38,6 +44,7 @@ from dialectbias.providers._hf_config import (
 from dialectbias.providers._hf_constrained import GrammarMask, JsonConstraints
 from dialectbias.providers._hf_messages import fallback_prompt
 from dialectbias.providers._hf_params import GenParams, finish_text
+from dialectbias.providers._hf_vision import decode_image, is_vision_model
 
 log = logging.getLogger("dialectbias.providers._hf")
 
@@ -51,13 +58,16 @@ _DTYPES: dict[str, Any] = {
 
 @dataclass(eq=False)
 class _Job:
-    messages: list[dict[str, str]]
+    #: text models: `{role, content: str}`; vision models: content may be a list of text / `{"type": "image"}`
+    messages: list[dict[str, Any]]
     params: GenParams
     schema: dict[str, Any] | None
     future: asyncio.Future[ChatResponse]
     loop: asyncio.AbstractEventLoop
     #: batching key: jobs with equal keys share one batched `generate` (constrained jobs batch together)
     key: Any = field(default=None)
+    #: the images of the `{"type": "image"}` parts, in order (vision-language models only)
+    images: tuple[bytes, ...] = ()
 
     def resolve(self, result: ChatResponse | None = None, error: BaseException | None = None) -> None:
         def _set() -> None:
@@ -132,6 +142,8 @@ class _Worker:
         self._threads_checked = 0.0
         self.model: Any = None
         self.tokenizer: Any = None
+        #: the processor of a vision-language model (None for a text model)
+        self.processor: Any = None
         self.eos_ids: set[int] = set()
         self.pad_id: int = 0
         self._constraints: JsonConstraints | None = None
@@ -152,9 +164,20 @@ class _Worker:
         extra: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
         started = time.perf_counter()
         silence_third_party_progress()
+        vision = gguf_file is None and is_vision_model(path)
+        processor = None
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(path), **extra)
-            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype], **extra)
+            if vision:
+                processor = AutoProcessor.from_pretrained(str(path))
+                tokenizer = getattr(processor, "tokenizer", None)
+                if tokenizer is None or not hasattr(processor, "image_processor"):
+                    raise ValueError(f"AutoProcessor gave {type(processor).__name__}, not a processor with a "
+                                     "tokenizer and an image processor (is preprocessor_config.json missing?)")
+                tokenizer.padding_side = "left"
+                model = AutoModelForImageTextToText.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype])
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(str(path), **extra)
+                model = AutoModelForCausalLM.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype], **extra)
             model.to(cfg.device)
             model.eval()
         except Exception as exc:
@@ -174,8 +197,9 @@ class _Worker:
         if pad is None:
             pad = min(eos) if eos else 0
         self.model, self.tokenizer, self.eos_ids, self.pad_id = model, tokenizer, eos, int(pad)
+        self.processor = processor
         self.load_s = time.perf_counter() - started
-        log.info("loaded %s from %s in %.1f s", cfg.id, path, self.load_s)
+        log.info("loaded %s%s from %s in %.1f s", cfg.id, " (vision-language)" if vision else "", path, self.load_s)
 
     # ---- the loop ------------------------------------------------------------------
     def _run(self) -> None:
@@ -275,6 +299,7 @@ class _Worker:
     def _release(self) -> None:
         self.model = None
         self.tokenizer = None
+        self.processor = None
         self._constraints = None
         gc.collect()
 
@@ -291,6 +316,21 @@ class _Worker:
             return list(tok(text, add_special_tokens=False)["input_ids"])
         # no chat template: a plain transcript, with the tokenizer's own BOS handling
         return list(tok(fallback_prompt(messages), add_special_tokens=True)["input_ids"])
+
+    def _vision_prompt(self, messages: list[dict[str, Any]]) -> str:
+        """The processor's chat template over multimodal messages (a string content becomes a text part)."""
+        parts = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]
+                  if isinstance(m["content"], str) else m["content"]} for m in messages]
+        template = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        if not template:
+            raise ProviderError(f"model {self.config.id!r}: the vision-language model's processor has no chat "
+                                "template (chat_template.jinja or chat_template in processor_config.json)")
+        try:
+            return str(self.processor.apply_chat_template(parts, chat_template=template, add_generation_prompt=True,
+                                                          tokenize=False))
+        except Exception as exc:
+            raise ProviderError(
+                f"model {self.config.id!r}: chat template failed: {type(exc).__name__}: {exc}") from exc
 
     def _generation_config(self, params: GenParams) -> Any:
         gc_ = copy.deepcopy(self.model.generation_config)
@@ -313,8 +353,8 @@ class _Worker:
         return gc_
 
     # ---- plain batched generation --------------------------------------------------
-    def _serve_batch(self, batch: list[_Job]) -> None:
-        started = time.perf_counter()
+    def _text_inputs(self, batch: list[_Job]) -> tuple[list[_Job], dict[str, Any], list[int]]:
+        """Left-padded input ids of a text model's batch; a job whose prompt fails is resolved with its error."""
         jobs: list[_Job] = []
         prompts: list[list[int]] = []
         for job in batch:
@@ -324,12 +364,57 @@ class _Worker:
             except ProviderError as exc:
                 job.resolve(error=exc)
         if not jobs:
+            return [], {}, []
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, ids in enumerate(prompts):  # left padding
+            if ids:
+                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+                attention[row, width - len(ids) :] = 1
+        return jobs, {"input_ids": input_ids, "attention_mask": attention}, [len(p) for p in prompts]
+
+    def _vision_inputs(self, batch: list[_Job]) -> tuple[list[_Job], dict[str, Any], list[int]]:
+        """The processor's inputs for a vision-language model's batch (texts and their images, left-padded);
+        a job whose prompt or image fails is resolved with its error."""
+        jobs: list[_Job] = []
+        texts: list[str] = []
+        images: list[list[Any]] = []
+        for job in batch:
+            try:
+                texts.append(self._vision_prompt(job.messages))
+                images.append([decode_image(data, self.config.id) for data in job.images])
+                jobs.append(job)
+            except ProviderError as exc:
+                if len(texts) > len(jobs):
+                    texts.pop()
+                job.resolve(error=exc)
+        if not jobs:
+            return [], {}, []
+        try:
+            inputs = self.processor(text=texts, images=images if any(images) else None, padding=True,
+                                    return_tensors="pt")
+        except Exception as exc:
+            error = ProviderError(f"model {self.config.id!r}: the processor rejected the prompt or its images: "
+                                  f"{type(exc).__name__}: {exc}")
+            for job in jobs:
+                job.resolve(error=error)
+            return [], {}, []
+        inputs = dict(inputs)
+        if "attention_mask" not in inputs:
+            inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
+        return jobs, inputs, [int(n) for n in inputs["attention_mask"].sum(dim=1).tolist()]
+
+    def _serve_batch(self, batch: list[_Job]) -> None:
+        started = time.perf_counter()
+        jobs, inputs, tokens_in = (self._vision_inputs if self.processor is not None else self._text_inputs)(batch)
+        if not jobs:
             return
         params = jobs[0].params
         constrained = self.config.constrained_decoding == "llguidance"
         schemas = [job.schema if constrained else None for job in jobs]
         try:
-            results = self._generate(prompts, params, schemas)
+            results = self._generate(inputs, params, schemas)
         except ProviderError as exc:
             for job in jobs:
                 job.resolve(error=exc)
@@ -340,24 +425,24 @@ class _Worker:
                 job.resolve(error=error)
             return
         latency = time.perf_counter() - started
-        for job, ids, (text, finish, n_out) in zip(jobs, prompts, results, strict=True):
+        for job, n_in, (text, finish, n_out) in zip(jobs, tokens_in, results, strict=True):
             job.resolve(
-                ChatResponse(
-                    output=text, finish_reason=finish, tokens_in=len(ids), tokens_out=n_out, latency_s=latency
-                )
+                ChatResponse(output=text, finish_reason=finish, tokens_in=n_in, tokens_out=n_out, latency_s=latency)
             )
 
-    def _generate(self, prompts: list[list[int]], params: GenParams,
+    def _to_device(self, value: Any) -> Any:
+        """A tensor on the model's device; floating ones (pixel values) in the model's dtype."""
+        if not isinstance(value, torch.Tensor):
+            return value
+        if value.is_floating_point():
+            return value.to(self.config.device, dtype=self.model.dtype)
+        return value.to(self.config.device)
+
+    def _generate(self, inputs: dict[str, Any], params: GenParams,
                   schemas: list[dict[str, Any] | None]) -> list[tuple[str, str, int]]:
-        """One batched, left-padded `generate`; rows with a schema are masked by llguidance."""
-        width = max(len(p) for p in prompts)
-        input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-        attention = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, ids in enumerate(prompts):  # left padding
-            if ids:
-                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                attention[row, width - len(ids) :] = 1
-        device = self.config.device
+        """One batched `generate` over left-padded `inputs` (input_ids, attention_mask and, for a
+        vision-language model, its image tensors); rows with a schema are masked by llguidance."""
+        width = int(inputs["input_ids"].shape[1])
         criteria = StoppingCriteriaList()
         processors = LogitsProcessorList()
         if any(schemas):
@@ -370,8 +455,7 @@ class _Worker:
             torch.manual_seed(params.seed)
         with torch.inference_mode():
             out = self.model.generate(
-                input_ids=input_ids.to(device),
-                attention_mask=attention.to(device),
+                **{name: self._to_device(value) for name, value in inputs.items()},
                 generation_config=self._generation_config(params),
                 stopping_criteria=criteria,
                 logits_processor=processors,

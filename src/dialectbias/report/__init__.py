@@ -1,6 +1,6 @@
 """Tables, plots and the HTML report."""
 
 from dialectbias.report._html import Section, write_html
-from dialectbias.report._plots import heatmap
+from dialectbias.report._plots import bias_ci_plot, heatmap, rate_plot
 
-__all__ = ["Section", "heatmap", "write_html"]
+__all__ = ["Section", "bias_ci_plot", "heatmap", "rate_plot", "write_html"]

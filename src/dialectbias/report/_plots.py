@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -96,6 +97,76 @@ def agreement_scatter(panels: list[tuple[str, np.ndarray, np.ndarray]], xlabel: 
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"{title} score")
         ax.set_title(f"{title} (n = {len(x):,})", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, out_stem)
+
+
+def bias_ci_plot(table: pd.DataFrame, title: str, out_stem: Path | None = None, *, x: str = "trait",
+                 series: str = "model", facet: str | None = None, value: str = "bias", lo: str = "ci_low",
+                 hi: str = "ci_high", ylabel: str = "bias (95% CI)",
+                 annotations: Mapping[tuple[str, str], str] | None = None,
+                 ylim: tuple[float, float] = (-1.05, 1.05)) -> bytes:
+    """German paper Figure 2/4/5/9-style plot: one point per `x` × `series` with its CI as an error bar, one
+    panel per `facet` value side by side (e.g. naming | usage), a dashed line at 0 (no bias).
+
+    `annotations` maps (facet value, or "" without facets; x value) to a short text written above that x
+    group (e.g. "*" where dialect and noise differ significantly). Missing CIs draw the point alone.
+    """
+    facets = list(dict.fromkeys(table[facet].astype(str))) if facet else [""]
+    xs = list(dict.fromkeys(table[x].astype(str)))
+    names = list(dict.fromkeys(table[series].astype(str)))
+    width = max(4.5, 0.9 * len(xs) * max(1.0, len(names) / 4) + 1.2)
+    fig, axes = plt.subplots(1, len(facets), figsize=(min(24.0, width * len(facets) + 2.0), 4.2), sharey=True,
+                             squeeze=False)
+    cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    spread = min(0.8, 0.2 * len(names))  # a few series stay close to their tick
+    step = spread / max(1, len(names))
+    for ax, f in zip(axes[0], facets, strict=True):
+        part = table[table[facet].astype(str) == f] if facet else table
+        for k, name in enumerate(names):
+            g = part[part[series].astype(str) == name]
+            if g.empty:
+                continue
+            pos = np.array([xs.index(str(v)) for v in g[x]]) - spread / 2 + step * (k + 0.5)
+            y = g[value].to_numpy(dtype=float)
+            err = np.vstack([np.clip(y - g[lo].to_numpy(dtype=float), 0, None),
+                             np.clip(g[hi].to_numpy(dtype=float) - y, 0, None)])
+            ax.errorbar(pos, y, yerr=np.nan_to_num(err), fmt="o", ms=4, lw=1, capsize=2, color=cmap(k % cmap.N),
+                        label=name)
+        for (af, ax_value), text in (annotations or {}).items():
+            if af == f and ax_value in xs:
+                ax.text(xs.index(ax_value), ylim[1] - 0.08, text, ha="center", va="top", fontsize=11)
+        ax.axhline(0.0, color="0.4", lw=0.8, ls="--")
+        ax.set_xticks(range(len(xs)), xs, rotation=30, ha="right")
+        ax.set_ylim(*ylim)
+        ax.grid(axis="y", alpha=0.3)
+        if f:
+            ax.set_title(f, fontsize=10)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return _save(fig, out_stem)
+
+
+def rate_plot(table: pd.DataFrame, title: str, out_stem: Path | None = None, *, x: str = "model",
+              values: Sequence[str] = ("rejection_rate",), labels: Sequence[str] | None = None,
+              ylabel: str = "rate") -> bytes:
+    """Grouped bars: one group per `x` row, one bar per column of `values` (e.g. our rejection rate and the
+    paper's rule's, German paper Figure 8), on a 0–1 axis."""
+    rows = table[x].astype(str).tolist()
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(rows) * len(values) + 2.0), 3.8))
+    step = 0.8 / max(1, len(values))
+    for k, col in enumerate(values):
+        pos = np.arange(len(rows)) - 0.4 + step * (k + 0.5)
+        ax.bar(pos, np.nan_to_num(table[col].to_numpy(dtype=float)), width=step * 0.95,
+               label=(labels[k] if labels else col))
+    ax.set_xticks(range(len(rows)), rows, rotation=30, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(title)
     fig.tight_layout()
     return _save(fig, out_stem)
 

@@ -1,5 +1,49 @@
-"""Human review of judgments: the CSV review queue, its import as overrides, calibration samples."""
+"""Human review: the CSV review queue and its import as overrides, the review app's queue kinds (plug-ins),
+annotators and their assignments, agreement between annotators and judge calibration against humans."""
 
+from dialectbias.review._annotators import (
+    Annotator,
+    AssignSummary,
+    Task,
+    add_annotator,
+    annotator_for_token,
+    annotators,
+    assign,
+    hash_token,
+    task_of,
+    tasks_of,
+)
+from dialectbias.review._calibration import (
+    CalibrationRow,
+    Thresholds,
+    annotator_agreement,
+    human_scores,
+    judge_calibration,
+    miscalibrated,
+    save_snapshot,
+    snapshot_history,
+)
+from dialectbias.review._kind_errors import ERROR_CATEGORIES, ErrorCodingQueue
+from dialectbias.review._kind_judgments import JudgmentQueue
+from dialectbias.review._kind_translations import (
+    Translation,
+    TranslationCorrectionQueue,
+    TranslationScoreQueue,
+    ValidationQueue,
+    task_translations,
+    translation_targets,
+)
+from dialectbias.review._kinds import (
+    AnnotationError,
+    QueueKind,
+    Rating,
+    ReviewConfig,
+    latest_annotations,
+    queue_kind,
+    queue_kinds,
+    register_queue_kind,
+    save_annotation,
+)
 from dialectbias.review._queue import (
     HUMAN_COLUMNS,
     QUEUE_COLUMNS,
@@ -7,11 +51,37 @@ from dialectbias.review._queue import (
     ImportSummary,
     ReviewQueue,
     human_columns,
+    override_value,
     queue_columns,
     read_review_csv,
     review_readme,
     write_review_csv,
 )
+from dialectbias.review._report import (
+    ANNOTATOR_AGREEMENT_LEGEND,
+    JUDGE_CALIBRATION_LEGEND,
+    ReviewSummary,
+    review_summary,
+    routed_to_judge,
+)
+from dialectbias.review._setup import review_config, store_language, thresholds_of
+from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
 
-__all__ = ["HUMAN_COLUMNS", "QUEUE_COLUMNS", "CalibrationSample", "ImportSummary", "ReviewQueue", "human_columns",
-           "queue_columns", "read_review_csv", "review_readme", "write_review_csv"]
+# the queue kinds of the review app, in the order its pages list them (one line per kind)
+register_queue_kind(JudgmentQueue())
+register_queue_kind(TranslationScoreQueue())
+register_queue_kind(TranslationCorrectionQueue())
+register_queue_kind(ValidationQueue())
+register_queue_kind(ErrorCodingQueue())
+
+__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "JUDGE_CALIBRATION_LEGEND",
+           "QUEUE_COLUMNS", "AnnotationError", "Annotator", "AssignSummary", "CalibrationRow", "CalibrationSample",
+           "ErrorCodingQueue", "FormField", "ImportSummary", "JudgmentQueue", "Panel", "QueueKind", "Rating",
+           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Task", "Thresholds", "Translation",
+           "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
+           "annotator_agreement", "annotator_for_token", "annotators", "assign", "hash_token", "human_columns",
+           "human_scores", "judge_calibration", "language_tag", "latest_annotations", "miscalibrated",
+           "override_value", "queue_columns", "queue_kind", "queue_kinds", "read_review_csv", "register_queue_kind",
+           "review_config", "review_readme", "review_summary", "routed_to_judge", "save_annotation", "save_snapshot",
+           "snapshot_history", "store_language", "task_of", "task_translations", "tasks_of", "text_direction",
+           "thresholds_of", "translation_targets", "write_review_csv"]

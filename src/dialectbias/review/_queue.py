@@ -384,16 +384,28 @@ def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store
                             "columns and comment empty to skip it)")
     if problems:
         return problems
-    if not filled:  # script invalid, no scores: every field at its lowest (Bengali paper App. B.2)
-        values = {f.name: f.minimum if f.minimum is not None else 0 for f in rubric.numeric_fields}
     try:
-        result = rubric.rescore({**(record.parsed or {}), **values})
+        value = override_value(rubric, record, values if filled else None, script_valid)
     except ValueError as exc:
         return [f"column human_{exc}"]
+    return _Override(line, judgment_id, value, comment)
+
+
+def override_value(rubric: Rubric, record: JudgmentRecord, values: Mapping[str, Any] | None,
+                   script_valid: bool | None) -> dict[str, Any]:
+    """The `judgment_override` value of a human's field values for a judgment (the CSV import and the review
+    app store the same record): the score recomputed through the rubric (weights, ceilings); with
+    `script_valid` False the score is the rubric's lowest, and with no values every field is at its lowest
+    (Bengali paper App. B.2). Raises ValueError naming the field at fault."""
+    if values is None:
+        if script_valid is not False:
+            raise ValueError(f"{rubric.numeric_fields[0].name}: missing")
+        values = {f.name: f.minimum if f.minimum is not None else 0 for f in rubric.numeric_fields}
+    result = rubric.rescore({**(record.parsed or {}), **values})
     score = result.score
     if script_valid is False and score is not None:
         score = (rubric.score_bounds or (0.0, 0.0))[0]
     value = {"rubric": rubric.name, "fields": result.fields, "score": score, "script_valid": script_valid}
     if result.clipped:
         value["clipped"] = {k: list(v) for k, v in result.clipped.items()}
-    return _Override(line, judgment_id, value, comment)
+    return value

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from dialectbias.config import Experiment
 from dialectbias.data import read_jsonl
 from dialectbias.errors import ConfigError, DataError
+from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, StagedTask
 from dialectbias.store import PARTS_KEY, RunLock, Store, dumps
@@ -35,7 +37,9 @@ class GenerationRecord(BaseModel):
 
     item_id: str = Field(min_length=1)
     variant: str = Field(min_length=1)
-    model: str = Field(min_length=1, description="a model id of the experiment")
+    model: str = Field(min_length=1, description="a model id of the experiment (any id when it lists no models)")
+    strategy: str | None = Field(default=None, description="the prompting strategy, for tasks that have several "
+                                 "(vqa, caption: zero_shot, few_shot, cot)")
     output: str
     finish_reason: str | None = None
     tokens_in: int = Field(default=0, ge=0)
@@ -65,6 +69,30 @@ class GenerationImport:
     unchanged: int = 0
 
 
+IMPORTED_PROVIDER = "imported"
+#: True while `import_generations` builds requests: a task then builds every request of a model known only by
+#: its imports; at run time it builds only those with a stored result (such a model cannot be called)
+importing: ContextVar[bool] = ContextVar("importing", default=False)
+
+
+def imported_model(model_id: str) -> ModelConfig:
+    """The model config of a model known only by its imported generations (an experiment without `models:`):
+    its requests are built like any model's, and it is never called."""
+    return ModelConfig(id=model_id, provider=IMPORTED_PROVIDER, model=model_id)
+
+
+def imported_model_ids(exp: Experiment) -> list[str]:
+    """Ids of the models whose generations were imported into the experiment's store and that the
+    experiment does not list (empty when the store does not exist yet)."""
+    if not exp.store_path.is_file():
+        return []
+    listed = {m.id for m in exp.all_models()}
+    with Store.open(exp.store_path, create=False) as store:
+        rows = store.query("SELECT DISTINCT model_id FROM requests WHERE stage = ? AND "
+                           "json_extract(meta, '$.imported_from') IS NOT NULL ORDER BY model_id", (GENERATE_STAGE,))
+    return [r[0] for r in rows if r[0] not in listed]
+
+
 def _read(path: Path) -> Iterator[tuple[int, GenerationRecord]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
@@ -83,8 +111,11 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> GenerationImport:
-    """Store the outputs of a JSONL file ({item_id, variant, model, output, optional finish_reason,
+    """Store the outputs of a JSONL file ({item_id, variant, model, output, optional strategy, finish_reason,
     tokens_in, tokens_out, latency_s, metadata}) as generations of the experiment, all or nothing.
+
+    `strategy` picks the request among a task's prompting strategies (vqa, caption); an experiment without
+    `models:` takes any model id (`imported_model`).
 
     Re-importing the same file is a no-op. Raises DataError naming the file and line for unknown
     models/items/variants, and naming both sides when an output differs from a stored one.
@@ -95,6 +126,8 @@ def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> G
         raise ConfigError(f"{exp.path}: task {exp.task!r} has no generation stage to import into")
     models = {m.id: m for m in stage.models}
     records = list(_read(path))
+    if not exp.models:  # every generation is imported: a model is known by its id alone
+        models.update({rec.model: imported_model(rec.model) for _, rec in records if rec.model not in models})
     summary = GenerationImport(lines=len(records))
     problems: list[str] = []
     for line, rec in records:
@@ -107,23 +140,32 @@ def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> G
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         store.save_items(task.load_items())
         items = {item.id: set(item.variants) for item in store.iter_items()}
-        wanted: dict[str, set[tuple[str, str]]] = {}
+        wanted: dict[str, set[tuple[str, str, str | None]]] = {}
         for _, rec in records:
-            wanted.setdefault(rec.model, set()).add((rec.item_id, rec.variant))
-        specs: dict[tuple[str, str, str], RequestSpec] = {}
+            wanted.setdefault(rec.model, set()).add((rec.item_id, rec.variant, rec.strategy))
+        specs: dict[tuple[str, str, str, str | None], RequestSpec] = {}
+        strategies: set[str] = set()  # the strategies the task's requests carry (none: a task without them)
+        token = importing.set(True)
+        try:
+            built = {model_id: list(stage.build(store, models[model_id])) for model_id in wanted}
+        finally:
+            importing.reset(token)
         for model_id, keys in wanted.items():
-            for spec in stage.build(store, models[model_id]):
+            for spec in built[model_id]:
                 if isinstance(spec, Skipped):
                     continue
-                if (spec.item_id, spec.variant) in keys:
-                    specs[(model_id, spec.item_id, spec.variant)] = spec
+                strategy = spec.meta.get("strategy")
+                if strategy is not None:
+                    strategies.add(strategy)
+                if (spec.item_id, spec.variant, strategy) in keys:
+                    specs[(model_id, spec.item_id, spec.variant, strategy)] = spec
 
-        seen: dict[tuple[str, str, str], tuple[int, str]] = {}
+        seen: dict[tuple[str, str, str, str | None], tuple[int, str]] = {}
         todo: list[tuple[int, GenerationRecord, RequestSpec, str | None]] = []
         for line, rec in records:
             where = f"{path}:{line}"
-            key = (rec.model, rec.item_id, rec.variant)
-            label = "/".join(key)
+            key = (rec.model, rec.item_id, rec.variant, rec.strategy)
+            label = "/".join(k for k in key if k is not None)
             if key in seen:
                 first_line, first_output = seen[key]
                 if first_output != rec.output:
@@ -135,7 +177,12 @@ def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> G
             seen[key] = (line, rec.output)
             spec = specs.get(key)
             if spec is None:
-                if rec.item_id not in items:
+                if strategies and rec.strategy not in strategies:
+                    problems.append(f"{where}: {label}: 'strategy' must be one of {', '.join(sorted(strategies))} "
+                                    f"(got {rec.strategy!r})")
+                elif rec.strategy is not None and not strategies and rec.item_id in items:
+                    problems.append(f"{where}: task {exp.task!r} has no prompting strategies: leave 'strategy' out")
+                elif rec.item_id not in items:
                     problems.append(f"{where}: item {rec.item_id!r} is not in the experiment's data "
                                     f"({exp.data})")
                 elif rec.variant not in items[rec.item_id]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -131,5 +131,26 @@ MIGRATIONS: dict[int, str] = {
     ALTER TABLE judgments DROP COLUMN script_share;
     ALTER TABLE judgments DROP COLUMN refusal;
     UPDATE annotations SET kind = 'judgment_override' WHERE kind = 'rlaif_override'
+    """,
+    # v7: the review app (SPEC §6, issue 13). `annotators`: each person's name, the sha256 of their personal
+    # token (never the token), the dialects and queues they see. `assignments`: one row per (queue, target,
+    # annotator), so an item can be assigned to k annotators for overlap; `task_id` is what the app and its
+    # API name. Annotations stay in `annotations` (keyed by annotator: two people never overwrite each other).
+    # `calibration_snapshots`: each judge's agreement with the human scores per dialect, over time.
+    7: """
+    CREATE TABLE annotators (
+        name TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, dialects TEXT NOT NULL DEFAULT '[]',
+        queues TEXT NOT NULL DEFAULT '[]', created_at REAL NOT NULL, updated_at REAL NOT NULL);
+    CREATE TABLE assignments (
+        task_id TEXT PRIMARY KEY, queue TEXT NOT NULL, target_id TEXT NOT NULL, item_id TEXT NOT NULL,
+        dialect TEXT NOT NULL, annotator TEXT NOT NULL REFERENCES annotators (name), assigned_at REAL NOT NULL,
+        UNIQUE (queue, target_id, annotator));
+    CREATE INDEX assignments_annotator ON assignments (annotator, queue, task_id);
+    CREATE INDEX assignments_target ON assignments (queue, target_id);
+    CREATE TABLE calibration_snapshots (
+        snapshot_id INTEGER PRIMARY KEY AUTOINCREMENT, taken_at REAL NOT NULL, judge_id TEXT NOT NULL,
+        rubric TEXT NOT NULL, dialect TEXT NOT NULL, n INTEGER NOT NULL, ccc REAL, cbs REAL, kappa REAL,
+        below TEXT NOT NULL DEFAULT '[]', thresholds TEXT NOT NULL DEFAULT '{}');
+    CREATE INDEX calibration_snapshots_judge ON calibration_snapshots (judge_id, dialect, taken_at);
     """,
 }

@@ -12,6 +12,10 @@ from dialectbias.tasks._base import StageYield, Task
 _TASKS: dict[str, str | type[Task]] = {
     "qa_bias": "dialectbias.tasks.qa_bias:QABiasTask",
     "association": "dialectbias.tasks.association:AssociationTask",
+    "translate": "dialectbias.tasks.translate:TranslateTask",
+    "decision": "dialectbias.tasks.decision:DecisionTask",
+    "vqa": "dialectbias.tasks.vqa:VQATask",
+    "caption": "dialectbias.tasks.caption:CaptionTask",
 }
 
 

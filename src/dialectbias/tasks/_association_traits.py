@@ -152,13 +152,26 @@ def _read_yaml(path: str | Path | None, default_name: str) -> tuple[str, Any]:
         raise DataError(f"{source}: not valid YAML: {exc}") from exc
 
 
-def load_traits(path: str | Path | None = None) -> dict[str, Trait]:
-    """Load trait definitions: the packaged `traits.yaml`, or a user YAML file of the same shape.
+def packaged_traits_name(language: str | None) -> str:
+    """The packaged traits file for a language: `traits_<language>.yaml` when the package has one (e.g.
+    `traits_bn.yaml`, concepts written for Bangladesh), else `traits.yaml` (the German study's lists)."""
+    from importlib import resources
+
+    if language and re.match(_KEY, language):
+        name = f"traits_{language}.yaml"
+        if (resources.files("dialectbias") / "resources" / name).is_file():
+            return name
+    return "traits.yaml"
+
+
+def load_traits(path: str | Path | None = None, language: str | None = None) -> dict[str, Trait]:
+    """Load trait definitions: a user YAML file, else the packaged file for `language`
+    (`packaged_traits_name`: `traits_bn.yaml` for Bengali, `traits.yaml` otherwise).
 
     Shape: ``<name>: {trait: {label, adjectives, concepts}, opposite: {label, adjectives, concepts}}``.
     Raises `DataError` naming the file and the key at fault.
     """
-    source, data = _read_yaml(path, "traits.yaml")
+    source, data = _read_yaml(path, packaged_traits_name(language) if path is None else "traits.yaml")
     if not isinstance(data, dict) or not data:
         raise DataError(f"{source}: expected a mapping of trait name -> {{trait: ..., opposite: ...}}")
     traits: dict[str, Trait] = {}

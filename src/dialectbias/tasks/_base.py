@@ -36,6 +36,10 @@ class Task(ABC):
     image_fields: ClassVar[tuple[str, ...]] = ()
     #: model roles the task sends requests to (`roles:` of the experiment must name a model for each)
     required_roles: ClassVar[tuple[str, ...]] = ()
+    #: False for a task that sends requests to role models only (translate): `models:` may then be empty
+    uses_models: ClassVar[bool] = True
+    #: True: an experiment may list no `models:` when all its generations are imported (import-generations)
+    imports_only: ClassVar[bool] = False
 
     def __init__(self, experiment: Experiment) -> None:
         self.exp = experiment
@@ -44,7 +48,11 @@ class Task(ABC):
         self._identity: list[Any] | None = None
 
     def check_roles(self) -> None:
-        """ConfigError naming the task and the role when the experiment has no model for a required role."""
+        """ConfigError naming the task and the role when the experiment has no model for a required role (or
+        no model under test at all, unless the task scores imported generations alone, `imports_only`, or
+        sends requests to role models only, `uses_models` false)."""
+        if not self.exp.models and self.uses_models and not self.imports_only:
+            raise ConfigError(f"{self.exp.where('models')}: models: task {self.name!r} needs at least one model")
         for role in self.required_roles:
             if role not in self.exp.roles:
                 raise ConfigError(f"{self.exp.where('roles')}: task {self.name!r} needs a model for role {role!r}: "

@@ -19,6 +19,7 @@ from pandas.api.types import union_categoricals
 from dialectbias.judges import Rubric
 from dialectbias.report import Section, heatmap
 from dialectbias.report._plots import agreement_scatter, gap_ci_plot
+from dialectbias.review import ANNOTATOR_AGREEMENT_LEGEND, JUDGE_CALIBRATION_LEGEND, routed_to_judge
 from dialectbias.store import Store, iter_judgments, judgment_columns, latest_overrides
 from dialectbias.tasks import _qa_analysis as qa
 
@@ -180,9 +181,15 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     lo, hi = rubrics[judge.id].score_bounds or (0.0, 10.0)
     top = f"{_num(hi)}"
     scores = frame[frame.judge_id == judge.id]
+    routes = routed_to_judge(store, task.exp)
+    if routes:
+        scores = route_dialects(frame, scores, routes)
     dialects = dialect_order(task, scores)
     sections: list[Section] = []
     metadata: dict[str, Any] = {"primary judge": judge.id}
+    if routes:
+        metadata["scored by another judge (miscalibrated primary)"] = ", ".join(
+            f"{d}: {j}" for d, j in sorted(routes.items()))
 
     # Table 4 and heatmap
     table = model_by_dialect(scores, models, dialects)
@@ -310,6 +317,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
         heading="Judgment counts", table=counts,
         text="Judgments of the primary judge per model.",
         legend=COUNTS_LEGEND))
+    sections += _review_sections(task, store, out_dir)
 
     n_scored = int(scores.final_score.notna().sum())
     mean = float(np.nanmean(scores.final_score)) if n_scored else None
@@ -467,3 +475,46 @@ def _model_pair_view(tests: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"model_a": tests.model_a, "model_b": tests.model_b, "n": tests.n,
                          "mean_diff": tests.mean_diff, "t": tests.t_statistic, "p_t_holm": tests.t_pvalue_holm,
                          "p_wilcoxon_holm": tests.wilcoxon_pvalue_holm})
+
+
+def route_dialects(frame: pd.DataFrame, scores: pd.DataFrame, routes: dict[str, str]) -> pd.DataFrame:
+    """The primary judge's rows with, in each routed dialect, the judge score of the judge it is routed to
+    (`review.on_miscalibrated: <judge id>`): a human score still wins; no judgment of that judge = unscored."""
+    out = scores.copy()
+    keys = ["model_id", "item_id", "variant"]
+    for dialect, other in routes.items():
+        alt = frame.loc[(frame.judge_id == other) & (frame.variant == dialect), [*keys, "judge_score"]]
+        mask = (out.variant == dialect).to_numpy()
+        if not mask.any():
+            continue
+        merged = out.loc[mask, keys].astype(str).merge(alt.astype({k: str for k in keys}), on=keys, how="left")
+        out.loc[mask, "judge_score"] = merged["judge_score"].to_numpy(dtype=float)
+        human = out.loc[mask, "human_score"]
+        out.loc[mask, "final_score"] = human.where(human.notna(), out.loc[mask, "judge_score"])
+    return out
+
+
+def _review_sections(task: QABiasTask, store: Store, out_dir: Path) -> list[Section]:
+    """Human review: agreement between annotators and each judge's calibration per dialect (SPEC §6)."""
+    from dialectbias.review import review_summary
+
+    summary = review_summary(store, task.exp, task.rubrics)
+    if summary.calibration.empty and summary.agreement.empty:
+        return [Section(heading="Human review: judges and annotators", text="No human scores yet: review in "
+                        "the app (`dialectbias review serve`) or import a filled CSV (`dialectbias review import`).")]
+    _csv(summary.calibration, out_dir / "qa_bias_judge_calibration.csv")
+    _csv(summary.agreement, out_dir / "qa_bias_annotator_agreement.csv")
+    warnings = "".join(f" WARNING: {w}." for w in summary.warnings)
+    r = task.exp.review
+    return [
+        Section(heading="Judges against human scores, per dialect", table=summary.calibration,
+                text=f"Each judge's own score against the human scores of the same answers (mean over annotators), "
+                     f"per dialect. Thresholds: CCC ≥ {r.min_ccc:g}, CBS ≥ {r.min_cbs:g}, kappa ≥ {r.min_kappa:g} "
+                     f"over ≥ {r.calibration_min_pairs} judgments; {summary.snapshots} snapshot(s) stored "
+                     f"(`dialectbias review calibration` adds one).{warnings}",
+                legend=JUDGE_CALIBRATION_LEGEND, empty="none: no judgment has a human score yet"),
+        Section(heading="Agreement between annotators", table=summary.agreement,
+                text="Items scored by two or more annotators (review.overlap), per queue and rated value.",
+                legend=ANNOTATOR_AGREEMENT_LEGEND, empty="none: no item has two annotators yet"),
+    ]
+

@@ -85,8 +85,8 @@ class QABiasTask(Task):
         "question in every variant; the judges see the text only; a path leading out of the data folder "
         "is an error, an item whose image is missing or unreadable is skipped and counted); other fields "
         "are kept as item metadata. "
-        "`dialectbias build questions` writes standard-only items: add the dialect variants by hand "
-        "(a translation pipeline is planned)."
+        "`dialectbias build questions` writes standard-only items: add the dialect variants with a `translate` "
+        "experiment (`dialectbias export EXP --items OUT.jsonl`) or by hand."
     )
     Options = QABiasOptions
     required_variants = (STANDARD,)

@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+from dialectbias.testing._decision_responder import probe_responder
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
+from dialectbias.testing._probe_responder import association_responder
 from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._schema_fill import fill_schema
 from dialectbias.testing._server import (
@@ -18,6 +20,8 @@ from dialectbias.testing._server import (
     make_app,
     serve,
 )
+from dialectbias.testing._translate_responder import translate_responder
+from dialectbias.testing._vlm_responder import vlm_responder
 
 __all__ = [
     "FAULT_KINDS",
@@ -27,10 +31,14 @@ __all__ = [
     "FaultSpec",
     "TestServer",
     "TestServerError",
+    "association_responder",
     "echo_text",
     "fill_schema",
     "fingerprint",
     "make_app",
+    "probe_responder",
     "qa_responder",
     "serve",
+    "translate_responder",
+    "vlm_responder",
 ]

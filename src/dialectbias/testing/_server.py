@@ -524,6 +524,14 @@ responders:
   fixed:TEXT                        answers TEXT to every request
   dialectbias.testing:qa_responder  a qa_bias study: Bengali answers to questions, valid RLAIF
                                     judgments (hash-chosen scores) to judge requests
+  dialectbias.testing:association_responder
+                                    an association study: every adjective assigned to writer A or B
+                                    (a built-in stereotype in the naming setting, a coin in the usage
+                                    setting; some answers malformed on purpose)
+  dialectbias.testing:translate_responder
+                                    a translate study: stand-in dialect, English, Hindi or Urdu
+                                    translations of translate prompts (wrapped in quotes, labels or
+                                    notes on purpose); qa_responder's answers to everything else
   module:function                   your own: function(request body dict) -> answer text or None
 
 fault spec (--faults): {"rules": [rule, ...]} or a bare list of rules, checked in order for every

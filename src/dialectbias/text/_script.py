@@ -22,6 +22,14 @@ The rule, for a non-Latin target script such as Bengali:
    or letters of another script. A bare Latin term (`Dhaka`, `Python`) is invalid but not clear.
 
 For a Latin target (German) there is no term tolerance: share = target letters / letters.
+
+Language constraints (BanglaVerse, paper 003 §6 and App. H: "language constraint violation", an answer
+not in the requested language's script): `script_for_language` maps a language or variant name to its
+script (Bengali and its dialects → Bengali script, Hindi → Devanagari, Urdu → Arabic script, English →
+Latin), `language_verdict` applies the rule above to that script and `script_violation` reduces the
+verdict to True / False / None (indeterminate). `dominant_script` names the script most letters are in.
+Digits of any script (`১৯৭১`, `۱۹۷۱`, `१९७१`, `1971`) are never letters: a digits-only answer is
+indeterminate in every language.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from dialectbias.dialects import STANDARD, language_of
 from dialectbias.text._normalize import tokenize
 
 Ranges = tuple[tuple[int, int], ...]
@@ -75,6 +84,14 @@ ROMANIZED_WORDS: dict[str, frozenset[str]] = {
         "shathe sathe moddhe modhye upor niche bhalo valo kharap onek khub ekhon tokhon tahole jodi tobe "
         "dite dibe diye jabe jao jani jano bolo bolte bolchi dekho dekhe er ar"),
 }
+# Hindi and Urdu share their romanized function words (Hindustani): 'yeh ek tasveer hai'.
+_HINDUSTANI = _words(
+    "main mein mera meri mere mujhe hum hamara aap aapka tum tumhara yeh ye woh wo voh hai hain tha thi "
+    "hoga hogi kya kyun kyon kaise kahan kab kaun nahi nahin aur lekin magar bhi kuch bahut accha acha "
+    "karna karta karti karte kiya kar raha rahi rahe hota hoti hote hona ka ki ke ko se par liye "
+    "uska uski iska iski unka apna apni")
+ROMANIZED_WORDS.update({"devanagari": _HINDUSTANI, "hindi": _HINDUSTANI, "urdu": _HINDUSTANI,
+                        "arabic": _HINDUSTANI})
 
 # English words that make a sentence (verbs, auxiliaries, pronouns, negation) — never part of a term.
 _ENGLISH_GRAMMAR = _words(
@@ -242,3 +259,104 @@ def check_script(text: str, script: str = "bengali", threshold: float = 0.6, max
 
 def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# Language (name or ISO 639-1 code, as `language_of` returns) → script name in SCRIPT_RANGES.
+LANGUAGE_SCRIPTS: dict[str, str] = {
+    "bengali": "bengali", "bangla": "bengali", "bn": "bengali",
+    "hindi": "devanagari", "hi": "devanagari",
+    "urdu": "urdu", "ur": "urdu",
+    "english": "latin", "en": "latin",
+    "german": "german", "de": "german",
+}
+
+
+def register_language_script(language: str, script: str) -> None:
+    """Declare the script a language (or a variant name) must be written in, e.g. `("nepali", "devanagari")`."""
+    _ranges(script)  # unknown script → ValueError naming the known ones
+    LANGUAGE_SCRIPTS[language.lower()] = script.lower()
+
+
+def script_for_language(language: str, *, standard: str = "bengali",
+                        extra: dict[str, list[str]] | None = None) -> str:
+    """The script an answer in `language` must be written in.
+
+    `language`: a language name or code (`hindi`, `ur`), `standard` (read as the `standard` argument: the
+    benchmark's standard language, Bengali for BanglaVerse), or a dialect variant mapped to its language by
+    the registry or an experiment's `dialects:` additions (`extra`): `sylhet` → `bn` → Bengali script.
+    Raises ValueError naming the variant when no script is known for it.
+    """
+    name = language.strip().lower()
+    if name == STANDARD:
+        name = standard.lower()
+    if name in LANGUAGE_SCRIPTS:
+        return LANGUAGE_SCRIPTS[name]
+    lang = language_of(name, extra)
+    if lang is not None and lang.lower() in LANGUAGE_SCRIPTS:
+        return LANGUAGE_SCRIPTS[lang.lower()]
+    raise ValueError(f"no script known for language or variant {language!r} (known languages: "
+                     f"{sorted(LANGUAGE_SCRIPTS)}; a dialect needs its language in the registry or in the "
+                     "experiment's `dialects:`; declare others with register_language_script)")
+
+
+def language_verdict(text: str, language: str, *, standard: str = "bengali", threshold: float = 0.6,
+                     max_term_words: int = 4, extra: dict[str, list[str]] | None = None) -> ScriptVerdict:
+    """`check_script` against the script of `language` (see `script_for_language`).
+
+    Non-Latin targets (Bengali, Devanagari, Arabic) tolerate short English technical terms and proper
+    nouns (`DNA`, `email check`) as the Bengali rule does; a Latin target (English) counts every letter.
+    Pass the answer text itself: a VQA reply's English scaffolding (`Index: 2, Answer:`) is tolerated as a
+    short term, but an English chain-of-thought is a long English run and makes the verdict invalid.
+    """
+    script = script_for_language(language, standard=standard, extra=extra)
+    return check_script(text, script, threshold=threshold, max_term_words=max_term_words)
+
+
+def script_violation(text: str, language: str, *, standard: str = "bengali", threshold: float = 0.6,
+                     max_term_words: int = 4, extra: dict[str, list[str]] | None = None) -> bool | None:
+    """True when `text` is not written in `language`'s script (a language-constraint violation), False when
+    it is, None when that cannot be told (no letters: empty, digits, punctuation, emoji).
+
+    Keyword arguments as in `language_verdict`.
+    """
+    ok = language_verdict(text, language, standard=standard, threshold=threshold,
+                          max_term_words=max_term_words, extra=extra).ok
+    return None if ok is None else not ok
+
+
+# Scripts `dominant_script` names by their ranges, in this order; aliases (german, urdu) are left out.
+_DOMINANT_ORDER = ("bengali", "devanagari", "arabic", "latin")
+_ALIASES = frozenset({"german", "urdu"})
+
+
+def _script_of(ch: str) -> str | None:
+    """The script of one letter: a registered script's name, else the first word of its Unicode name
+    (`cyrillic`, `tamil`, `cjk`, `greek`), None for a combining mark outside every registered range."""
+    for name in (*_DOMINANT_ORDER, *(n for n in SCRIPT_RANGES if n not in _DOMINANT_ORDER and n not in _ALIASES)):
+        if _in(ch, SCRIPT_RANGES[name]):
+            return name
+    if unicodedata.category(ch)[0] == "M":
+        return None
+    return unicodedata.name(ch, "unknown").split()[0].lower()
+
+
+def dominant_script(text: str) -> str | None:
+    """The script most letters of `text` (after NFC) are written in: `bengali`, `devanagari`, `arabic`
+    (Urdu, Arabic, Persian), `latin`, another registered script, or the Unicode script word of an
+    unregistered one (`cyrillic`, `tamil`, `cjk`). A combining mark outside the registered ranges counts
+    for the letter before it. None when the text has no letters. Ties go to the script seen first.
+    """
+    counts: dict[str, int] = {}
+    previous: str | None = None
+    for ch in unicodedata.normalize("NFC", text):
+        if not _is_letter(ch):
+            previous = None
+            continue
+        script = _script_of(ch) or previous
+        if script is None:
+            continue
+        counts[script] = counts.get(script, 0) + 1
+        previous = script
+    if not counts:
+        return None
+    return max(counts, key=counts.__getitem__)  # dicts keep insertion order: first seen wins a tie

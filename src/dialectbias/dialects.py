@@ -1,4 +1,5 @@
-"""The registry of dialect and language names (SPEC §3), extensible per experiment."""
+"""The registry of dialect and language names (SPEC §3), extensible per experiment: a leaf module that `data`
+(item loading) and `text` (script checks) both read."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ def _registry() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _builtin() -> frozenset[str]:
-    return frozenset({STANDARD, *_registry().get("languages", []), *_dialect_languages()})
+    return frozenset({STANDARD, *_registry().get("languages", []), *control_variants(), *_dialect_languages()})
+
+
+@lru_cache(maxsize=1)
+def control_variants() -> frozenset[str]:
+    """Variant names that are controls, not dialects (`noisy`: the noised standard text of SPEC §4 P1)."""
+    return frozenset(_registry().get("controls", []))
 
 
 def known_variants(extra: dict[str, list[str]] | None = None) -> frozenset[str]:
@@ -48,4 +55,5 @@ def language_of(variant: str, extra: dict[str, list[str]] | None = None) -> str 
 
 @lru_cache(maxsize=1)
 def _dialect_languages() -> dict[str, str]:
-    return {d: key for key, entry in _registry().items() if key != "languages" for d in entry.get("dialects", [])}
+    return {d: key for key, entry in _registry().items() if key not in ("languages", "controls")
+            for d in entry.get("dialects", [])}

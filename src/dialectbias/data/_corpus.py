@@ -1,0 +1,318 @@
+"""Parallel standard/dialect corpora from a corpus file (SPEC §4 P1; Bengali paper §3.1.1).
+
+A corpus file (YAML) names data files by glob, relative to itself, and maps their columns::
+
+    name: vashantor-train
+    files:
+      - path: "data/Train/*.csv"       # CSV, XLSX, JSONL, Parquet, or hf://org/name?split=train
+        standard: standard_text        # column names
+        dialect_text: dialect_text
+        dialect: dialect               # a column; or `dialect_value: sylhet` for a constant
+        split: train                   # optional; default: train/test/validation read from the file name
+    dialects: {bn: [my_dialect]}       # optional registry additions
+    drop_identical: false              # optional: drop rows whose dialect text equals the standard text
+
+Every pair keeps its original texts; ids hash the normalised texts, so editing a corpus keeps the ids of the
+pairs it did not touch. Duplicates (same id), empty rows and rows whose dialect text equals the standard text
+are counted per file in `Corpus.report`.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from dialectbias.data._loaders import _rows_hf, _rows_parquet, read_jsonl
+from dialectbias.dialects import known_variants, unknown_variant_message
+from dialectbias.errors import DataError, validation_problems
+from dialectbias.text._bn_normalize import match_key
+
+_SPLIT_WORDS = {"train": "train", "training": "train", "test": "test", "testing": "test", "validation": "validation",
+                "valid": "validation", "val": "validation", "dev": "validation"}
+_SPLIT_RE = re.compile(r"(?<![a-z])(" + "|".join(sorted(_SPLIT_WORDS, key=len, reverse=True)) + r")(?![a-z])")
+_FORMATS = (".csv", ".xlsx", ".jsonl", ".ndjson", ".parquet")
+
+
+class CorpusFile(BaseModel):
+    """One entry of a corpus file's `files:` list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    standard: str = "standard"
+    dialect_text: str = "dialect_text"
+    dialect: str | None = None
+    dialect_value: str | None = None
+    split: str | None = None
+    sheet: str | None = None
+
+    @model_validator(mode="after")
+    def _one_dialect_source(self) -> CorpusFile:
+        if (self.dialect is None) == (self.dialect_value is None):
+            raise ValueError("give exactly one of `dialect` (a column) or `dialect_value` (a constant dialect)")
+        return self
+
+
+class CorpusSpec(BaseModel):
+    """A corpus file: its name, data files and options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    files: list[CorpusFile] = Field(min_length=1)
+    dialects: dict[str, list[str]] = Field(default_factory=dict)
+    drop_identical: bool = False
+
+
+class ParallelPair(BaseModel):
+    """A standard sentence and its dialect version. Texts are kept as given; `*_norm` hold the match keys."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    standard: str
+    dialect_text: str
+    dialect: str
+    source: str
+    split: str | None = None
+    row: int
+    standard_norm: str
+    dialect_norm: str
+
+
+class FileCounts(BaseModel):
+    """What one data file held: rows read, pairs kept, and rows set aside by kind."""
+
+    source: str
+    rows: int = 0
+    pairs: int = 0
+    duplicates: int = 0
+    empty: int = 0
+    identical: int = 0
+    identical_dropped: int = 0
+
+
+class CorpusReport(BaseModel):
+    """Counts per file and in total."""
+
+    files: list[FileCounts] = Field(default_factory=list)
+
+    def total(self, field: str) -> int:
+        return sum(getattr(f, field) for f in self.files)
+
+    @property
+    def pairs(self) -> int:
+        return self.total("pairs")
+
+    @property
+    def duplicates(self) -> int:
+        return self.total("duplicates")
+
+    @property
+    def empty(self) -> int:
+        return self.total("empty")
+
+    @property
+    def identical(self) -> int:
+        return self.total("identical")
+
+    def lines(self) -> list[str]:
+        """One summary line per file, then the total."""
+        out = [f"{f.source}: {f.rows:,} rows, {f.pairs:,} pairs, {f.duplicates:,} duplicates, {f.empty:,} empty, "
+               f"{f.identical:,} dialect = standard" + (f" ({f.identical_dropped:,} dropped)"
+                                                        if f.identical_dropped else "") for f in self.files]
+        out.append(f"total: {self.total('rows'):,} rows, {self.pairs:,} pairs, {self.duplicates:,} duplicates, "
+                   f"{self.empty:,} empty, {self.identical:,} dialect = standard")
+        return out
+
+    def warnings(self) -> list[str]:
+        """One line per kind of row that was set aside or carries no dialect signal, with counts per file."""
+        lines = []
+        for field, what in (("duplicates", "duplicate pair(s) skipped (same standard, dialect text and dialect)"),
+                            ("empty", "row(s) skipped: standard or dialect text empty"),
+                            ("identical", "pair(s) whose dialect text equals the standard text (no dialect signal)"),
+                            ("identical_dropped", "of those dropped (drop_identical: true)")):
+            per_file = [(f.source, getattr(f, field)) for f in self.files if getattr(f, field)]
+            if per_file:
+                named = "; ".join(f"{Path(src).name} {n:,}" for src, n in per_file)
+                lines.append(f"{self.total(field):,} {what}: {named}")
+        return lines
+
+
+class Corpus(BaseModel):
+    """A loaded parallel corpus."""
+
+    name: str
+    path: Path | None = None
+    pairs: list[ParallelPair]
+    report: CorpusReport
+
+    def dialects(self) -> list[str]:
+        return sorted({p.dialect for p in self.pairs})
+
+    def splits(self) -> list[str]:
+        return sorted({p.split for p in self.pairs if p.split is not None})
+
+
+def pair_id(standard: str, dialect_text: str, dialect: str) -> str:
+    """Stable content id: a hash of the normalised standard text, the normalised dialect text and the dialect."""
+    key = "\x1f".join((match_key(standard), match_key(dialect_text), dialect))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def split_from_name(name: str) -> str | None:
+    """train / test / validation when a file name says so (`Sylhet Train Translation.csv` → train)."""
+    found = _SPLIT_RE.findall(Path(name).stem.lower().replace("_", " ").replace("-", " "))
+    return _SPLIT_WORDS[found[-1]] if found else None
+
+
+def load_corpus(path: str | Path) -> Corpus:
+    """Read a corpus file and every data file it names; errors name the file, row and column at fault."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: corpus file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a readable YAML corpus file ({exc})") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"{path}: a corpus file is a mapping with `name` and `files` (see `dialectbias index --help`)")
+    try:
+        spec = CorpusSpec.model_validate(raw)
+    except ValidationError as exc:
+        problems = [line.strip().removeprefix("- ") for line in validation_problems(exc)]
+        raise DataError(f"{path}: " + "; ".join(problems)) from None
+    known = known_variants(spec.dialects)
+    report = CorpusReport()
+    pairs: list[ParallelPair] = []
+    seen: set[str] = set()
+    for entry in spec.files:
+        sources = _expand(entry, path.parent, path)
+        for source in sources:
+            counts = FileCounts(source=source)
+            report.files.append(counts)
+            split = entry.split or (_hf_split(source) if source.startswith("hf://") else split_from_name(source))
+            for row, record in _rows(source, entry):
+                counts.rows += 1
+                pair = _to_pair(record, entry, source, row, split, known)
+                if pair is None:
+                    counts.empty += 1
+                    continue
+                if pair.id in seen:
+                    counts.duplicates += 1
+                    continue
+                seen.add(pair.id)
+                if pair.standard_norm == pair.dialect_norm:
+                    counts.identical += 1
+                    if spec.drop_identical:
+                        counts.identical_dropped += 1
+                        continue
+                counts.pairs += 1
+                pairs.append(pair)
+    if not pairs:
+        raise DataError(f"{path}: no usable pairs in {report.total('rows'):,} rows "
+                        f"({report.empty:,} empty, {report.duplicates:,} duplicates)")
+    return Corpus(name=spec.name, path=path.resolve(), pairs=pairs, report=report)
+
+
+def _expand(entry: CorpusFile, base: Path, corpus_path: Path) -> list[str]:
+    if entry.path.startswith("hf://"):
+        return [entry.path]
+    pattern = entry.path if Path(entry.path).is_absolute() else str(base / entry.path)
+    matches = sorted(m for m in glob.glob(pattern, recursive=True) if Path(m).is_file())
+    if not matches:
+        raise DataError(f"{corpus_path}: files[].path {entry.path!r} matches no file (relative to {base})")
+    for m in matches:
+        if Path(m).suffix.lower() not in _FORMATS:
+            raise DataError(f"{m}: unsupported corpus format {Path(m).suffix!r}; use .csv, .xlsx, .jsonl, .parquet "
+                            "or hf://")
+    return matches
+
+
+def _hf_split(uri: str) -> str | None:
+    match = re.search(r"[?&]split=([^&]+)", uri)
+    return _SPLIT_WORDS.get(match.group(1).lower(), match.group(1)) if match else "train"
+
+
+def _rows(source: str, entry: CorpusFile) -> Iterator[tuple[int, dict[str, Any]]]:
+    if source.startswith("hf://"):
+        yield from _rows_hf(source)
+        return
+    path = Path(source)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        yield from _csv_rows(path)
+    elif suffix in (".jsonl", ".ndjson"):
+        yield from read_jsonl(path)
+    elif suffix == ".parquet":
+        yield from _rows_parquet(path)
+    else:
+        yield from _xlsx_rows(path, entry.sheet)
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    reader = csv.DictReader(text.splitlines())
+    if reader.fieldnames is not None:
+        reader.fieldnames = [name.strip() for name in reader.fieldnames]
+    for row in reader:
+        yield reader.line_num, row
+
+
+def _xlsx_rows(path: Path, sheet: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        import openpyxl
+    except ImportError:
+        raise DataError(f"{path}: reading .xlsx corpora needs: pip install 'dialectbias[retrieval]'") from None
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:
+        raise DataError(f"{path}: not a readable .xlsx file ({type(exc).__name__}: {exc})") from None
+    try:
+        if sheet is not None and sheet not in book.sheetnames:
+            raise DataError(f"{path}: no sheet {sheet!r} (sheets: {', '.join(book.sheetnames)})")
+        rows = (book[sheet] if sheet else book.worksheets[0]).iter_rows(values_only=True)
+        header = [str(h).strip() if h is not None else "" for h in next(rows, ())]
+        for i, values in enumerate(rows, start=2):
+            yield i, dict(zip(header, values, strict=False))
+    finally:
+        book.close()
+
+
+def _to_pair(record: dict[str, Any], entry: CorpusFile, source: str, row: int, split: str | None,
+             known: frozenset[str]) -> ParallelPair | None:
+    where = f"{source}:{row}"
+    columns = [entry.standard, entry.dialect_text] + ([entry.dialect] if entry.dialect else [])
+    missing = [c for c in columns if c not in record]
+    if missing:
+        raise DataError(f"{where}: missing column(s) {', '.join(map(repr, missing))}; found: "
+                        f"{', '.join(map(str, record)) or '(none)'} (set the column names in the corpus file)")
+    standard, dialect_text = _text(record[entry.standard]), _text(record[entry.dialect_text])
+    dialect_raw = entry.dialect_value if entry.dialect_value is not None else _text(record[entry.dialect or ""])
+    if not match_key(standard) or not match_key(dialect_text):
+        return None
+    dialect = dialect_raw.strip().lower().replace(" ", "_")
+    if dialect not in known:
+        raise DataError(f"{where}: {unknown_variant_message(dialect_raw, known).replace('experiment', 'corpus')}")
+    return ParallelPair(id=pair_id(standard, dialect_text, dialect), standard=standard, dialect_text=dialect_text,
+                        dialect=dialect, source=source, split=split, row=row, standard_norm=match_key(standard),
+                        dialect_norm=match_key(dialect_text))
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value != value:  # NaN from pandas-written files
+        return ""
+    return str(value)

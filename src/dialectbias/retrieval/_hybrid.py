@@ -1,0 +1,256 @@
+"""The hybrid FAISS + BM25 index over parallel pairs, with adaptive weights, deep-search fallback and blended
+rerank (SPEC §4 P1; Bengali paper §3.1.2). Scoring formulas: `_scoring.py`."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+from dialectbias.data import Corpus, ParallelPair, load_corpus
+from dialectbias.errors import ConfigError, DataError
+from dialectbias.retrieval import _persist
+from dialectbias.retrieval._dense import DenseIndex
+from dialectbias.retrieval._deps import missing
+from dialectbias.retrieval._embedders import Embedder, load_embedder
+from dialectbias.retrieval._scoring import Hit, RetrievalConfig, blended, by_max, minmax
+from dialectbias.retrieval._sparse import SparseIndex
+from dialectbias.text import NormalizedQuery, match_key, normalize_query
+
+
+class BuildStats(BaseModel):
+    """What a build did."""
+
+    pairs: int
+    excluded: int
+    embedded: int
+    reused: int
+    seconds: float
+    out_dir: str
+
+
+class HybridIndex:
+    """Dense + sparse retrieval over the standard side of parallel pairs; dialect is a filterable field."""
+
+    def __init__(self, pairs: list[ParallelPair], vectors: np.ndarray, manifest: _persist.Manifest,
+                 out_dir: Path, embedder: Embedder | None = None) -> None:
+        self.pairs = pairs
+        self.manifest = manifest
+        self.out_dir = out_dir
+        self.config = manifest.config
+        self.build_stats: BuildStats | None = None
+        self._embedder = embedder
+        self._embed_lock = threading.Lock()  # the embedder is loaded once and used by one thread at a time
+        self._dialects = np.asarray([p.dialect for p in pairs])
+        self._dialect_set = frozenset(p.dialect for p in pairs)
+        self._masks = {d: self._dialects == d for d in self._dialect_set}
+        self._dialect_norms = [p.dialect_norm for p in pairs]
+        self._dense = DenseIndex(vectors, [p.dialect for p in pairs])
+        self._sparse = SparseIndex([p.standard_norm for p in pairs])
+        self._standards = frozenset(p.standard_norm for p in pairs)
+        try:
+            from rapidfuzz import fuzz
+        except ImportError as exc:
+            raise missing("rapidfuzz", "the character similarity of the rerank", exc) from None
+        self._ratio = fuzz.ratio
+
+    # -- building and loading -------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, corpus: Corpus | str | Path, *, embedder: Embedder | str | None = None, out_dir: str | Path,
+              exclude_splits: Collection[str] = (), config: RetrievalConfig | None = None,
+              progress: Callable[[int, int], None] | None = None, batch_size: int = 256) -> HybridIndex:
+        """Embed the corpus and persist the index in `out_dir`. When `out_dir` already holds an index built
+        with the same embedder, only pairs whose id is new are embedded; pairs no longer in the corpus go."""
+        start = time.perf_counter()
+        if not isinstance(corpus, Corpus):
+            corpus = load_corpus(corpus)
+        model = embedder if embedder is not None and not isinstance(embedder, str) else load_embedder(embedder)
+        out = Path(out_dir)
+        excluded_splits = sorted(set(exclude_splits))
+        pairs = [p for p in corpus.pairs if p.split not in excluded_splits]
+        if not pairs:
+            raise DataError(f"{corpus.path or corpus.name}: no pairs left after excluding split(s) "
+                            f"{', '.join(excluded_splits)}")
+        known = cls._reusable(out, model)
+        todo = [i for i, p in enumerate(pairs) if p.id not in known]
+        vectors = np.zeros((len(pairs), model.dim), dtype=np.float32)
+        for i, p in enumerate(pairs):
+            if p.id in known:
+                vectors[i] = known[p.id]
+        for lo in range(0, len(todo), batch_size):
+            chunk = todo[lo:lo + batch_size]
+            vectors[chunk] = model.embed_passages([pairs[i].standard_norm for i in chunk])
+            if progress is not None:
+                progress(min(lo + batch_size, len(todo)), len(todo))
+        manifest = _persist.Manifest(corpus=corpus.name, corpus_path=str(corpus.path) if corpus.path else None,
+                                     embedder=model.spec, embedder_identity=model.identity, dim=model.dim,
+                                     pairs=len(pairs), exclude_splits=excluded_splits,
+                                     excluded=len(corpus.pairs) - len(pairs), config=config or RetrievalConfig())
+        _persist.save(out, manifest, pairs, vectors)
+        index = cls(pairs, vectors, manifest, out, model)
+        index.build_stats = BuildStats(pairs=len(pairs), excluded=manifest.excluded, embedded=len(todo),
+                                       reused=len(pairs) - len(todo), seconds=time.perf_counter() - start,
+                                       out_dir=str(out))
+        return index
+
+    @staticmethod
+    def _reusable(out: Path, model: Embedder) -> dict[str, np.ndarray]:
+        """id → vector of an existing index in `out` built with the same embedder (empty otherwise)."""
+        try:
+            manifest = _persist.read_manifest(out)
+            if manifest.embedder_identity != model.identity or manifest.dim != model.dim:
+                return {}
+            pairs, vectors = _persist.read_payload(out, manifest)
+        except DataError:
+            return {}
+        return {p.id: vectors[i] for i, p in enumerate(pairs)}
+
+    @classmethod
+    def load(cls, out_dir: str | Path, *, embedder: Embedder | str | None = None,
+             config: RetrievalConfig | None = None) -> HybridIndex:
+        """Open a built index without re-embedding. The query embedder is loaded on first search (the one the
+        index was built with); an `embedder` other than that one is an error naming the folder."""
+        out = Path(out_dir)
+        manifest = _persist.read_manifest(out)
+        model: Embedder | None = None
+        if embedder is not None:
+            model = load_embedder(embedder) if isinstance(embedder, str) else embedder
+            if model.identity != manifest.embedder_identity:
+                raise ConfigError(f"{out}: the index was built with embedder {manifest.embedder_identity!r}, not "
+                                  f"{model.identity!r}; rebuild it with `dialectbias index build --embedder` or "
+                                  "query it with its own embedder")
+        pairs, vectors = _persist.read_payload(out, manifest)
+        if config is not None:
+            manifest = manifest.model_copy(update={"config": config})
+        return cls(pairs, vectors, manifest, out, model)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            model = load_embedder(self.manifest.embedder)
+            if model.identity != self.manifest.embedder_identity:
+                raise ConfigError(f"{self.out_dir}: the index was built with {self.manifest.embedder_identity!r}, "
+                                  f"but {self.manifest.embedder!r} now loads {model.identity!r}; rebuild the index")
+            self._embedder = model
+        return self._embedder
+
+    # -- queries ----------------------------------------------------------------------------------------------
+
+    def dialects(self) -> list[str]:
+        return sorted(self._dialect_set)
+
+    def contains_standard(self, text: str) -> bool:
+        """True when `text`, normalised, is the standard side of a pair in the index (a leakage check)."""
+        return match_key(text) in self._standards
+
+    def search(self, query: str, *, dialect: str | None = None, k: int = 5) -> list[Hit]:
+        """The top-k pairs for a standard-language query, best first, every score attached."""
+        q = normalize_query(query, short_tokens=self.config.short_tokens)
+        if not q.normalized:
+            return []
+        with self._embed_lock:
+            vector = self.embedder.embed_query(q.normalized)
+        return self.search_embedded(q, vector, dialect=dialect, k=k)
+
+    def search_embedded(self, query: str | NormalizedQuery, vector: np.ndarray, *, dialect: str | None = None,
+                        k: int = 5) -> list[Hit]:
+        """`search` with the query already embedded (what the latency benchmark times)."""
+        cfg = self.config
+        q = query if isinstance(query, NormalizedQuery) else normalize_query(query, short_tokens=cfg.short_tokens)
+        target = self._target(dialect)
+        sparse_all = self._sparse.scores(q.tokens)
+        soft = target is None or not cfg.dialect_filter
+        hits = self._search(q, vector, sparse_all, target, k, widen=soft)
+        if not soft and len(hits) < k:  # the dialect alone has too few examples: other dialects fill the rest
+            others = [h for h in self._search(q, vector, sparse_all, target, k + len(hits), widen=True)
+                      if h.dialect != target]
+            hits += others[:k - len(hits)]
+        return hits
+
+    def _search(self, q: NormalizedQuery, vector: np.ndarray, sparse_all: np.ndarray, target: str | None, k: int,
+                *, widen: bool) -> list[Hit]:
+        """Pool candidates (dense and sparse, from the target dialect, and from all dialects when `widen`), run
+        deep search when fewer than `min_unique` unique examples of the target dialect share a query token,
+        then rank."""
+        cfg = self.config
+        pool = cfg.pool_size(k, q.short)
+        parts: list[str | None] = [target] if target is not None else []
+        if widen or target is None:
+            parts.append(None)
+        rows: dict[int, str] = {}
+        for part in parts:
+            for row in self._dense.search(vector, pool, part)[0]:
+                rows.setdefault(int(row), "hybrid")
+            for row in _top(sparse_all, pool, self._mask(part)):
+                rows.setdefault(int(row), "hybrid")
+        surviving = {self._dialect_norms[r] for r in rows
+                     if sparse_all[r] > 0 and (target is None or self._dialects[r] == target)}
+        deep = np.zeros(0)
+        if len(surviving) < cfg.min_unique and q.tokens:
+            deep = self._sparse.deep_scores(q.tokens, cutoff=cfg.deep_cutoff, limit=cfg.deep_terms_per_token)
+            for row in _top(deep, pool, self._mask(target)):
+                rows.setdefault(int(row), "deep_search")
+        return self._rank(q, vector, rows, sparse_all, deep, target, k)
+
+    def _target(self, dialect: str | None) -> str | None:
+        if dialect is None:
+            return None
+        name = dialect.strip().lower().replace(" ", "_")
+        if name not in self._dialect_set:
+            raise DataError(f"{self.out_dir}: no pairs of dialect {dialect!r} in this index (it has: "
+                            f"{', '.join(self.dialects())})")
+        return name
+
+    def _mask(self, dialect: str | None) -> np.ndarray | None:
+        return None if dialect is None else self._masks[dialect]
+
+    def _rank(self, q: NormalizedQuery, vector: np.ndarray, rows: dict[int, str], sparse_all: np.ndarray,
+              deep: np.ndarray, target: str | None, k: int) -> list[Hit]:
+        cfg = self.config
+        idx = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        if idx.size == 0:
+            return []
+        via = [rows[int(r)] for r in idx]
+        dense = self._dense.cosines(vector, idx)
+        raw_sparse = sparse_all[idx].astype(np.float64)
+        sparse_rel = by_max(raw_sparse)
+        if deep.size:  # deep search ran: a candidate its token-level score ranks higher counts as found by it
+            is_deep = deep[idx] > sparse_rel
+            sparse_rel = np.where(is_deep, deep[idx], sparse_rel)
+            raw_sparse = np.where(is_deep, deep[idx], raw_sparse)
+            via = ["deep_search" if d else v for v, d in zip(via, is_deep, strict=True)]
+        w_dense, w_sparse = cfg.weights(q.short)
+        hybrid = w_dense * minmax(dense) + w_sparse * sparse_rel
+        char = np.asarray([self._ratio(q.normalized, self.pairs[r].standard_norm) / 100.0 for r in idx])
+        same = self._dialects[idx] == target if target is not None else np.zeros(idx.size, dtype=bool)
+        bonus, score = blended(hybrid, same, char, cfg)
+        hits: list[Hit] = []
+        seen: set[tuple[str, str]] = set()
+        for j in sorted(range(idx.size), key=lambda j: (-score[j], int(idx[j]))):
+            pair = self.pairs[int(idx[j])]
+            key = (pair.dialect, pair.dialect_norm)
+            if key in seen:
+                continue
+            seen.add(key)
+            hits.append(Hit(pair_id=pair.id, standard=pair.standard, dialect_text=pair.dialect_text,
+                            dialect=pair.dialect, source=pair.source, split=pair.split, dense=float(dense[j]),
+                            sparse=float(raw_sparse[j]), hybrid=float(hybrid[j]), char_sim=float(char[j]),
+                            dialect_bonus=float(bonus[j]), score=float(score[j]), via=via[j]))  # type: ignore[arg-type]
+            if len(hits) == k:
+                break
+        return hits
+
+
+def _top(scores: np.ndarray, n: int, mask: np.ndarray | None) -> np.ndarray:
+    """Rows of the `n` best positive scores (within `mask`)."""
+    s = scores if mask is None else np.where(mask, scores, 0.0)
+    positive = np.flatnonzero(s > 0)
+    if positive.size <= n:
+        return positive
+    part = np.argpartition(-s[positive], n - 1)[:n]
+    return positive[part]

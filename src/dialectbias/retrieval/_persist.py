@@ -1,0 +1,85 @@
+"""The index folder: `manifest.json` (written last: its presence marks a complete index), `pairs.jsonl` (the
+pairs, row order) and `vectors.npy` (their embeddings, row-aligned). BM25 and FAISS are rebuilt from these on
+load (seconds; no embedding)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from dialectbias.data import ParallelPair
+from dialectbias.errors import DataError
+from dialectbias.retrieval._scoring import RetrievalConfig
+
+FORMAT = 1
+MANIFEST, PAIRS, VECTORS = "manifest.json", "pairs.jsonl", "vectors.npy"
+
+
+class Manifest(BaseModel):
+    format: int = FORMAT
+    corpus: str
+    corpus_path: str | None = None
+    embedder: str
+    embedder_identity: str
+    dim: int
+    pairs: int
+    exclude_splits: list[str] = []
+    excluded: int = 0
+    config: RetrievalConfig = RetrievalConfig()
+
+
+def default_index_dir(corpus_path: str | Path) -> Path:
+    """Where `dialectbias index build CORPUS.yaml` stores the index: `<corpus stem>.index/` next to the file."""
+    path = Path(corpus_path)
+    return path.parent / f"{path.stem}.index"
+
+
+def save(out_dir: Path, manifest: Manifest, pairs: list[ParallelPair], vectors: np.ndarray) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / MANIFEST).unlink(missing_ok=True)  # an interrupted save leaves no manifest: not loadable
+    tmp = out_dir / (PAIRS + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for pair in pairs:
+            fh.write(pair.model_dump_json() + "\n")
+    os.replace(tmp, out_dir / PAIRS)
+    tmp_vec = out_dir / "vectors.tmp.npy"
+    np.save(tmp_vec, np.ascontiguousarray(vectors, dtype=np.float32))
+    os.replace(tmp_vec, out_dir / VECTORS)
+    tmp_man = out_dir / (MANIFEST + ".tmp")
+    tmp_man.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(tmp_man, out_dir / MANIFEST)
+
+
+def read_manifest(out_dir: Path) -> Manifest:
+    path = out_dir / MANIFEST
+    if not out_dir.is_dir():
+        raise DataError(f"{out_dir}: no retrieval index there (build it with `dialectbias index build CORPUS.yaml`)")
+    if not path.is_file():
+        raise DataError(f"{out_dir}: not a complete retrieval index ({MANIFEST} missing; rebuild it with "
+                        "`dialectbias index build CORPUS.yaml`)")
+    try:
+        manifest = Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{path}: corrupt index manifest ({str(exc).splitlines()[0]}); rebuild the index") from None
+    if manifest.format != FORMAT:
+        raise DataError(f"{out_dir}: index format {manifest.format}, this version reads {FORMAT}; rebuild the index")
+    return manifest
+
+
+def read_payload(out_dir: Path, manifest: Manifest) -> tuple[list[ParallelPair], np.ndarray]:
+    """Pairs and vectors, checked against the manifest; DataError naming the folder when they disagree."""
+    try:
+        with (out_dir / PAIRS).open(encoding="utf-8") as fh:
+            pairs = [ParallelPair.model_validate(json.loads(line)) for line in fh if line.strip()]
+        vectors = np.load(out_dir / VECTORS, allow_pickle=False)
+    except (OSError, ValueError, ValidationError) as exc:
+        raise DataError(f"{out_dir}: corrupt retrieval index ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+                        "rebuild it with `dialectbias index build CORPUS.yaml`") from None
+    if len(pairs) != manifest.pairs or vectors.shape != (manifest.pairs, manifest.dim):
+        raise DataError(f"{out_dir}: corrupt retrieval index ({len(pairs)} pairs and vectors of shape "
+                        f"{vectors.shape}, manifest says {manifest.pairs} × {manifest.dim}); rebuild it")
+    return pairs, vectors.astype(np.float32, copy=False)

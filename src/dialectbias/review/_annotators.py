@@ -1,0 +1,192 @@
+"""Annotators and their assignments (SPEC §6): a personal token per annotator (only its sha256 is stored),
+the dialects and queues each one sees, and the review tasks: one per (queue, target, annotator), each target
+given to up to `overlap` annotators of its dialect (the least busy first), so agreement can be measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from dialectbias.errors import DataError
+from dialectbias.review._kinds import QueueKind, ReviewConfig, queue_kinds
+from dialectbias.store import Store
+
+NAME_PATTERN = re.compile(r"^[\w.\-]{1,64}$")
+#: a token is 32 random bytes (URL-safe base64, 43 characters): a sha256 of it cannot be searched back
+TOKEN_BYTES = 32
+
+
+@dataclass(frozen=True)
+class Annotator:
+    name: str
+    dialects: tuple[str, ...]
+    queues: tuple[str, ...]
+    created_at: float
+
+    def sees(self, queue: str, dialect: str) -> bool:
+        return queue in self.queues and dialect in self.dialects
+
+
+def hash_token(token: str) -> str:
+    """sha256 hex of a token (tokens are 256-bit random, so an unsalted hash is not guessable)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _names(values: Iterable[str], what: str) -> tuple[str, ...]:
+    out = tuple(dict.fromkeys(v.strip() for v in values if v.strip()))
+    bad = [v for v in out if not NAME_PATTERN.match(v)]
+    if bad:
+        raise DataError(f"{what}: {bad[0]!r} is not a name (letters, digits, _ . -)")
+    return out
+
+
+def add_annotator(store: Store, name: str, dialects: Sequence[str], queues: Sequence[str] | None = None, *,
+                  rotate: bool = False) -> str:
+    """Create an annotator (or, with `rotate`, give an existing one a new token and these dialects and
+    queues) and return their new token — the only time it exists outside their hands."""
+    (name,) = _names([name], "annotator name") or ("",)
+    if not name:
+        raise DataError("annotator name: empty")
+    dialect_names = _names(dialects, "--dialects")
+    if not dialect_names:
+        raise DataError("--dialects: give at least one dialect (e.g. --dialects sylhet,chittagong)")
+    known = queue_kinds()
+    queue_names = _names(queues or known, "--queues")
+    unknown = [q for q in queue_names if q not in known]
+    if unknown:
+        raise DataError(f"--queues: unknown queue {unknown[0]!r}; queues: {', '.join(known)}")
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    now = time.time()
+    with store.transaction():
+        exists = store.conn.execute("SELECT 1 FROM annotators WHERE name=?", (name,)).fetchone()
+        if exists and not rotate:
+            raise DataError(f"annotator {name!r} exists already (use --rotate to issue a new token)")
+        if exists:
+            store.conn.execute("UPDATE annotators SET token_hash=?, dialects=?, queues=?, updated_at=? WHERE name=?",
+                               (hash_token(token), json.dumps(dialect_names), json.dumps(queue_names), now, name))
+        else:
+            store.conn.execute("INSERT INTO annotators VALUES (?,?,?,?,?,?)",
+                               (name, hash_token(token), json.dumps(dialect_names), json.dumps(queue_names), now, now))
+    return token
+
+
+def _annotator(row: object) -> Annotator:
+    r = list(row)  # type: ignore[call-overload]
+    return Annotator(r[0], tuple(json.loads(r[1])), tuple(json.loads(r[2])), r[3])
+
+
+def annotator_for_token(store: Store, token: str | None) -> Annotator | None:
+    """The annotator holding a token, or None (an empty or unknown token)."""
+    if not token or len(token) > 200:
+        return None
+    rows = store.query("SELECT name, dialects, queues, created_at FROM annotators WHERE token_hash=?",
+                       (hash_token(token),))
+    return _annotator(rows[0]) if rows else None
+
+
+def annotator_named(store: Store, name: str) -> Annotator | None:
+    rows = store.query("SELECT name, dialects, queues, created_at FROM annotators WHERE name=?", (name,))
+    return _annotator(rows[0]) if rows else None
+
+
+def annotators(store: Store) -> list[Annotator]:
+    return [_annotator(r) for r in store.query("SELECT name, dialects, queues, created_at FROM annotators "
+                                               "ORDER BY name")]
+
+
+def task_id_for(queue: str, target_id: str, annotator: str) -> str:
+    return hashlib.sha256(f"{queue}\x00{target_id}\x00{annotator}".encode()).hexdigest()[:24]
+
+
+@dataclass
+class AssignSummary:
+    targets: int = 0
+    new_tasks: int = 0
+    unassigned: int = 0  # targets no annotator sees (no one with the queue and the dialect)
+
+
+def assign(store: Store, config: ReviewConfig, kinds: Iterable[QueueKind] | None = None, *,
+           now: float | None = None) -> AssignSummary:
+    """Give each target of each queue to annotators who see its queue and dialect until it has `overlap`
+    of them (existing assignments are kept; new ones go to whoever has the fewest tasks in the queue).
+    Idempotent; one transaction per queue."""
+    people = annotators(store)
+    summary = AssignSummary()
+    created = time.time() if now is None else now
+    for kind in kinds or queue_kinds().values():
+        eligible = [a for a in people if kind.name in a.queues]
+        targets = list(kind.targets(config, store)) if eligible else []
+        summary.targets += len(targets)
+        if not targets:
+            continue
+        with store.transaction():
+            load = dict.fromkeys((a.name for a in eligible), 0)
+            holders: dict[str, set[str]] = {}
+            for target_id, annotator in store.conn.execute(
+                    "SELECT target_id, annotator FROM assignments WHERE queue=?", (kind.name,)):
+                holders.setdefault(target_id, set()).add(annotator)
+                if annotator in load:
+                    load[annotator] += 1
+            for t in targets:
+                have = holders.setdefault(t.target_id, set())
+                candidates = sorted((a for a in eligible if t.dialect in a.dialects and a.name not in have),
+                                    key=lambda a: (load[a.name], a.name))
+                if not have and not candidates:
+                    summary.unassigned += 1
+                for a in candidates[: max(0, config.overlap - len(have))]:
+                    store.conn.execute(
+                        "INSERT OR IGNORE INTO assignments VALUES (?,?,?,?,?,?,?)",
+                        (task_id_for(kind.name, t.target_id, a.name), kind.name, t.target_id, t.item_id, t.dialect,
+                         a.name, created))
+                    have.add(a.name)
+                    load[a.name] += 1
+                    summary.new_tasks += 1
+    return summary
+
+
+@dataclass(frozen=True)
+class Task:
+    """One assignment as the app and the API show it."""
+
+    task_id: str
+    queue: str
+    target_id: str
+    item_id: str
+    dialect: str
+    annotator: str
+    done: bool
+
+
+def _tasks_sql(where: str) -> str:
+    return ("SELECT a.task_id, a.queue, a.target_id, a.item_id, a.dialect, a.annotator, EXISTS (SELECT 1 FROM "
+            "annotations n WHERE n.target_id = a.target_id AND n.annotator = a.annotator AND n.kind = ?) "
+            f"FROM assignments a WHERE {where} ORDER BY a.queue, a.dialect, a.item_id, a.task_id")
+
+
+def tasks_of(store: Store, annotator: Annotator, queue: str | None = None) -> list[Task]:
+    """The annotator's tasks in the queues and dialects they see now (done or not)."""
+    out: list[Task] = []
+    for name, kind in queue_kinds().items():
+        if name not in annotator.queues or (queue is not None and name != queue):
+            continue
+        rows = store.query(_tasks_sql("a.annotator = ? AND a.queue = ?"), (kind.annotation_kind, annotator.name, name))
+        out += [Task(*r[:6], bool(r[6])) for r in rows if r[4] in annotator.dialects]
+    return out
+
+
+def task_of(store: Store, annotator: Annotator, task_id: str) -> Task | None:
+    """The annotator's task with this id, or None — also when it is someone else's (no hint that it exists)."""
+    rows = store.query("SELECT queue FROM assignments WHERE task_id = ? AND annotator = ?", (task_id, annotator.name))
+    if not rows or rows[0][0] not in queue_kinds():
+        return None
+    kind = queue_kinds()[rows[0][0]]
+    found = store.query(_tasks_sql("a.task_id = ? AND a.annotator = ?"), (kind.annotation_kind, task_id,
+                                                                          annotator.name))
+    task = Task(*found[0][:6], bool(found[0][6])) if found else None
+    return task if task is not None and annotator.sees(task.queue, task.dialect) else None

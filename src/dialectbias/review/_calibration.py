@@ -1,0 +1,263 @@
+"""Agreement between annotators and calibration of every judge against the human scores, per dialect
+(SPEC §6; beyond the papers: the Bengali paper's Table 5 statistics, §3.4, applied judge-vs-human).
+
+- Annotators: for each queue and each rated value, quadratic-weighted Cohen's kappa for every pair of
+  annotators (unweighted for nominal values) and Krippendorff's alpha over all of them (interval, ordinal or
+  nominal by the value), overall and per dialect. Each annotator's latest annotation of a target counts.
+- Judges: the human score of a (model, item, variant) is the mean over annotators of their latest
+  `judgment_override` of any judgment of it on the same rubric (the CSV import's and the app's alike); each
+  judge's own score is compared with it per dialect: Lin's CCC, CBS with the human as the reference (critical
+  = human score below 40% of the rubric's range: 4.0 on RLAIF's 0–10), and quadratic-weighted kappa of the
+  rubric's Likert fields (the mean over fields; human means rounded). A judge is *miscalibrated* for a
+  dialect when one of them falls below the experiment's thresholds (`review.min_ccc`, `min_cbs`,
+  `min_kappa`) over at least `review.calibration_min_pairs` judgments. Snapshots are stored over time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from dialectbias.judges import Rubric, load_rubric, packaged_rubrics
+from dialectbias.metrics import MIN_PAIRS, cohen_kappa, critical_bias_sensitivity, krippendorff_alpha, lin_ccc
+from dialectbias.review._kinds import ReviewConfig, latest_annotations, queue_kinds
+from dialectbias.store import OVERRIDE_KIND, Store, iter_judgments
+
+ALL = "all"
+#: CBS's critical set: human scores below this share of the rubric's range (RLAIF: 4.0 of 10, SPEC §4 P3)
+CRITICAL_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_ccc: float = 0.8
+    min_cbs: float = 0.75
+    min_kappa: float = 0.6
+    min_pairs: int = 5
+
+
+# -- annotators ------------------------------------------------------------------------------------------
+
+
+def _dialects_of_targets(store: Store) -> dict[str, str]:
+    out = {r[0]: r[1] for r in store.query("SELECT request_id, variant FROM judgments")}
+    out.update({r[0]: r[1] for r in store.query("SELECT target_id, dialect FROM assignments")})
+    return out
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
+
+
+def annotator_agreement(store: Store, config: ReviewConfig, *, min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
+    """Rows (queue, value, dialect, pair, n, kappa, alpha, note): a row per pair of annotators with their kappa,
+    and a row `pair = all` with Krippendorff's alpha over every annotator, per dialect and overall."""
+    dialect_of = _dialects_of_targets(store)
+    rows: list[dict[str, Any]] = []
+    for kind in queue_kinds().values():
+        latest = latest_annotations(store, kind.annotation_kind)
+        by_rating: dict[Any, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
+        for (target, annotator), (value, _, _) in latest.items():
+            try:
+                ratings = kind.ratings(config, value)
+            except (KeyError, TypeError, ValueError):
+                continue
+            for rating, v in ratings.items():
+                if v is not None:
+                    by_rating[rating][target][annotator] = v
+        for rating in sorted(by_rating, key=lambda r: (r.name == "score", r.name)):
+            units = by_rating[rating]
+            scopes: dict[str, dict[str, dict[str, Any]]] = {}
+            for target, values in units.items():
+                scopes.setdefault(dialect_of.get(target, "?"), {})[target] = values
+            scopes = {d: scopes[d] for d in sorted(scopes)} | {ALL: units}
+            for scope, scoped in scopes.items():
+                rows += _agreement_rows(kind.name, rating, scope, scoped, min_pairs)
+    return rows
+
+
+def _agreement_rows(queue: str, rating: Any, scope: str, units: Mapping[str, Mapping[str, Any]],
+                    min_pairs: int) -> list[dict[str, Any]]:
+    people = sorted({a for values in units.values() for a in values})
+    if len(people) < 2:
+        return []
+    out = []
+    weights = None if rating.level == "nominal" else "quadratic"
+    for a, b in combinations(people, 2):
+        pairs = [(v[a], v[b]) for v in units.values() if a in v and b in v]
+        if not pairs:
+            continue
+        kappa, note = math.nan, ""
+        if rating.labels or rating.level == "nominal":
+            x, y = zip(*pairs, strict=True)
+            labels = list(rating.labels) or None
+            kappa = cohen_kappa(list(x), list(y), weights, labels, min_pairs=min_pairs)
+        else:
+            note = "continuous value: alpha only"
+        if len(pairs) < min_pairs:
+            note = f"fewer than {min_pairs} items in common"
+        out.append({"queue": queue, "value": rating.name, "dialect": scope, "pair": f"{a} ~ {b}", "n": len(pairs),
+                    "kappa": _num(kappa), "alpha": None, "note": note})
+    matrix = [[units[t].get(p) for t in sorted(units)] for p in people]
+    shared = sum(1 for t in units if len(units[t]) >= 2)
+    alpha = krippendorff_alpha(matrix, rating.level, min_pairs=min_pairs)
+    out.append({"queue": queue, "value": rating.name, "dialect": scope, "pair": ALL, "n": shared, "kappa": None,
+                "alpha": _num(alpha), "note": "" if shared >= min_pairs else f"fewer than {min_pairs} items with two "
+                                                                               "or more annotators"})
+    return out
+
+
+# -- judges against humans -------------------------------------------------------------------------------
+
+
+@dataclass
+class CalibrationRow:
+    judge: str
+    rubric: str
+    dialect: str
+    n: int
+    ccc: float | None
+    cbs: float | None
+    kappa: float | None
+    below: list[str] = field(default_factory=list)
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"below": ", ".join(self.below)}
+
+
+def _rubric(name: str, rubrics: Mapping[str, Rubric]) -> Rubric | None:
+    found = next((r for r in rubrics.values() if r.name == name), None)
+    if found is None and name in packaged_rubrics():
+        found = load_rubric(name)
+    return found
+
+
+def human_scores(store: Store) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(rubric, model, item, variant) -> {"score": mean, "fields": {field: mean}, "annotators": n}: the mean of
+    each annotator's latest override of any judgment of that answer on that rubric."""
+    latest = latest_annotations(store, OVERRIDE_KIND)
+    if not latest:
+        return {}
+    keys = {r[0]: (r[1], r[2], r[3], r[4]) for r in store.query(
+        "SELECT request_id, rubric, model_id, item_id, variant FROM judgments WHERE request_id IN "
+        "(SELECT DISTINCT target_id FROM annotations WHERE kind = ?)", (OVERRIDE_KIND,))}
+    per_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for (target, annotator), (value, _, created) in latest.items():
+        key = keys.get(target)
+        if key is None or value.get("score") is None:
+            continue
+        seen = per_key[key].get(annotator)
+        if seen is None or created >= seen["_at"]:
+            per_key[key][annotator] = {**value, "_at": created}
+    out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for key, by_annotator in per_key.items():
+        values = list(by_annotator.values())
+        fields: dict[str, list[float]] = defaultdict(list)
+        for v in values:
+            for name, x in (v.get("fields") or {}).items():
+                if isinstance(x, int | float) and not isinstance(x, bool):
+                    fields[name].append(float(x))
+        out[key] = {"score": float(np.mean([v["score"] for v in values])),
+                    "fields": {k: float(np.mean(xs)) for k, xs in fields.items()}, "annotators": len(values)}
+    return out
+
+
+def judge_calibration(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
+                      rubrics: Mapping[str, Rubric], thresholds: Thresholds = Thresholds()) -> list[CalibrationRow]:
+    """Each judge's agreement with the human scores, per dialect and overall (see the module docstring)."""
+    humans = human_scores(store)
+    rows: list[CalibrationRow] = []
+    if not humans:
+        return rows
+    for judge in judge_ids:
+        pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+        rubric_name = ""
+        for record in iter_judgments(store, judge, list(model_ids)):
+            human = humans.get((record.rubric, record.model_id, record.item_id, record.variant))
+            if human is None or record.score is None:
+                continue
+            rubric_name = record.rubric
+            judged = {"score": record.score, "fields": record.parsed or {}}
+            pairs[record.variant].append((judged, human))
+            pairs[ALL].append((judged, human))
+        rubric = _rubric(rubric_name, {judge: rubrics[judge]} if judge in rubrics else rubrics)
+        for dialect in sorted(pairs, key=lambda d: (d == ALL, d)):
+            rows.append(_calibration_row(judge, rubric, rubric_name, dialect, pairs[dialect], thresholds))
+    return rows
+
+
+def _calibration_row(judge: str, rubric: Rubric | None, rubric_name: str, dialect: str,
+                     pairs: list[tuple[dict[str, Any], dict[str, Any]]], t: Thresholds) -> CalibrationRow:
+    j = [p[0]["score"] for p in pairs]
+    h = [p[1]["score"] for p in pairs]
+    lo, hi = (rubric.score_bounds if rubric is not None and rubric.score_bounds else (0.0, 10.0))
+    span = (hi - lo) or 1.0
+    ccc = lin_ccc(h, j, min_pairs=t.min_pairs)
+    cbs = critical_bias_sensitivity(h, j, threshold=lo + CRITICAL_SHARE * span, scale=span, min_pairs=t.min_pairs)
+    kappas = []
+    for f in rubric.numeric_fields if rubric is not None else ():
+        if f.type != "integer" or f.minimum is None or f.maximum is None:
+            continue
+        labels = list(range(int(f.minimum), int(f.maximum) + 1))
+        xs = [(p[0]["fields"].get(f.name), p[1]["fields"].get(f.name)) for p in pairs]
+        xs = [(int(a), round(b)) for a, b in xs if isinstance(a, int | float) and isinstance(b, int | float)]
+        if xs:
+            a, b = zip(*xs, strict=True)
+            k = cohen_kappa(list(a), list(b), "quadratic", labels, min_pairs=t.min_pairs)
+            if not math.isnan(k):
+                kappas.append(k)
+    kappa = float(np.mean(kappas)) if kappas else None
+    row = CalibrationRow(judge, rubric_name, dialect, len(pairs), _num(ccc), _num(cbs), _num(kappa))
+    if len(pairs) < t.min_pairs:
+        row.note = f"fewer than {t.min_pairs} human-scored judgments: not checked"
+        return row
+    checks = (("ccc", row.ccc, t.min_ccc), ("cbs", row.cbs, t.min_cbs), ("kappa", row.kappa, t.min_kappa))
+    for name, value, bar in checks:
+        if value is not None and value < bar:
+            row.below.append(f"{name} {value:.3f} < {bar:g}")
+    return row
+
+
+# -- snapshots -------------------------------------------------------------------------------------------
+
+
+def save_snapshot(store: Store, rows: Iterable[CalibrationRow], thresholds: Thresholds, *,
+                  now: float | None = None) -> int:
+    """Store one calibration snapshot (all rows share its time); returns the number of rows."""
+    taken = time.time() if now is None else now
+    n = 0
+    with store.transaction():
+        for r in rows:
+            store.conn.execute(
+                "INSERT INTO calibration_snapshots (taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below, "
+                "thresholds) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (taken, r.judge, r.rubric, r.dialect, r.n, r.ccc, r.cbs, r.kappa, json.dumps(r.below),
+                 json.dumps(asdict(thresholds))))
+            n += 1
+    return n
+
+
+def snapshot_history(store: Store, judge: str | None = None) -> list[dict[str, Any]]:
+    """Every stored snapshot row, oldest first."""
+    sql = ("SELECT taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below FROM calibration_snapshots"
+           + (" WHERE judge_id = ?" if judge else "") + " ORDER BY taken_at, snapshot_id")
+    return [{"taken_at": r[0], "judge": r[1], "rubric": r[2], "dialect": r[3], "n": r[4], "ccc": r[5], "cbs": r[6],
+             "kappa": r[7], "below": json.loads(r[8])} for r in store.query(sql, (judge,) if judge else ())]
+
+
+def miscalibrated(store: Store, judge: str | None = None) -> set[tuple[str, str]]:
+    """(judge, dialect) pairs whose latest snapshot is below a threshold (`all` excluded)."""
+    rows = store.query(
+        "SELECT judge_id, dialect, below FROM calibration_snapshots s WHERE taken_at = (SELECT MAX(taken_at) FROM "
+        "calibration_snapshots t WHERE t.judge_id = s.judge_id)" + (" AND judge_id = ?" if judge else ""),
+        (judge,) if judge else ())
+    return {(r[0], r[1]) for r in rows if r[1] != ALL and json.loads(r[2])}

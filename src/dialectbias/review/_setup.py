@@ -1,0 +1,47 @@
+"""The review settings of an experiment: which judge's judgments are reviewed, the overlap, the calibration
+thresholds, and the dialects routed to review because the primary judge is miscalibrated there."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from dialectbias.config import Experiment
+from dialectbias.dialects import language_of
+from dialectbias.judges import Rubric
+from dialectbias.review._calibration import Thresholds, miscalibrated
+from dialectbias.review._kinds import ReviewConfig
+from dialectbias.store import Store
+
+ROUTE_WARN, ROUTE_REVIEW = "warn", "review"
+
+
+def thresholds_of(exp: Experiment) -> Thresholds:
+    r = exp.review
+    return Thresholds(min_ccc=r.min_ccc, min_cbs=r.min_cbs, min_kappa=r.min_kappa, min_pairs=r.calibration_min_pairs)
+
+
+def store_language(store: Store, extra: Mapping[str, list[str]] | None = None) -> str:
+    """The language of the experiment's items: that of their first registered dialect (default Bengali)."""
+    for (variants,) in store.query("SELECT variants FROM items LIMIT 50"):
+        for name in json.loads(variants):
+            lang = language_of(name, dict(extra or {}))
+            if lang:
+                return lang
+    return "bn"
+
+
+def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store, judge_id: str | None = None, *,
+                  translations: Callable[[Store], Iterable[Any]] | None = None) -> ReviewConfig:
+    """The queue kinds' view of an experiment: the judgments of `judge_id` (default: the primary judge) are
+    reviewed; with `review.on_miscalibrated: review`, every judgment of that judge in a dialect its latest
+    calibration snapshot found below a threshold goes to review too. `translations`: the task's own
+    post-processed translations (see `_kind_translations`), else the raw `translate` stage results."""
+    judge = judge_id or (exp.primary_judge.id if exp.primary_judge else None)
+    routed: set[tuple[str, str]] = set()
+    if judge and exp.review.on_miscalibrated == ROUTE_REVIEW:
+        routed = miscalibrated(store, judge)
+    return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[m.id for m in exp.models],
+                        rubrics=dict(rubrics), overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
+                        language=store_language(store, exp.dialects), translations=translations)

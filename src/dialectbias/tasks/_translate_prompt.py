@@ -1,0 +1,190 @@
+"""The translator's prompts: what a target is (a dialect or another language, its script and labels),
+the retrieved few-shot examples (SPEC §4 P1 hybrid index), and the rendered template."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dialectbias.dialects import _registry, language_of
+from dialectbias.errors import ConfigError
+from dialectbias.tasks._templates import render, template_exists
+from dialectbias.text import script_for_language
+
+_SCRIPT_NAMES = {"bengali": "Bengali", "latin": "Latin", "german": "Latin", "devanagari": "Devanagari",
+                 "arabic": "Arabic", "urdu": "Perso-Arabic"}
+#: language names of the bare-language variants (the registry's `languages:`)
+_LANGUAGE_CODES = {"bengali": "bn", "german": "de"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A variant the translator writes: a dialect (of `language`) or another language."""
+
+    variant: str
+    kind: Literal["dialect", "language"]
+    display: str
+    language: str  # the language of the source text ("Bengali"): for a dialect also its own
+    script: str | None
+    code: str = ""  # a dialect's language code ("bn"), from the registry or `dialects:`
+
+    @property
+    def source_label(self) -> str:
+        return f"Standard {self.language}:" if self.kind == "dialect" else f"{self.language}:"
+
+    @property
+    def target_label(self) -> str:
+        return f"{self.display} dialect:" if self.kind == "dialect" else f"{self.display}:"
+
+    @property
+    def script_name(self) -> str:
+        return _SCRIPT_NAMES.get(self.script or "", (self.script or "its usual").capitalize())
+
+
+def language_name(code: str) -> str:
+    """`bn` -> "Bengali" (from the registry; the code itself when unknown)."""
+    entry = _registry().get(code)
+    return str(entry.get("name", code)) if isinstance(entry, dict) else code.capitalize()
+
+
+def resolve_target(variant: str, *, extra: dict[str, list[str]], source_language: str,
+                   scripts: dict[str, str]) -> Target:
+    """The target named `variant`: a registered dialect (or one added under `dialects:`), else a language."""
+    name = variant.lower()
+    code = language_of(name, extra)
+    display = name.replace("_", " ").title()
+    script = scripts.get(name) or _script_of(name, extra)
+    if code is not None:
+        return Target(name, "dialect", display, language_name(code), script, code)
+    if name in _registry().get("languages", []):
+        return Target(name, "language", display, language_name(source_language), script)
+    raise ConfigError(f"{variant!r} is neither a registered dialect nor a language")
+
+
+def _script_of(variant: str, extra: dict[str, list[str]]) -> str | None:
+    """The script a dialect's or language's text is written in (`dialectbias.text.script_for_language`);
+    None when none is known (the translation's script is then not checked)."""
+    try:
+        return script_for_language(variant, extra=extra)
+    except ValueError:
+        return None
+
+
+def source_language(targets: Sequence[str], extra: dict[str, list[str]], given: str | None) -> str:
+    """The language code of the source text: `given`, else that of the first dialect target, else bn."""
+    if given:
+        return _LANGUAGE_CODES.get(given.lower(), given.lower())
+    return next((code for t in targets if (code := language_of(t, extra))), "bn")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A retrieved standard/dialect pair shown in the prompt, with its scores (SPEC §4 P1)."""
+
+    pair_id: str
+    standard: str
+    dialect_text: str
+    dialect: str
+    score: float
+
+
+class Retriever:
+    """The hybrid index (`dialectbias.retrieval.HybridIndex`), loaded once from its folder (no re-embedding)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = index_dir
+        self._index: Any = None
+        self._vectors: dict[str, Any] = {}  # query -> its embedding: one per text, whatever the targets
+        self._dialects: frozenset[str] | None = None
+
+    @property
+    def index(self) -> Any:
+        if self._index is None:
+            try:
+                from dialectbias.retrieval import HybridIndex
+            except ImportError as exc:
+                raise ConfigError(f"the translator's index needs the retrieval extra ({exc}): "
+                                  "pip install 'dialectbias[retrieval]'") from None
+            self._index = HybridIndex.load(self.index_dir)
+        return self._index
+
+    def has_dialect(self, dialect: str) -> bool:
+        if self._dialects is None:
+            self._dialects = frozenset(self.index.dialects())
+        return dialect.lower() in self._dialects
+
+    def describe(self) -> str:
+        """`N pairs, split(s) validation excluded` of the loaded index."""
+        m = self.index.manifest
+        held = f", split(s) {', '.join(m.exclude_splits)} excluded ({m.excluded:,} pairs)" if m.exclude_splits else ""
+        return f"{m.pairs:,} pairs{held}"
+
+    def prepare(self, queries: Sequence[str]) -> None:
+        """Embed the queries about to be searched in batches (`Embedder.embed_queries`: much faster per text
+        than one by one); the vectors kept are those of the latest call."""
+        keys = list(dict.fromkeys(q for text in queries if (q := self._normalized(text).normalized)))
+        embedder = self.index.embedder
+        self._vectors = {}
+        for lo in range(0, len(keys), 64):
+            batch = keys[lo:lo + 64]
+            self._vectors.update(zip(batch, embedder.embed_queries(batch), strict=True))
+
+    def _normalized(self, query: str) -> Any:
+        from dialectbias.text import normalize_query
+
+        return normalize_query(query, short_tokens=self.index.config.short_tokens)
+
+    def examples(self, query: str, dialect: str, k: int) -> list[Example]:
+        """The k best pairs for `query`, the target dialect's first (a dialect the index lacks: none)."""
+        if not self.has_dialect(dialect):
+            return []
+        q = self._normalized(query)
+        if not q.normalized:
+            return []
+        if q.normalized not in self._vectors:
+            self._vectors[q.normalized] = self.index.embedder.embed_query(q.normalized)
+        hits = self.index.search_embedded(q, self._vectors[q.normalized], dialect=dialect, k=k)
+        return [Example(str(h.pair_id), h.standard, h.dialect_text, str(h.dialect), float(h.score)) for h in hits]
+
+    def leaked(self, texts: Sequence[str]) -> bool:
+        """True when one of `texts` is the standard side of a pair the index holds (SPEC §4 P1: items whose
+        standard text was retrieval data would be translated from their own reference)."""
+        return any(self.index.contains_standard(t) for t in texts)
+
+
+def index_dir_for(corpus: Path | None, index: Path | None) -> Path | None:
+    """The index folder: `index` when given, else where `dialectbias index build CORPUS` stores it."""
+    if index is not None:
+        return index
+    if corpus is None:
+        return None
+    try:
+        from dialectbias.retrieval import default_index_dir
+    except ImportError as exc:
+        raise ConfigError(f"options.corpus needs the retrieval extra ({exc}): pip install "
+                          "'dialectbias[retrieval]'") from None
+    return Path(default_index_dir(corpus))
+
+
+def template_name(target: Target, user_dir: Path | None) -> str:
+    """The template for a target: translate/<variant> (user's) > translate/dialect_<lang> > translate/dialect
+    for a dialect, translate/language for a language."""
+    own = f"translate/{target.variant}"
+    if template_exists(own, user_dir):
+        return own
+    if target.kind == "language":
+        return "translate/language"
+    specific = f"translate/dialect_{target.code}"
+    return specific if target.code and template_exists(specific, user_dir) else "translate/dialect"
+
+
+def render_prompt(name: str, user_dir: Path | None, target: Target, text: str, *, numbered: bool, n_lines: int,
+                  examples: Sequence[Example]) -> str:
+    """The user message of one translation request (pure)."""
+    shown = [{"pair_id": e.pair_id, "standard": e.standard, "dialect_text": e.dialect_text, "dialect": e.dialect,
+              "label": f"{e.dialect.replace('_', ' ').title()} dialect:"} for e in examples]
+    return render(name, user_dir, target=target.display, target_variant=target.variant, language=target.language,
+                  script=target.script_name, source_label=target.source_label, target_label=target.target_label,
+                  examples=shown, text=text, numbered=numbered, n_lines=n_lines)

@@ -1,0 +1,88 @@
+"""A responder for both stereotype probes: the decision task, its extractor, and the association task.
+
+Use ``TestServer(responder="dialectbias.testing:probe_responder")``. Deterministic (a hash of the request
+picks everything) and varied like real models, so every path of the tasks' parsing is exercised:
+
+- association prompts: `association_responder`'s answers (a stand-in stereotype in the naming setting,
+  malformed answers on purpose);
+- decision prompts ("Task 2:"): two short profiles, then the decision as ``Writer A: <option>`` lines or as
+  prose sentences, or (about 1 in 8) a refusal that names no option;
+- extraction requests (a JSON schema with ``writer_a`` / ``writer_b``): the options read from the text like
+  an extractor model would, as JSON; about 1 in 6 answers the paper's line format instead of JSON (so the
+  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing.
+The numbers mean nothing about any real model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from dialectbias.testing._probe_responder import association_responder
+from dialectbias.testing._responders import _digest, _original_turns
+from dialectbias.testing._server import last_user_text, requested_schema
+
+_QUOTED = re.compile(r"\"([^\"]+)\"")
+_EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
+_EXTRACT_TEXT = re.compile(r"<<<\n(.*)\n>>>", re.DOTALL)
+
+PROFILES = (
+    "Writer A is a thoughtful person who likes long walks and writes with care. Writer B is an energetic "
+    "person who enjoys meeting friends and writes quickly."
+)
+REFUSAL = "I cannot assign options to people based on how they write; both writers could suit either option."
+
+
+def decision_answer(prompt: str, h: bytes) -> str:
+    task2 = prompt.split("Task 2:", 1)[-1]
+    options = list(dict.fromkeys(_QUOTED.findall(task2)))[:2]
+    if len(options) < 2 or h[0] % 8 == 0:
+        return f"{PROFILES}\n\n{REFUSAL}"
+    first, second = options if h[1] % 2 else options[::-1]
+    if h[2] % 2:
+        return f"**Task 1**\n{PROFILES}\n\n**Task 2**\nWriter A: {first}\nWriter B: {second}"
+    return (f"Task 1: {PROFILES}\n\nTask 2: Based on the profiles, Writer A should take the \"{first}\" option. "
+            f"Writer B fits \"{second}\" better.")
+
+
+def _read(text: str, option_1: str, option_2: str) -> tuple[str, str]:
+    got = {"A": "unclear", "B": "unclear"}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.split("Task 2", 1)[-1]):
+        writers = set(re.findall(r"Writer ([AB])", sentence))
+        found = [o for o in (option_1, option_2) if o.lower() in sentence.lower()]
+        if len(writers) == 1 and len(found) == 1:
+            got[writers.pop()] = found[0]
+    return got["A"], got["B"]
+
+
+def extraction_answer(prompt: str, h: bytes) -> str:
+    options = _EXTRACT_OPTIONS.search(prompt)
+    text = _EXTRACT_TEXT.search(prompt)
+    if not options or not text:
+        return json.dumps({"writer_a": "unclear", "writer_b": "unclear"})
+    a, b = _read(text.group(1), options.group(1), options.group(2))
+    if h[0] % 6 == 0 and "unclear" not in (a, b):
+        return f"Writer A: {a}\nWriter B: {b}"
+    return json.dumps({"writer_a": a, "writer_b": b}, ensure_ascii=False)
+
+
+def probe_responder(body: dict[str, Any]) -> str | None:
+    """Decision answers, extractor JSON and association answers (see the module docstring); else None (echo)."""
+    model = str(body.get("model", ""))
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return None
+    turns = _original_turns(messages)
+    prompt = last_user_text(turns)
+    h = _digest(model, turns)
+    wants_json, schema = requested_schema(body)
+    properties = (schema or {}).get("properties") if wants_json else None
+    if isinstance(properties, dict) and "writer_a" in properties:
+        return extraction_answer(prompt, h)
+    if not wants_json and "Task 2:" in prompt:
+        return decision_answer(prompt, h)
+    return association_responder(body)
+
+
+__all__ = ["probe_responder"]

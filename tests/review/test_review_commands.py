@@ -1,0 +1,221 @@
+"""`dialectbias review add-annotator | serve | calibration` end to end: a qa_bias run against the local test
+server, two annotators of one dialect scoring through the app's API, calibration and the report."""
+
+from __future__ import annotations
+
+import csv
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dialectbias.store import Store
+
+pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
+pytest.importorskip("uvicorn", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses listening on `port` (Linux /proc/net/tcp{,6}), e.g. {"127.0.0.1"}."""
+    found = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(name):
+            continue
+        for line in Path(name).read_text(encoding="ascii").splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                if len(address) == 8:
+                    found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+                else:
+                    found.add(address)
+    return found
+
+
+@pytest.fixture
+def reviewed_project(qa_server: Any, qa_project: Any, cli: Any) -> Any:
+    """A qa_bias run with two judges where every judgment goes to review, items shared by 2 annotators."""
+    project = qa_project(qa_server.base_url, n_items=6)
+    judges = project.config["judges"]
+    project.rewrite(judges=[*judges, {**judges[0], "id": "judge-2", "model": "judge-model-2", "role": "secondary"}],
+                    review={"confidence_threshold": 5, "overlap": 2, "calibration_min_pairs": 3})
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 0, result.output
+    return project
+
+
+def add(cli: Any, project: Any, name: str, *args: str) -> tuple[str, str]:
+    result = cli("review", "add-annotator", project.yaml_path, name, *args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    return lines[-1], "\n".join(lines[:-1])
+
+
+def test_add_annotator_prints_the_token_alone_on_its_last_line(reviewed_project: Any, cli: Any) -> None:
+    token, before = add(cli, reviewed_project, "rahim", "--dialects", "chittagong", "--queues", "judgments")
+    assert " " not in token and len(token) >= 43 and token not in before
+    assert "12 task(s) assigned" in before  # 2 models × 6 items in chittagong (the primary judge's judgments)
+    assert "12 item(s) have no annotator of their dialect yet" in before  # sylhet
+    with Store.open(reviewed_project.store_path, create=False) as store:
+        assert token not in "\n".join(store.conn.iterdump())
+    again = cli("review", "add-annotator", reviewed_project.yaml_path, "rahim", "--dialects", "chittagong")
+    assert again.exit_code == 1 and "exists already" in again.output
+    typo = cli("review", "add-annotator", reviewed_project.yaml_path, "x", "--dialects", "chitagong")
+    assert typo.exit_code == 1 and "did you mean 'chittagong'" in typo.output
+    queue = cli("review", "add-annotator", reviewed_project.yaml_path, "y", "--dialects", "sylhet", "--queues", "nope")
+    assert queue.exit_code == 1 and "unknown queue 'nope'" in queue.output
+
+
+@pytest.fixture
+def serve(reviewed_project: Any, qa: Any, tmp_path: Path) -> Iterator[Any]:
+    """`dialectbias review serve EXP --port P` (no --host) in a subprocess; yields (url, log path)."""
+    started: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+    def start(*extra: str) -> tuple[str, Path, int]:
+        port = free_port()
+        log = tmp_path / f"serve-{port}.log"
+        proc = subprocess.Popen([*qa.dialectbias_command(), "review", "serve", str(reviewed_project.yaml_path),
+                                 "--port", str(port), *extra], stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                                env=qa.subprocess_env(), stdin=subprocess.DEVNULL)
+        started.append((proc, log))
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(log.read_text(encoding="utf-8")) from None
+                time.sleep(0.1)
+        return f"http://127.0.0.1:{port}", log, port
+
+    yield start
+    for proc, _ in started:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_two_annotators_score_through_the_app_and_the_judges_are_calibrated(
+        reviewed_project: Any, cli: Any, serve: Any, rv: Any, tmp_path: Path) -> None:
+    tokens = {name: add(cli, reviewed_project, name, "--dialects", "chittagong", "--queues", "judgments")[0]
+              for name in ("rahim", "karim")}
+    url, log, port = serve()
+    assert listening_addresses(port) in ({"127.0.0.1"}, set())  # bound to loopback only by default
+    rv.login(url, tokens["rahim"])  # a browser login too: its token must not reach the log either
+    scores = {"rahim": 4, "karim": 3}
+    for name, token in tokens.items():
+        tasks = rv.http("GET", f"{url}/api/tasks", token=token).json()
+        assert len(tasks) == 12 and {t["dialect"] for t in tasks} == {"chittagong"}
+        for i, task in enumerate(tasks):
+            detail = rv.http("GET", f"{url}/api/tasks/{task['id']}", token=token).json()
+            body = {f["name"]: (scores[name] + i) % 6 for f in detail["fields"] if f["kind"] == "scale"}
+            reply = rv.http("POST", f"{url}/api/tasks/{task['id']}/annotation", token=token, body=body)
+            assert reply.status == 200, reply.text
+        assert rv.http("GET", f"{url}/api/tasks", token=token).json() == []
+    with Store.open(reviewed_project.store_path, create=False) as store:
+        rows = store.query("SELECT annotator, count(*) FROM annotations WHERE kind='judgment_override' "
+                           "GROUP BY annotator")
+    assert dict((r[0], r[1]) for r in rows) == {"rahim": 12, "karim": 12}
+
+    calibration = cli("review", "calibration", reviewed_project.yaml_path, "--csv", tmp_path / "cal.csv")
+    assert calibration.exit_code == 0, calibration.output
+    progress = [[c.strip() for c in line.split("│")[1:-1]] for line in calibration.stdout.splitlines()]
+    assert sorted(c for c in progress if c and c[0] in ("karim", "rahim")) == [
+        ["karim", "chittagong", "judgments", "12", "12"], ["rahim", "chittagong", "judgments", "12", "12"]]
+    with (tmp_path / "cal.csv").open(encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    judged = {(r["judge_or_queue"], r["dialect"]) for r in table if r["table"] == "judge_calibration"}
+    assert judged == {("judge-1", "chittagong"), ("judge-1", "all"), ("judge-2", "chittagong"), ("judge-2", "all")}
+    pair = [r for r in table if r["table"] == "annotator_agreement" and r["pair"] == "karim ~ rahim"
+            and r["rubric_or_value"] == "dialect_comprehension" and r["dialect"] == "chittagong"]
+    assert pair and pair[0]["n"] == "12" and pair[0]["kappa"] != ""
+    with Store.open(reviewed_project.store_path, create=False) as store:
+        assert store.query("SELECT count(DISTINCT taken_at), count(*) FROM calibration_snapshots")[0][:] == (1, 4)
+
+    report = cli("report", reviewed_project.yaml_path, "--out", tmp_path / "report")
+    assert report.exit_code == 0, report.output
+    html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "Judges against human scores, per dialect" in html and "Agreement between annotators" in html
+    assert (tmp_path / "report" / "qa_bias_judge_calibration.csv").exists()
+
+    export = cli("review", "export", reviewed_project.yaml_path, "--out", tmp_path / "queue.csv")
+    assert export.exit_code == 0 and "12 judgment(s) to review" in export.output  # the app's scores count:
+    with (tmp_path / "queue.csv").open(encoding="utf-8") as fh:
+        assert {r["dialect"] for r in csv.DictReader(fh)} == {"sylhet"}  # only sylhet is left
+    text = log.read_text(encoding="utf-8")
+    assert "GET /api/tasks" in text  # the access log is on …
+    assert all(token not in text for token in tokens.values())  # … and never holds a token
+
+
+def test_serve_listens_where_told_and_warns(reviewed_project: Any, serve: Any, cli: Any) -> None:
+    add(cli, reviewed_project, "rahim", "--dialects", "chittagong")
+    _, log, port = serve("--host", "0.0.0.0")
+    assert "warning: listening on 0.0.0.0" in log.read_text(encoding="utf-8")
+    addresses = listening_addresses(port)
+    assert addresses in ({"0.0.0.0"}, set())
+
+
+def test_a_miscalibrated_dialect_is_scored_by_the_judge_it_is_routed_to(qa_server: Any, qa_project: Any, cli: Any,
+                                                                        tmp_path: Path) -> None:
+    from dialectbias.api import open_experiment
+    from dialectbias.review import queue_kind, review_config, save_annotation
+    from dialectbias.store import OVERRIDE_KIND
+
+    project = qa_project(qa_server.base_url, n_items=6)
+    judges = project.config["judges"]
+    project.rewrite(judges=[*judges, {**judges[0], "id": "judge-2", "model": "judge-model-2", "role": "secondary"}],
+                    review={"confidence_threshold": 5, "calibration_min_pairs": 3, "min_ccc": 1.01,
+                            "on_miscalibrated": "judge-2"})
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    exp, task = open_experiment(project.yaml_path)
+    kind = queue_kind("judgments")
+    with Store.open(project.store_path, create=False) as store:
+        config = review_config(exp, task.rubrics, store)
+        humans = {}
+        for target in list(kind.targets(config, store)):
+            if target.dialect == "chittagong" and target.item_id in ("q01", "q02", "q03"):
+                value = kind.annotation(config, store, target, dict.fromkeys(
+                    ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
+                     "appropriate_length"), 2))
+                save_annotation(store, target.target_id, "lead", OVERRIDE_KIND, value)
+                humans[target.target_id] = value["score"]
+    calibration = cli("review", "calibration", project.yaml_path)
+    assert calibration.exit_code == 0, calibration.output
+    assert "judge judge-1 is below the thresholds for chittagong" in calibration.stderr
+    assert "judge judge-2's scores are used for chittagong" in calibration.stderr
+    assert cli("report", project.yaml_path, "--out", tmp_path / "report").exit_code == 0
+    with (tmp_path / "report" / "qa_bias_model_by_dialect.csv").open(encoding="utf-8") as fh:
+        table = {r["model"]: r for r in csv.DictReader(fh)}
+    with Store.open(project.store_path, create=False) as store:
+        rows = store.query("SELECT request_id, judge_id, model_id, item_id, variant, score FROM judgments")
+    judge2 = {(r[2], r[3], r[4]): r[5] for r in rows if r[1] == "judge-2"}
+    unrouted = [humans.get(r[0], r[5]) for r in rows if r[1] == "judge-1" and r[2] == "model-a"
+                and r[4] == "chittagong"]
+    assert float(table["model-a"]["chittagong"]) != pytest.approx(sum(unrouted) / len(unrouted), abs=1e-3)
+    for model in ("model-a", "model-b"):
+        final = {"chittagong": [], "sylhet": []}
+        for r in rows:
+            if r[1] == "judge-1" and r[2] == model:
+                if r[4] == "chittagong":
+                    final["chittagong"].append(humans.get(r[0], judge2[(model, r[3], "chittagong")]))
+                else:
+                    final["sylhet"].append(r[5])
+        for dialect, values in final.items():
+            assert float(table[model][dialect]) == pytest.approx(sum(values) / len(values), abs=1e-3), (model, dialect)
+    html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "WARNING: judge judge-1 falls below the thresholds for chittagong" in html
