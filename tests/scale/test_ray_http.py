@@ -192,12 +192,13 @@ def test_a_vllm_model_gets_its_own_replica_group(local_ray: Any, tmp_path: Path)
          "batch_size": 32, "lora": str(adapter), "cpus_per_replica": 2})
     cpu = processor_config(config, gpu=False)
     assert (cpu.model_source, cpu.concurrency, cpu.batch_size) == ("/models/x", 3, 32)
-    assert cpu.placement_group_config["bundles"] == [{"CPU": 2.0}, {"CPU": 2.0}]
+    nonzero = [{k: v for k, v in bundle.items() if v} for bundle in cpu.placement_group_config["bundles"]]
+    assert nonzero == [{"CPU": 2.0}, {"CPU": 2.0}]  # one bundle per engine worker (pipeline 2), no GPU
     assert cpu.engine_kwargs["pipeline_parallel_size"] == 2 and cpu.engine_kwargs["enable_lora"] is True
     assert cpu.dynamic_lora_loading_path == str(adapter.parent)
     assert cpu.log_engine_metrics is False and cpu.should_continue_on_error is True
     gpu = processor_config(config, gpu=True)
-    assert gpu.placement_group_config == {"bundle_per_worker": {"GPU": 1.0, "CPU": 2.0}}
+    assert gpu.placement_group_config["bundle_per_worker"] == {"GPU": 1.0, "CPU": 2.0}
     row = VLLMPass(config).request_payload("id-1", ChatRequest(messages=[{"role": "user", "content": "hi"}]))
     assert (row["db_id"], row["lora"], json.loads(row["messages"])) == ("id-1", "bn-lora",
                                                                        [{"role": "user", "content": "hi"}])
