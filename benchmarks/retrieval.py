@@ -1,4 +1,5 @@
-"""Hybrid retrieval index on all of Vashantor train+test (11,250 pairs, 5 dialects): build time, load time,
+"""Hybrid retrieval index on all of Vashantor train+test (11,250 pairs, 5 dialects): build time (each distinct
+normalised standard sentence is embedded once: ≈ 2,300 for the 11,250 pairs), load time,
 query latency without the query embedding, and recall@1 of each pair's own dialect text when its standard side
 is the query (with its dialect as the target).
 
@@ -72,6 +73,8 @@ def main() -> None:
         t0 = time.perf_counter()
         index = HybridIndex.build(corpus, embedder=embedder, out_dir=out_dir)
         build_s = time.perf_counter() - t0
+        assert index.build_stats is not None
+        sentences_embedded = index.build_stats.texts_embedded
         t0 = time.perf_counter()
         HybridIndex.build(corpus, embedder=embedder, out_dir=out_dir)
         rebuild_s = time.perf_counter() - t0
@@ -130,7 +133,8 @@ def main() -> None:
                    "identical": corpus.report.identical, "dialects": corpus.dialects(),
                    "load_s": round(load_corpus_s, 3)},
         "embedder": index.manifest.embedder_identity,
-        "build_s": round(build_s, 2), "passages_per_s": round(len(corpus.pairs) / build_s, 1),
+        "build_s": round(build_s, 2), "sentences_embedded": sentences_embedded,
+        "sentences_per_s": round(sentences_embedded / build_s, 1),
         "rebuild_unchanged_s": round(rebuild_s, 3), "load_s": round(load_s, 3), "index_mb": round(size_mb, 2),
         "queries": n, "sampled": bool(args.sample), "unique_query_texts": len(texts),
         "short_queries": short,

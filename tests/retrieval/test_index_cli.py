@@ -15,9 +15,10 @@ def test_build_then_query(tmp_path: Path, cli: Any) -> None:
     assert res.exit_code == 0, res.output
     assert "tiny: 12 rows → 12 pairs (0 duplicates, 0 empty skipped; 2 with dialect text = standard text)" \
         in res.output
-    assert "embedded now 12, reused 0" in res.output and str(tmp_path / "tiny.index") in res.output
+    assert "embedded now 12 (8 distinct sentences), reused 0" in res.output
+    assert str(tmp_path / "tiny.index") in res.output
     again = cli("index", "build", corpus)
-    assert "embedded now 0, reused 12" in again.output
+    assert "embedded now 0 (0 distinct sentences), reused 12" in again.output
 
     res = cli("index", "query", corpus, "আজকে আমার মন ভালো নেই", "--dialect", "sylhet", "--k", "3", "--json")
     assert res.exit_code == 0, res.output

@@ -32,7 +32,8 @@ def build(corpus: CorpusArg, out: OutOpt = None,
                                       "held out for evaluation")] = None) -> None:
     """Load the corpus, embed its standard sentences and store the index.
 
-    Rebuilding after a corpus edit embeds only the pairs whose content changed; loading never re-embeds.
+    Each distinct standard sentence is embedded once; rebuilding after a corpus edit embeds only sentences the
+    index does not hold yet; loading never re-embeds.
 
     Example: dialectbias index build vashantor.yaml --exclude-split validation
     """
@@ -53,7 +54,8 @@ def build(corpus: CorpusArg, out: OutOpt = None,
         f"{data.name}: {report.total('rows'):,} rows → {report.pairs:,} pairs ({report.duplicates:,} duplicates, "
         f"{report.empty:,} empty skipped; {report.identical:,} with dialect text = standard text); "
         f"{stats.excluded:,} excluded by split; {stats.pairs:,} indexed in {len(index.dialects())} dialect(s) "
-        f"({', '.join(index.dialects())}); embedded now {stats.embedded:,}, reused {stats.reused:,}; "
+        f"({', '.join(index.dialects())}); embedded now {stats.embedded:,} ({stats.texts_embedded:,} distinct "
+        f"sentences), reused {stats.reused:,}; "
         f"{stats.seconds:.1f} s → {out_dir}", highlight=False, soft_wrap=True)
 
 

@@ -27,7 +27,10 @@ class BuildStats(BaseModel):
 
     pairs: int
     excluded: int
+    #: pairs whose vector was computed by this build, and the distinct sentences that took
     embedded: int
+    texts_embedded: int
+    #: pairs whose vector came from the index already in the folder
     reused: int
     seconds: float
     out_dir: str
@@ -64,8 +67,10 @@ class HybridIndex:
     def build(cls, corpus: Corpus | str | Path, *, embedder: Embedder | str | None = None, out_dir: str | Path,
               exclude_splits: Collection[str] = (), config: RetrievalConfig | None = None,
               progress: Callable[[int, int], None] | None = None, batch_size: int = 256) -> HybridIndex:
-        """Embed the corpus and persist the index in `out_dir`. When `out_dir` already holds an index built
-        with the same embedder, only pairs whose id is new are embedded; pairs no longer in the corpus go."""
+        """Embed the corpus and persist the index in `out_dir`. Each distinct normalised standard sentence is
+        embedded once; when `out_dir` already holds an index built with the same embedder, only pairs whose
+        standard sentence it does not hold are embedded (pairs with a new id and a known sentence reuse its
+        vector); pairs no longer in the corpus go."""
         start = time.perf_counter()
         if not isinstance(corpus, Corpus):
             corpus = load_corpus(corpus)
@@ -76,31 +81,33 @@ class HybridIndex:
         if not pairs:
             raise DataError(f"{corpus.path or corpus.name}: no pairs left after excluding split(s) "
                             f"{', '.join(excluded_splits)}")
+        # a vector depends only on the normalised standard text: embed each new text once (Vashantor's five
+        # dialect files share their standard sentences: 2,263 texts for 11,250 pairs)
         known = cls._reusable(out, model)
-        todo = [i for i, p in enumerate(pairs) if p.id not in known]
-        vectors = np.zeros((len(pairs), model.dim), dtype=np.float32)
-        for i, p in enumerate(pairs):
-            if p.id in known:
-                vectors[i] = known[p.id]
-        for lo in range(0, len(todo), batch_size):
-            chunk = todo[lo:lo + batch_size]
-            vectors[chunk] = model.embed_passages([pairs[i].standard_norm for i in chunk])
+        reused = sum(p.standard_norm in known for p in pairs)
+        texts = list(dict.fromkeys(p.standard_norm for p in pairs if p.standard_norm not in known))
+        for lo in range(0, len(texts), batch_size):
+            chunk = texts[lo:lo + batch_size]
+            known.update(zip(chunk, model.embed_passages(chunk), strict=True))
             if progress is not None:
-                progress(min(lo + batch_size, len(todo)), len(todo))
+                progress(min(lo + batch_size, len(texts)), len(texts))
+        vectors = np.stack([known[p.standard_norm] for p in pairs]).astype(np.float32) if pairs else \
+            np.zeros((0, model.dim), dtype=np.float32)
         manifest = _persist.Manifest(corpus=corpus.name, corpus_path=str(corpus.path) if corpus.path else None,
                                      embedder=model.spec, embedder_identity=model.identity, dim=model.dim,
                                      pairs=len(pairs), exclude_splits=excluded_splits,
                                      excluded=len(corpus.pairs) - len(pairs), config=config or RetrievalConfig())
         _persist.save(out, manifest, pairs, vectors)
         index = cls(pairs, vectors, manifest, out, model)
-        index.build_stats = BuildStats(pairs=len(pairs), excluded=manifest.excluded, embedded=len(todo),
-                                       reused=len(pairs) - len(todo), seconds=time.perf_counter() - start,
-                                       out_dir=str(out))
+        index.build_stats = BuildStats(pairs=len(pairs), excluded=manifest.excluded, embedded=len(pairs) - reused,
+                                       texts_embedded=len(texts), reused=reused,
+                                       seconds=time.perf_counter() - start, out_dir=str(out))
         return index
 
     @staticmethod
     def _reusable(out: Path, model: Embedder) -> dict[str, np.ndarray]:
-        """id → vector of an existing index in `out` built with the same embedder (empty otherwise)."""
+        """normalised standard text → vector of an existing index in `out` built with the same embedder (empty
+        otherwise)."""
         try:
             manifest = _persist.read_manifest(out)
             if manifest.embedder_identity != model.identity or manifest.dim != model.dim:
@@ -108,7 +115,7 @@ class HybridIndex:
             pairs, vectors = _persist.read_payload(out, manifest)
         except DataError:
             return {}
-        return {p.id: vectors[i] for i, p in enumerate(pairs)}
+        return {p.standard_norm: vectors[i] for i, p in enumerate(pairs)}
 
     @classmethod
     def load(cls, out_dir: str | Path, *, embedder: Embedder | str | None = None,

@@ -25,7 +25,8 @@ from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, run_che
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
-from dialectbias.store import JudgeCounts, Store, dumps, judge_counts, judge_yields
+from dialectbias.store import JudgeCounts, Store, judge_counts, judge_yields
+from dialectbias.tasks._judgment_row import judgment_row
 from dialectbias.tasks._templates import render
 from dialectbias.tasks._vlm_items import caption_reference
 from dialectbias.tasks._vlm_parse import clean_caption
@@ -133,15 +134,7 @@ class CaptionTask(VLMTask):
             caption = clean_caption(store.query("SELECT output FROM results WHERE request_id=?", (ref,))[0][0] or "")
         code = run_checks(rubric.checks, caption, CheckSettings(script=self.language(row["variant"]).script))
         values = evaluate_judgment(rubric, outcome.parsed, code, review_threshold=self.exp.review.confidence_threshold)
-        record: dict[str, Any] = {
-            "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
-            "item_id": row["item_id"], "variant": row["variant"], "rubric": values.rubric,
-            "raw_output": outcome.output, "source_request_id": outcome.source_request_id,
-            "parse_status": values.parse_status, "parsed": None if values.parsed is None else dumps(values.parsed),
-            "score": values.score, "confidence": values.confidence, "checks": dumps(values.checks),
-            "flags": dumps(values.flags), "clipped": dumps({k: list(v) for k, v in values.clipped.items()}),
-            "needs_review": int(values.needs_review), "flagged": int(values.flagged), "reason": values.reason}
-        return [("judgments", record)]
+        return [("judgments", judgment_row(row, meta["model_id"], outcome, values))]
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.generation_models(), self.generation_requests)]

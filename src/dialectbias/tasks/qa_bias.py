@@ -19,8 +19,9 @@ from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, load_ru
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, Write
-from dialectbias.store import JudgeCounts, JudgeYield, Store, dumps, judge_counts, judge_yields
+from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields
 from dialectbias.tasks._base import StageYield, Task
+from dialectbias.tasks._judgment_row import judgment_row
 from dialectbias.tasks._templates import render, render_file, template_exists
 
 DEFAULT_RUBRIC = "rlaif"
@@ -216,15 +217,7 @@ class QABiasTask(Task):
         code = run_checks(rubric.checks, dialect_answer, self.check_settings)
         values = evaluate_judgment(rubric, outcome.parsed, code,
                                    review_threshold=self.exp.review.confidence_threshold)
-        record: dict[str, Any] = {
-            "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
-            "item_id": row["item_id"], "variant": row["variant"], "rubric": values.rubric,
-            "raw_output": outcome.output, "source_request_id": outcome.source_request_id,
-            "parse_status": values.parse_status, "parsed": None if values.parsed is None else dumps(values.parsed),
-            "score": values.score, "confidence": values.confidence, "checks": dumps(values.checks),
-            "flags": dumps(values.flags), "clipped": dumps({k: list(v) for k, v in values.clipped.items()}),
-            "needs_review": int(values.needs_review), "flagged": int(values.flagged), "reason": values.reason}
-        return [("judgments", record)]
+        return [("judgments", judgment_row(row, meta["model_id"], outcome, values))]
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.exp.models, self._generation_requests)]
