@@ -50,3 +50,28 @@ def exported(cli: Any, project: Any, out: Path) -> dict[str, list[dict[str, Any]
         tables[name] = sorted(({k: v for k, v in row.items() if k not in VOLATILE} for row in rows),
                               key=lambda r: r["request_id"])
     return tables
+
+
+def write_lora(path: Path, model_folder: Path, scale: float, rank: int = 8) -> Path:
+    """A PEFT LoRA adapter for a Llama-style model folder (q_proj and v_proj of every layer), random A;
+    B = `scale` × random (0: the adapter changes nothing)."""
+    import torch
+    from safetensors.torch import save_file
+
+    config = json.loads((model_folder / "config.json").read_text(encoding="utf-8"))
+    hidden, layers = config["hidden_size"], config["num_hidden_layers"]
+    kv = config["num_key_value_heads"] * (hidden // config["num_attention_heads"])
+    generator = torch.Generator().manual_seed(0)
+    tensors = {}
+    for i in range(layers):
+        for name, out in (("q_proj", hidden), ("v_proj", kv)):
+            prefix = f"base_model.model.model.layers.{i}.self_attn.{name}"
+            tensors[f"{prefix}.lora_A.weight"] = torch.randn(rank, hidden, generator=generator) * 0.05
+            tensors[f"{prefix}.lora_B.weight"] = torch.randn(out, rank, generator=generator) * scale
+    path.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(path / "adapter_model.safetensors"))
+    (path / "adapter_config.json").write_text(json.dumps(
+        {"peft_type": "LORA", "r": rank, "lora_alpha": 2 * rank, "target_modules": ["q_proj", "v_proj"],
+         "bias": "none", "lora_dropout": 0.0, "task_type": "CAUSAL_LM", "base_model_name_or_path": "base"}),
+        encoding="utf-8")
+    return path

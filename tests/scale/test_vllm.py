@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scale_helpers import exported, need_vllm
+from scale_helpers import exported, need_vllm, write_lora
 
 from dialectbias.api import run_experiment
 
@@ -104,3 +104,29 @@ def test_an_engine_that_dies_stops_its_model_with_one_message(qa: Any, qa_server
     rows = qa.parse_table(result.stdout)
     generate = next(r for r in rows if r["stage"] == "generate")
     assert (generate["calls"], generate["failed"]) == ("1", "1")
+
+
+def test_a_lora_adapter_is_applied_to_every_request(smollm2_folder: Path, tmp_path: Path) -> None:
+    """A zero LoRA (B = 0) answers as the base model does, token for token; a strong random one does not."""
+    import asyncio
+
+    need_vllm()
+    from dialectbias.providers import ChatRequest, config_class, create_model
+
+    request = ChatRequest(messages=[{"role": "user", "content": "Write three sentences about rivers."}])
+
+    async def answer(**extra: Any) -> str:
+        config = config_class("vllm").model_validate(
+            {"id": "smol", "provider": "vllm", "model": str(smollm2_folder), "kv_cache_gib": 1,
+             "params": {"temperature": 0, "max_tokens": 16}, **extra})
+        client = create_model(config)
+        try:
+            return (await client.complete(request)).output
+        finally:
+            await client.aclose()
+
+    base = asyncio.run(answer())
+    zero = asyncio.run(answer(lora=str(write_lora(tmp_path / "zero", smollm2_folder, 0.0))))
+    strong = asyncio.run(answer(lora=str(write_lora(tmp_path / "strong", smollm2_folder, 0.5))))
+    assert base.strip() and zero == base
+    assert strong != base
