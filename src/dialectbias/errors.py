@@ -31,12 +31,14 @@ class ProviderError(DialectBiasError):
 
     `retryable` marks transient failures (429, 5xx, timeouts, connection resets);
     `retry_after` is the server's Retry-After hint in seconds, when it sent one;
-    `unreachable` marks a call that reached no server at all (connection refused, unknown host).
+    `unreachable` marks a call that reached no server at all (connection refused, unknown host);
+    `fatal` marks a model that cannot answer any more (its in-process engine died): the run stops it.
     """
 
     def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
-                 status: int | None = None, unreachable: bool = False) -> None:
+                 status: int | None = None, unreachable: bool = False, fatal: bool = False) -> None:
         super().__init__(message)
+        self.fatal = fatal
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status

@@ -161,7 +161,7 @@ def test_a_provider_typo_is_printed_once_per_entry_with_its_line(qa: Any, cli: A
     assert result.stderr.splitlines() == [
         f"error: {project.yaml_path}: invalid experiment file",
         f"  - judges.0.provider (line {yaml_line(project.yaml_path, 'provider: opnai')}): unknown provider "
-        "'opnai' (did you mean 'openai'?); expected one of: hf, openai"]
+        "'opnai' (did you mean 'openai'?); expected one of: hf, openai, vllm"]
 
 
 def test_an_options_typo_is_one_error_with_its_line(qa: Any, cli: Any, tmp_path: Path) -> None:

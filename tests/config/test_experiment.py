@@ -205,14 +205,14 @@ def test_a_provider_typo_is_reported_once_per_entry_with_its_line(tmp_path: Path
     assert error_of(path) == "\n".join([
         f"{path}: invalid experiment file",
         f"  - models.0.provider (line {line_of(text, 'opnai')}): unknown provider 'opnai' (did you mean 'openai'?); "
-        "expected one of: hf, openai"])
+        "expected one of: hf, openai, vllm"])
 
 
 def test_a_missing_provider_is_named_with_its_line(tmp_path: Path) -> None:
     text = EXAMPLE.replace("    provider: openai\n", "", 1)
     path = write(tmp_path, text)
     assert error_of(path).splitlines()[1:] == [
-        f"  - models.0.provider (line {line_of(text, '- id: llama-8b')}): missing (one of: hf, openai)"]
+        f"  - models.0.provider (line {line_of(text, '- id: llama-8b')}): missing (one of: hf, openai, vllm)"]
 
 
 def test_an_options_typo_names_the_line_and_the_known_options(tmp_path: Path) -> None:

@@ -102,4 +102,4 @@ def test_the_executor_defaults_to_local(tmp_path: Path) -> None:
 def test_an_unknown_executor_is_named_with_its_line_and_the_known_ones(tmp_path: Path) -> None:
     path = write(tmp_path, "executor: rai\n")
     assert error_of(path) == (f"{path}:{line_of(path, 'executor')}: executor: unknown executor 'rai'; "
-                              "expected one of: local")
+                              "expected one of: local, ray")

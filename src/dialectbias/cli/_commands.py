@@ -83,8 +83,20 @@ def print_summary(summary: RunSummary) -> None:
 @clear_errors
 def run(experiment: ExperimentArg,
         progress: Annotated[bool, typer.Option(
-            help="show progress (bars in a terminal, a line every 10 s otherwise)")] = True) -> None:
+            help="show progress (bars in a terminal, a line every 10 s otherwise)")] = True,
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="run without asking, whatever the plan costs")] = False,
+        confirm_above: Annotated[float | None, typer.Option(
+            help="ask before running when the plan costs more than this (default 10, or "
+                 "DIALECTBIAS_CONFIRM_ABOVE)", show_default=False)] = None,
+        show_plan: Annotated[bool | None, typer.Option(
+            "--plan/--no-plan", help="print the plan first, to stderr (default: when a model has prices)",
+            show_default=False)] = None,
+        ) -> None:
     """Run or resume an experiment: generation, then judging. Only missing results are requested.
+
+    When a model has prices (or with --plan), the plan (`dialectbias plan`) is printed first, to stderr;
+    when its cost is above --confirm-above, the run asks before its first call (--yes skips the question;
+    without a terminal the run stops instead).
 
     Exit codes:
     0 done (warnings, e.g. refused items or missing variants, are printed with their counts);
@@ -96,7 +108,9 @@ def run(experiment: ExperimentArg,
     Example: dialectbias run bn-qa.yaml
     """
     from dialectbias.api import run_experiment
+    from dialectbias.cli._plan import confirm_plan
 
+    confirm_plan(experiment, yes, confirm_above, show=show_plan)
     summary = run_experiment(experiment, progress=progress, console=console)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)

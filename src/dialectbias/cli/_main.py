@@ -6,15 +6,17 @@ import sys
 
 import typer
 
-from dialectbias.cli import _build, _commands, _data, _quickstart, _review, _tasks
+from dialectbias.cli import _build, _commands, _data, _models, _plan, _quickstart, _review, _tasks
 from dialectbias.cli._app import app
 from dialectbias.cli._index import index_app
 
 build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets, noisy items, vocabularies).")
 review_app = typer.Typer(no_args_is_help=True, help="Human review: the CSV round trip, the review app, annotators "
                          "and judge calibration.")
+models_app = typer.Typer(no_args_is_help=True, help="Local model files (GGUF to a Hugging Face folder for vLLM).")
 
 app.command()(_commands.run)
+app.command()(_plan.plan)
 app.command()(_commands.status)
 app.command()(_commands.export)
 app.command()(_commands.report)
@@ -32,6 +34,8 @@ review_app.command("add-annotator")(_review.add_annotator)
 review_app.command("serve")(_review.serve)
 app.command()(_tasks.tasks)
 app.add_typer(index_app, name="index")
+app.add_typer(models_app, name="models")
+models_app.command("convert-gguf")(_models.convert_gguf)
 
 
 def main() -> None:

@@ -53,6 +53,18 @@ class ReviewSettings(BaseModel):
 TOP_LEVEL_OPTIONS = ("strategies", "vqa_parse")
 
 
+class RaySettings(BaseModel):
+    """`ray:` — where `executor: ray` runs (SPEC §5). Per-model replica settings live in the model entries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    address: str | None = Field(default=None, description="an existing Ray cluster to connect to (`auto`, "
+                                "`ray://HOST:10001`); default: start a local Ray for the run")
+    num_cpus: int | None = Field(default=None, ge=1, description="CPUs of the local Ray (without `address`)")
+    num_gpus: int | None = Field(default=None, ge=0, description="GPUs of the local Ray (without `address`)")
+    batch_size: int = Field(default=64, ge=1, le=100_000, description="requests per Ray task (HTTP models)")
+
+
 class Experiment(BaseModel):
     """One experiment file. Paths are resolved relative to the file."""
 
@@ -69,7 +81,9 @@ class Experiment(BaseModel):
     roles: dict[str, ModelConfig] = Field(
         default_factory=dict, description="models a task needs for a role (e.g. extractor, translator): role -> "
         "a model config like those of `models` (its `id` defaults to the role name)")
-    executor: str = Field(default="local", description="how requests are sent: local (asyncio, the default)")
+    executor: str = Field(default="local", description="how requests are sent: local (asyncio, the default) or "
+                          "ray (Ray Data LLM engine processors for vllm models, Ray tasks for HTTP models)")
+    ray: RaySettings = Field(default_factory=RaySettings, description="executor: ray: cluster settings")
     store: str | None = None
     options: dict[str, Any] = Field(default_factory=dict, description="task-specific settings")
     review: ReviewSettings = Field(default_factory=ReviewSettings)

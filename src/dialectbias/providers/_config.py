@@ -20,7 +20,7 @@ class ModelConfig(BaseModel):
     #: identity, so a field a provider adds later (a revision, an adapter …) changes the cache key by default.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = frozenset({
         "id", "role", "family", "params_b", "max_concurrency", "rpm", "tpm", "timeout_s", "max_retries",
-        "price_in_per_mtok", "price_out_per_mtok", "rubric", "template"})
+        "price_in_per_mtok", "price_out_per_mtok", "rubric", "template", "replicas"})
     #: keys only a judge entry takes (under `judges:`); what they change is in the requests themselves
     JUDGE_ONLY: ClassVar[tuple[str, ...]] = ("rubric", "template")
 
@@ -47,6 +47,8 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(default=5, ge=0, le=50)
     price_in_per_mtok: float | None = Field(default=None, ge=0, description="price per million input tokens")
     price_out_per_mtok: float | None = Field(default=None, ge=0, description="price per million output tokens")
+    replicas: int = Field(default=1, ge=1, le=4096, description="executor: ray: this model's replica group size "
+                          "(vLLM engines, or client actors for an HTTP model)")
 
     def identity(self) -> dict[str, Any]:
         """Every setting that can change this model's outputs (provider, model, decoding params, structured

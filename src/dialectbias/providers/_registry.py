@@ -14,6 +14,7 @@ from dialectbias.providers._config import ModelConfig
 _PROVIDERS: dict[str, tuple[str, str, str]] = {
     "openai": ("dialectbias.providers._openai", "OpenAIModelConfig", "OpenAIModel"),
     "hf": ("dialectbias.providers._hf_config", "HFModelConfig", ""),
+    "vllm": ("dialectbias.providers._vllm_config", "VLLMModelConfig", ""),
 }
 
 

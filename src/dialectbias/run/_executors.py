@@ -44,6 +44,7 @@ class Executor(ABC):
 #: name -> "module:Class", imported when first used (an executor's heavy dependencies stay optional)
 _EXECUTORS: dict[str, str | type[Executor]] = {
     "local": "dialectbias.run._executor:LocalExecutor",
+    "ray": "dialectbias.run._ray:RayExecutor",
 }
 
 

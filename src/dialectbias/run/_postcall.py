@@ -169,7 +169,7 @@ class PostCall:
             self.stats.stopped = self.stats.stopped or (
                 f"{exc}: the server is down or the URL is wrong (no request got through; remaining requests "
                 "not sent; start it or fix the URL and run again)")
-        elif exc.status in FATAL_STATUS or (
+        elif exc.fatal or exc.status in FATAL_STATUS or (
                 self.successes == 0 and self.consecutive_failures >= STOP_AFTER_CONSECUTIVE):
             self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
         self.progress(self.config.id, 1, 1)

