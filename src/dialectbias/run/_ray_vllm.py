@@ -59,7 +59,7 @@ def processor_config(config: VLLMModelConfig, *, gpu: bool) -> Any:
         env: dict[str, str] = {}
     else:
         placement = {"bundles": [{"CPU": config.cpus_per_replica}] * workers}
-        env = {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", f"{config.kv_cache_gib:g}")}
+        env = {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", str(config.kv_cache_gib))}
     kwargs: dict[str, Any] = {}
     if lora:
         kwargs["dynamic_lora_loading_path"] = str(Path(lora).parent)
