@@ -8,6 +8,7 @@ from dialectbias.build._noise import (
     parity_rows,
     parity_tokenizers,
 )
+from dialectbias.build._pair_items import PairItemsResult, item_id, pair_items
 from dialectbias.build._questions import (
     PAPER_DOMAINS,
     QUESTION_TYPES,
@@ -20,6 +21,25 @@ from dialectbias.build._questions import (
 )
 from dialectbias.build._vocabulary import build_vocabulary, corpus_texts, write_vocabulary
 
-__all__ = ["PAPER_DOMAINS", "QUESTION_TYPES", "TEMPLATES", "DomainTopics", "NoiseResult", "Question", "build_questions",
-           "build_vocabulary", "corpus_texts", "genitive", "hf_token_counter", "item_seed", "load_topics",
-           "noise_items", "parity_rows", "parity_tokenizers", "write_vocabulary"]
+__all__ = [
+    "PAPER_DOMAINS",
+    "QUESTION_TYPES",
+    "TEMPLATES",
+    "DomainTopics",
+    "NoiseResult",
+    "PairItemsResult",
+    "Question",
+    "build_questions",
+    "build_vocabulary",
+    "corpus_texts",
+    "genitive",
+    "hf_token_counter",
+    "item_id",
+    "item_seed",
+    "load_topics",
+    "noise_items",
+    "pair_items",
+    "parity_rows",
+    "parity_tokenizers",
+    "write_vocabulary",
+]

@@ -105,3 +105,49 @@ def vocabulary(
     shown = ", ".join(w for w, _ in words[:10])
     _app.console.print(f"{out}: {len(words)} words from {n_tokens:,} word tokens in {len(corpus)} file(s); "
                        f"most frequent: {shown}", highlight=False)
+
+
+@clear_errors
+def pairs(
+        corpus: Annotated[Path, typer.Argument(help="corpus file (YAML: pair files and their columns)",
+                                               show_default=False)],
+        out: Annotated[Path, typer.Option("--out", help="items JSONL to write")],
+        split: Annotated[list[str] | None, typer.Option(
+            "--split", help="keep pairs of this split only (repeatable; e.g. test)")] = None,
+        dialect: Annotated[list[str] | None, typer.Option(
+            "--dialect", help="keep this dialect only (repeatable)")] = None,
+        aligned: Annotated[bool, typer.Option(
+            help="keep only items that have every selected dialect (a parallel set across dialects)")] = False,
+        max_items: Annotated[int | None, typer.Option("--max-items", min=1, help="a seeded sample of N items")] = None,
+        seed: Annotated[int, typer.Option(help="seed of --max-items' sample")] = 0) -> None:
+    """Items from a parallel corpus: each standard sentence with its dialect versions, for the probes' usage
+    setting (`association`, `decision`) and any task that reads `{"id", "variants": {"standard": …, "<dialect>": …}}`.
+
+    Pairs are grouped by their normalised standard side (the texts written are the originals); pairs whose dialect
+    text equals the standard text carry no dialect signal and are left out, as is a second, different dialect text
+    for a sentence that already has one; every count is printed. Ids are stable (a hash of the sentence).
+
+    Example: dialectbias build pairs vashantor.yaml --split test --aligned --max-items 200 --out bn_usage.jsonl
+    """
+    from dialectbias.build import pair_items
+    from dialectbias.data import load_corpus
+
+    loaded = load_corpus(corpus)
+    known = set(loaded.dialects())
+    wanted = [d.lower() for d in dialect] if dialect else None
+    unknown = sorted(set(wanted or []) - known)
+    if unknown:
+        raise DataError(f"{corpus}: --dialect {', '.join(unknown)}: not in the corpus "
+                        f"(it has: {', '.join(sorted(known))})")
+    result = pair_items(loaded, out, splits=split, dialects=wanted, aligned=aligned, max_items=max_items, seed=seed)
+    if result.items == 0:
+        raise DataError(f"{corpus}: no item left to write to {out} ({_left_out(result)})")
+    per = ", ".join(f"{d} {n}" for d, n in sorted(result.per_dialect.items()))
+    _app.console.print(f"{out}: {result.items} items ({per}); left out: {_left_out(result)}", highlight=False)
+
+
+def _left_out(result: object) -> str:
+    reasons = {"identical": "pairs with dialect = standard", "conflicts": "second dialect texts of a sentence",
+               "other_split": "pairs of other splits", "other_dialect": "pairs of other dialects",
+               "not_aligned": "items lacking a dialect (--aligned)", "sampled_out": "items beyond --max-items"}
+    return ", ".join(f"{getattr(result, k)} {text}" for k, text in reasons.items())
