@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,18 +62,8 @@ class ModelAPI(ABC):
 
     def estimate_tokens(self, request: ChatRequest) -> int:
         """Input tokens of a request, for the rate limiter (before the call; the server's count comes
-        after): text characters / 4, plus `image_tokens` per image at the size it is sent."""
-        chars, tokens = 0, 0
-        for message in request.messages:
-            content = message["content"]
-            chars += len(message_text(content))
-            for part in content if isinstance(content, list) else ():
-                if part["type"] == "image" and isinstance(part["image"], bytes):
-                    info = image_info(part["image"])
-                    tokens += image_tokens(*self.sent_size(info.width, info.height))
-                elif part["type"] == "image":
-                    tokens += image_tokens(2048, 2048)  # a URL: its size is unknown here, count the largest
-        return chars // 4 + tokens
+        after): `estimate_tokens` at the image size this provider sends."""
+        return estimate_tokens(request, self.sent_size)
 
     def sent_size(self, width: int, height: int) -> tuple[int, int]:
         """The size an image of this size is sent at (providers that resize say so)."""
@@ -98,3 +89,20 @@ def image_tokens(width: int, height: int) -> int:
     scale = min(1.0, 768 / max(min(w, h), 1))
     w, h = w * scale, h * scale
     return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+
+
+def estimate_tokens(request: ChatRequest, sent_size: Callable[[int, int], tuple[int, int]] = lambda w, h: (w, h)
+                    ) -> int:
+    """Input tokens of a request without its model's tokenizer: text characters / 4, plus `image_tokens` per
+    image at the size it is sent (`sent_size`; a URL's image counts as the largest)."""
+    chars, tokens = 0, 0
+    for message in request.messages:
+        content = message["content"]
+        chars += len(message_text(content))
+        for part in content if isinstance(content, list) else ():
+            if part["type"] == "image" and isinstance(part["image"], bytes):
+                info = image_info(part["image"])
+                tokens += image_tokens(*sent_size(info.width, info.height))
+            elif part["type"] == "image":
+                tokens += image_tokens(2048, 2048)  # a URL: its size is unknown here, count the largest
+    return chars // 4 + tokens

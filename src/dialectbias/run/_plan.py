@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.config import Experiment
-from dialectbias.providers import ChatRequest, ChatResponse, ModelAPI, ModelConfig
+from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
+from dialectbias.providers._base import estimate_tokens
 from dialectbias.run._postcall import chat_request, result_row
 from dialectbias.run._runner import _compile, _save_items
 from dialectbias.run._stage import StagedTask
@@ -68,13 +69,6 @@ class PlanRow:
         return row
 
 
-class _CharRatio(ModelAPI):
-    """The character-ratio estimate of `ModelAPI.estimate_tokens`, without a client."""
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - never called
-        raise NotImplementedError
-
-
 class TokenCounter:
     """Input tokens of one request for one model: its tokenizer when local, else the character ratio."""
 
@@ -84,7 +78,6 @@ class TokenCounter:
         self.basis = f"characters/{CHARS_PER_TOKEN}"
         if config.provider in ("hf", "vllm"):
             self._load_tokenizer()
-        self.chars = _CharRatio(config)
 
     def _load_tokenizer(self) -> None:
         try:
@@ -115,7 +108,7 @@ class TokenCounter:
                 return len(self.tokenizer("".join(f"{m['role']}: {m['content']}\n" for m in messages))["input_ids"])
             except Exception:
                 pass
-        return self.chars.estimate_tokens(request)
+        return estimate_tokens(request)
 
 
 def _measured(store: Store, stage: str, model_id: str) -> tuple[float | None, float | None]:

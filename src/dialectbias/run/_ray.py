@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -66,7 +67,7 @@ def connect(exp: Experiment) -> bool:
     return True
 
 
-class Pass:
+class Pass(ABC):
     """How one model's requests go through Ray (one subclass per engine kind): `payload` turns a pending
     request into what is shipped (the store id in `db_id`), `results` sends payloads and yields
     `(db_id, Call)` pairs as answers come back."""
@@ -77,13 +78,15 @@ class Pass:
     def payload(self, db_id: str, row: sqlite3.Row, store: Store) -> dict[str, Any]:
         return self.request_payload(db_id, chat_request(row, store))
 
+    @abstractmethod
     def request_payload(self, db_id: str, request: ChatRequest) -> dict[str, Any]:
-        raise NotImplementedError
+        """What is shipped for one request (the store id in `db_id`)."""
 
+    @abstractmethod
     def results(self, payloads: list[dict[str, Any]], stats: StageStats) -> AsyncIterator[tuple[str, Call]]:
-        raise NotImplementedError
+        """Send `payloads` and yield `(db_id, Call)` pairs as the answers come back."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a pass without actors has nothing to release
         """Release the pass's actors."""
 
 

@@ -3,6 +3,7 @@ the generation stage over the prompting strategies, and models known only by imp
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -191,10 +192,10 @@ class VLMTask(Task):
         """Template variables of the item's entry in `variant` (its question and options, or nothing)."""
         return {}
 
+    @abstractmethod
     def example_fields(self, item: Item, variant: str) -> dict[str, Any] | None:
         """What a few-shot example shows of an item in `variant` (question, options, index, answer; caption);
         None: it cannot serve as an example in this variant."""
-        raise NotImplementedError
 
     def few_shot_examples(self, items: list[Item]) -> dict[str, list[Item]]:
         return _by_domain([i for i in items if i.metadata.get("split") == FEW_SHOT_SPLIT])
