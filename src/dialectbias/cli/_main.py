@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from dialectbias.cli import _build, _commands, _data, _models, _plan, _quickstart, _review, _tasks
+from dialectbias.cli import _build, _commands, _data, _models, _plan, _quickstart, _review, _tasks, _train
 from dialectbias.cli._app import app
 from dialectbias.cli._index import index_app
 
@@ -37,6 +37,7 @@ app.command()(_tasks.tasks)
 app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
 models_app.command("convert-gguf")(_models.convert_gguf)
+app.command("train-translator")(_train.train_translator)
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ import inspect
 import json
 import re
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -124,12 +125,14 @@ def _training_args(transformers: Any, config: TranslatorTrainConfig, out: Path, 
         gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
         lr_scheduler_type=config.lr_scheduler, warmup_steps=config.warmup_steps, weight_decay=config.weight_decay,
         fp16=config.fp16 == "on" or (config.fp16 == "auto" and cuda), use_cpu=not cuda,
-        gradient_checkpointing=config.gradient_checkpointing,
         logging_strategy="steps", logging_steps=config.logging_steps, logging_first_step=True,
         eval_strategy="epoch" if has_eval else "no", save_strategy="steps", save_steps=config.save_steps,
         save_total_limit=config.save_total_limit, seed=config.seed, data_seed=config.seed, report_to="none",
         disable_tqdm=True, remove_unused_columns=False, dataloader_num_workers=0)
     fields = set(inspect.signature(transformers.TrainingArguments).parameters)
+    # transformers 5 renamed gradient checkpointing (the old name warns)
+    kwargs["activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"] = (
+        config.gradient_checkpointing)
     if "train_sampling_strategy" in fields:  # transformers 5
         kwargs["train_sampling_strategy"] = "group_by_length" if config.group_by_length else "random"
     else:  # transformers 4
@@ -196,6 +199,7 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
     torch.set_num_threads(threads.threads)
     log(f"torch threads: {threads.threads} ({threads.reason})")
     transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
     transformers.set_seed(config.seed)
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(base))
@@ -213,7 +217,9 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
     targets = _present_targets(model, config.target_modules, torch)
     lora = peft.LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                            target_modules=targets, task_type="CAUSAL_LM")
-    model = peft.get_peft_model(model, lora)
+    with warnings.catch_warnings():  # peft asks transformers 5 a deprecated question (is_gradient_checkpointing)
+        warnings.simplefilter("ignore", FutureWarning)
+        model = peft.get_peft_model(model, lora)
     if config.gradient_checkpointing:
         model.enable_input_require_grads()
     trainable, total = model.get_nb_trainable_parameters()
@@ -226,11 +232,16 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
                                    eval_dataset=eval_enc.rows or None, data_collator=collator,
                                    processing_class=tokenizer,
                                    callbacks=[_progress_callback(transformers, log), *callbacks])
+    trainer.remove_callback(transformers.PrinterCallback)  # our Progress callback prints instead
     started = time.perf_counter()
     resumed_from = found[-1].name if resume else None
     result = trainer.train(resume_from_checkpoint=str(found[-1]) if resume else None)
     seconds = time.perf_counter() - started
-    final_eval = trainer.evaluate() if eval_enc.rows else {}
+    evals = loss_history(trainer.state.log_history)["eval"]
+    if eval_enc.rows and (not evals or evals[-1]["step"] != trainer.state.global_step):
+        trainer.evaluate()  # the held-out loss of the final adapter (max_steps may end mid-epoch)
+    evals = loss_history(trainer.state.log_history)["eval"]
+    final_eval = {"eval_loss": evals[-1]["eval_loss"]} if evals else {}
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))
