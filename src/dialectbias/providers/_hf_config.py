@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
@@ -22,8 +23,9 @@ class HFModelConfig(ModelConfig):
     #: Execution settings, not the model: batching, threads and device change only floating-point
     #: round-off (and the cache freezes one such sample anyway), so retuning them keeps cached outputs.
     #: `gguf_file`, `dtype` (the weights actually used) and `constrained_decoding` are in the identity.
+    #: `adapter_merge` folds the LoRA weights into the base model: round-off only, like the device.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
-        "batch_size", "batch_wait_s", "num_threads", "device"}
+        "batch_size", "batch_wait_s", "num_threads", "device", "adapter_merge"}
 
     provider: Literal["hf"] = "hf"
     gguf_file: str | None = Field(default=None, description="GGUF file name inside `model`")
@@ -43,6 +45,63 @@ class HFModelConfig(ModelConfig):
         default=0.01, ge=0, le=5, description="how long an idle worker waits to fill a batch"
     )
     max_concurrency: int = Field(default=64, ge=1, le=4096)
+    adapter: str | None = Field(
+        default=None, description="a peft LoRA adapter folder (adapter_config.json + weights, e.g. what "
+        "`dialectbias train-translator` writes) loaded on top of `model` (like `model`: an absolute path, or "
+        "relative to the current directory); its content hash is part of the model identity, so a retrained "
+        "adapter never reuses cached outputs. Needs peft: pip install 'dialectbias[train]'")
+    adapter_merge: bool = Field(default=False, description="merge the adapter into the base weights after "
+                                "loading (faster generation, same outputs up to round-off)")
+    prompt_format: Literal["chat", "raw"] | None = Field(
+        default=None, description="chat (default): the tokenizer's chat template, or `role: content` lines "
+        "without one; raw: the messages' text sent verbatim as a completion prompt (no template, no role "
+        "labels; the tokenizer's own BOS) — for base models and adapters trained on plain text such as "
+        "`dialectbias train-translator`'s")
+
+    def identity(self) -> dict[str, Any]:
+        """The config's identity plus, with an adapter, the sha256 of its adapter_config.json and weights."""
+        out = super().identity()
+        if self.adapter is not None:
+            out["adapter_sha256"] = adapter_digest(Path(self.adapter).expanduser())
+        return out
+
+
+#: adapter files that decide its outputs (peft `save_pretrained`): the config and the weights
+_ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors", "adapter_model.bin")
+_DIGESTS: dict[tuple[Any, ...], str] = {}
+
+
+def adapter_digest(folder: Path) -> str:
+    """sha256 over the adapter's config and weight files (name and bytes, in a fixed order); "missing" when
+    the folder has none. Cached by (path, size, mtime) of each file: `identity()` runs for every request."""
+    files = [folder / name for name in _ADAPTER_FILES if (folder / name).is_file()]
+    if not files:
+        return "missing"
+    key = (str(folder.resolve()), *((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.name.encode() + b"\0")
+            with f.open("rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    digest.update(block)
+        _DIGESTS[key] = digest.hexdigest()
+    return _DIGESTS[key]
+
+
+def check_adapter(config: HFModelConfig) -> None:
+    """A model with `adapter:` needs peft and a folder holding adapter_config.json: ConfigError otherwise."""
+    if config.adapter is None:
+        return
+    folder = Path(config.adapter).expanduser()
+    if not (folder / "adapter_config.json").is_file():
+        why = "folder not found" if not folder.is_dir() else "no adapter_config.json in it (a peft LoRA folder)"
+        raise ConfigError(f"model {config.id!r}: adapter {folder}: {why}")
+    try:
+        import peft  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(f"model {config.id!r}: `adapter:` needs peft, which the `train` extra installs: "
+                          f"pip install 'dialectbias[train]' ({exc})") from None
 
 
 @dataclass(frozen=True)
@@ -141,6 +200,7 @@ def choose_threads(requested: int | None = None, *, available: int | None = None
 
 def create(config: HFModelConfig, **kwargs: Any) -> ModelAPI:
     """Import the torch-based client only when an `hf` model is used."""
+    check_adapter(config)
     try:
         from dialectbias.providers._hf import HFModel
     except ImportError as exc:

@@ -129,6 +129,12 @@ class _StopOnStrings(StoppingCriteria):
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
 
 
+def raw_prompt(messages: list[dict[str, str]]) -> str:
+    """The prompt of `prompt_format: raw`: the messages' contents verbatim, joined by newlines (one message:
+    its text exactly), with no role label and no template."""
+    return "\n".join(m["content"] for m in messages)
+
+
 class _Worker:
     """The thread that owns the model and serves the job queue."""
 
@@ -178,6 +184,8 @@ class _Worker:
             else:
                 tokenizer = AutoTokenizer.from_pretrained(str(path), **extra)
                 model = AutoModelForCausalLM.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype], **extra)
+            if cfg.adapter is not None:
+                model = self._with_adapter(model, vision)
             model.to(cfg.device)
             model.eval()
         except Exception as exc:
@@ -200,6 +208,20 @@ class _Worker:
         self.processor = processor
         self.load_s = time.perf_counter() - started
         log.info("loaded %s%s from %s in %.1f s", cfg.id, " (vision-language)" if vision else "", path, self.load_s)
+
+    def _with_adapter(self, model: Any, vision: bool) -> Any:
+        """The base model with the config's peft LoRA adapter (merged into the weights with `adapter_merge`)."""
+        cfg = self.config
+        if vision:
+            raise ProviderError(f"model {cfg.id!r}: `adapter:` is supported on text models only")
+        from peft import PeftModel
+
+        try:
+            model = PeftModel.from_pretrained(model, str(Path(cfg.adapter or "").expanduser()))
+        except Exception as exc:
+            raise ProviderError(f"model {cfg.id!r}: cannot load adapter {cfg.adapter} on {cfg.model} (was it "
+                                f"trained on this base model?): {type(exc).__name__}: {exc}") from exc
+        return model.merge_and_unload() if cfg.adapter_merge else model
 
     # ---- the loop ------------------------------------------------------------------
     def _run(self) -> None:
@@ -306,6 +328,8 @@ class _Worker:
     # ---- prompts -------------------------------------------------------------------
     def _prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
         tok = self.tokenizer
+        if self.config.prompt_format == "raw":  # a completion: the text verbatim, the tokenizer's own BOS
+            return list(tok(raw_prompt(messages), add_special_tokens=True)["input_ids"])
         if getattr(tok, "chat_template", None):
             try:
                 text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
@@ -321,6 +345,8 @@ class _Worker:
         """The processor's chat template over multimodal messages (a string content becomes a text part)."""
         parts = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]
                   if isinstance(m["content"], str) else m["content"]} for m in messages]
+        if self.config.prompt_format == "raw":
+            raise ProviderError(f"model {self.config.id!r}: prompt_format: raw is for text models only")
         template = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
         if not template:
             raise ProviderError(f"model {self.config.id!r}: the vision-language model's processor has no chat "

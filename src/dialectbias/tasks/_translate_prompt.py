@@ -188,3 +188,36 @@ def render_prompt(name: str, user_dir: Path | None, target: Target, text: str, *
     return render(name, user_dir, target=target.display, target_variant=target.variant, language=target.language,
                   script=target.script_name, source_label=target.source_label, target_label=target.target_label,
                   examples=shown, text=text, numbered=numbered, n_lines=n_lines)
+
+
+# -- the LoRA generator's instruction prompt (`options.prompt: instruction`) ----------------------------------
+
+#: the template name stored with instruction requests (the text comes from `dialectbias.train`, not a file)
+INSTRUCTION_TEMPLATE = "translate/instruction"
+
+
+def instruction_check(targets: dict[str, Target], translator: Any, where: str) -> None:
+    """`options.prompt: instruction` translates into dialects only (the training format of
+    `dialectbias train-translator`, BanglaVerse App. C.1), and a local `hf` translator must take it verbatim
+    (`prompt_format: raw`): a chat template would wrap it in text the adapter never saw."""
+    languages = [t.variant for t in targets.values() if t.kind != "dialect"]
+    if languages:
+        raise ConfigError(f"{where}: options.prompt: instruction translates standard text into dialects only "
+                          f"(the train-translator format); {', '.join(languages)}: not a dialect")
+    if getattr(translator, "provider", None) == "hf" and getattr(translator, "prompt_format", None) != "raw":
+        raise ConfigError(f"{where}: options.prompt: instruction: set `prompt_format: raw` on the translator "
+                          f"{translator.id!r} (provider hf), so the instruction reaches the model verbatim as in "
+                          "training; without it the tokenizer's chat template or role labels wrap it")
+
+
+def instruction_request(target: Target, text: str, params: dict[str, Any], is_list: bool
+                        ) -> tuple[str, dict[str, Any]]:
+    """The prompt of one `options.prompt: instruction` request — exactly the training instruction up to
+    `<Dialect> dialect:` (`dialectbias.train.instruction_prompt`) — and its params: the continuation is cut at
+    a new line (not for a list, sent as numbered lines), the next `Standard <language>:` label or a new
+    instruction, unless the model's params set their own `stop`."""
+    from dialectbias.train import instruction_prompt, stop_markers
+
+    stops = [s for s in stop_markers(target.language) if not (is_list and s == "\n")]
+    return (instruction_prompt(target.language, target.display, text),
+            params if "stop" in params else {**params, "stop": stops})

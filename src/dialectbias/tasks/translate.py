@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,9 +26,12 @@ from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._translate_fields import VariantPlan, plan_variant
 from dialectbias.tasks._translate_post import CleanContext, numbered
 from dialectbias.tasks._translate_prompt import (
+    INSTRUCTION_TEMPLATE,
     Retriever,
     Target,
     index_dir_for,
+    instruction_check,
+    instruction_request,
     render_prompt,
     resolve_target,
     source_language,
@@ -90,6 +93,9 @@ class TranslateOptions(BaseModel):
         "translate/<target>.j2 (one target), translate/dialect_<language code>.j2 (e.g. dialect_bn.j2), "
         "translate/dialect.j2, translate/language.j2 (Jinja2; relative to the experiment file)")
     max_tokens: int = Field(default=512, ge=1, description="translation length limit (tokens)")
+    prompt: Literal["rag", "instruction"] = Field(
+        default="rag", description="rag: the few-shot chat prompt above; instruction: exactly the training "
+        "instruction of `dialectbias train-translator` (a LoRA adapter: docs/lora.md), cut at a new line")
 
 
 class TranslateTask(Task):
@@ -169,6 +175,8 @@ class TranslateTask(Task):
             key = "corpus" if self.options.corpus else "index"
             raise ConfigError(f"{self.exp.where('options', key)}: no retrieval index at {self.index_dir}: "
                               f"build it first (`{build}`)")
+        if self.options.prompt == "instruction":
+            instruction_check(self.targets, self.exp.role(ROLE), self.exp.where("options", "prompt"))
 
     def input_files(self) -> list[Path]:
         extra = [p for p in (self.templates, self.index_dir) if p is not None and p.exists()]
@@ -221,14 +229,16 @@ class TranslateTask(Task):
                               kind="the item already has this variant (kept; set retranslate_existing to "
                                    "translate it too)")
                 continue
-            template = template_name(target, self.templates)
+            rag = self.options.prompt == "rag"
+            template = template_name(target, self.templates) if rag else INSTRUCTION_TEMPLATE
             for group in plan.groups:
                 text = numbered(group.texts) if group.is_list else group.texts[0]
                 examples = []
-                if self.retriever is not None and target.kind == "dialect":
+                if self.retriever is not None and target.kind == "dialect" and rag:
                     examples = self.retriever.examples(_query(group.texts), target.variant, self.options.k)
-                prompt = render_prompt(template, self.templates, target, text, numbered=group.is_list,
-                                       n_lines=len(group.texts), examples=examples)
+                prompt, sent = (render_prompt(template, self.templates, target, text, numbered=group.is_list,
+                                              n_lines=len(group.texts), examples=examples), params) if rag else \
+                    instruction_request(target, text, params, group.is_list)
                 meta = {"field": group.name, "is_list": group.is_list, "source": list(group.texts),
                         "source_variant": self.source, "leaked": leaked,
                         "retrieval": self._retrieval_mode(target, examples),
@@ -236,7 +246,7 @@ class TranslateTask(Task):
                         "example_scores": [round(e.score, 6) for e in examples]}
                 yield RequestSpec(stage=STAGE, model=model, item_id=item.id, variant=target.variant,
                                   template=template, messages=[{"role": "user", "content": prompt}],
-                                  params=params, meta=meta)
+                                  params=sent, meta=meta)
 
     def _retrieval_mode(self, target: Target, examples: list[Any]) -> str:
         """rag (examples shown), or why the prompt has none: language target, no index, dialect not in it."""
