@@ -1,9 +1,11 @@
 """A tiny randomly initialised Llama built in the tests (imported by name: tests/ is on sys.path): 2 layers,
 hidden 64, a byte-level BPE trained in-process on English and Bengali words, with or without a chat template.
-Shared by the `hf` provider's tests and the LoRA trainer's (tests/train, tests/e2e/test_translate_lora.py)."""
+Shared by the `hf` provider's tests and the LoRA trainer's (tests/train, tests/e2e/test_translate_lora.py), with
+a small standard → dialect corpus to train it on."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 CHAT_TEMPLATE = (
@@ -71,3 +73,36 @@ def build_tiny_llama(directory: Path, with_template: bool = True) -> Path:
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+#: standard sentence, its Sylhet and its Chittagong version (Vashantor-style, written for the tests)
+SENTENCES = [
+    ("তুমি কী খেয়েছো?", "তুমি কিতা খাইছো?", "তুঁই কী খাইয়ো?"),
+    ("আমি বাজারে যাচ্ছি।", "আমি বাজারো যাইরাম।", "আঁই বাজারত যাইর।"),
+    ("তোমার বাড়ি কোথায়?", "তুমার বাড়ি কুনানো?", "তোঁয়ার বাড়ি হডে?"),
+    ("আজকে অনেক বৃষ্টি হচ্ছে।", "আইজ বাক্কা ঝড় অইরার।", "আজিয়া বউত বৈষ্টা অর।"),
+    ("সে কাল স্কুলে যাবে না।", "তাই কাইল স্কুলো যাইতো নায়।", "হিতে হাইল ইস্কুলত ন যাইবো।"),
+    ("তোমার নাম কী?", "তুমার নাম কিতা?", "তোঁয়ার নাম কী?"),
+    ("আমরা ভাত খাব।", "আমরা ভাত খাইমু।", "আঁরা ভাত খাইয়ুম।"),
+    ("জ্বর হলে কী করা উচিত?", "জ্বর অইলে কিতা করা লাগে?", "জ্বর অইলে কী গরা উচিত?"),
+    ("ঢাকা জেলার প্রধান নদীর নাম কী?", "ঢাকা জিলার বড় গাঙর নাম কিতা?", "ঢাকা জিলার বড় গাঙর নাম কী?"),
+    ("বোরো ধান কাকে বলে?", "বোরো ধান কারে কয়?", "বোরো ধান কারে হয়?"),
+]
+
+
+def write_corpus(directory: Path, rows: list[tuple[str, str, str]] | None = None, *, identical: int = 0) -> Path:
+    """A corpus file over one CSV (split train, from its name): each sentence in Sylhet and Chittagong, plus
+    `identical` rows whose dialect text equals the standard text."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / "pairs_train.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["standard_text", "dialect_text", "dialect"])
+        for std, syl, ctg in rows or SENTENCES:
+            writer.writerow([std, syl, "sylhet"])
+            writer.writerow([std, ctg, "chittagong"])
+        for i in range(identical):
+            writer.writerow([f"একই বাক্য {i}", f"একই বাক্য {i}", "sylhet"])
+    corpus = directory / "corpus.yaml"
+    corpus.write_text("name: tiny\nfiles:\n  - {path: pairs_train.csv, standard: standard_text, "
+                      "dialect_text: dialect_text, dialect: dialect}\n", encoding="utf-8")
+    return corpus
