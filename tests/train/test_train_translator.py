@@ -17,14 +17,12 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from tiny_llm import write_corpus  # noqa: E402
-
-from dialectbias.data import load_corpus  # noqa: E402
-from dialectbias.errors import ConfigError, DataError  # noqa: E402
-from dialectbias.providers._base import ChatRequest  # noqa: E402
-from dialectbias.providers._hf import HFModel  # noqa: E402
-from dialectbias.providers._hf_config import HFModelConfig  # noqa: E402
-from dialectbias.train import (  # noqa: E402
+from dialectbias.data import load_corpus
+from dialectbias.errors import ConfigError, DataError
+from dialectbias.providers._base import ChatRequest
+from dialectbias.providers._hf import HFModel
+from dialectbias.providers._hf_config import HFModelConfig
+from dialectbias.train import (
     TRAINING_JSON,
     TranslatorTrainConfig,
     checkpoints,
@@ -33,6 +31,7 @@ from dialectbias.train import (  # noqa: E402
     split_examples,
     train_translator,
 )
+from tiny_llm import write_corpus
 
 #: a learning rate high enough for a visible drop in 8 steps on the tiny model (the recipe's is 2e-4)
 FAST = {"gradient_accumulation_steps": 1, "micro_batch_size": 4, "learning_rate": 1e-2, "logging_steps": 1,
@@ -128,9 +127,9 @@ def test_killed_training_resumes_and_continues_the_step_count(tiny_base: Path, c
 
 def test_failures_are_one_clear_message(tiny_base: Path, corpus: Path, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ConfigError, match="--base-model .*folder not found"):
+    with pytest.raises(ConfigError, match=r"--base-model .*folder not found"):
         train_translator(corpus, tmp_path / "nope", tmp_path / "a")
-    with pytest.raises(ConfigError, match="no config.json"):
+    with pytest.raises(ConfigError, match=r"no config\.json"):
         train_translator(corpus, tmp_path, tmp_path / "a")
     with pytest.raises(ConfigError, match="no checkpoint"):
         train_translator(corpus, tiny_base, tmp_path / "a", resume=True)
