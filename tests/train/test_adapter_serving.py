@@ -94,7 +94,7 @@ def test_instruction_prompt_checks(tmp_path: Path) -> None:
     from dialectbias.api import open_experiment
 
     hf = {"provider": "hf", "model": "/models/x", "prompt_format": "raw"}
-    with pytest.raises(ConfigError, match="dialects only.*english: not a dialect"):
+    with pytest.raises(ConfigError, match=r"dialects only.*english: not a dialect"):
         open_experiment(_translate_exp(tmp_path, hf, ["sylhet", "english"]))
     with pytest.raises(ConfigError, match="set `prompt_format: raw` on the translator 'translator'"):
         open_experiment(_translate_exp(tmp_path, {"provider": "hf", "model": "/models/x"}, ["sylhet"]))

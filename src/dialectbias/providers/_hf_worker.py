@@ -15,6 +15,7 @@ import logging
 import queue
 import threading
 import time
+import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,7 +218,9 @@ class _Worker:
         from peft import PeftModel
 
         try:
-            model = PeftModel.from_pretrained(model, str(Path(cfg.adapter or "").expanduser()))
+            with warnings.catch_warnings():  # peft asks transformers 5 a deprecated question (FutureWarning)
+                warnings.simplefilter("ignore", FutureWarning)
+                model = PeftModel.from_pretrained(model, str(Path(cfg.adapter or "").expanduser()))
         except Exception as exc:
             raise ProviderError(f"model {cfg.id!r}: cannot load adapter {cfg.adapter} on {cfg.model} (was it "
                                 f"trained on this base model?): {type(exc).__name__}: {exc}") from exc

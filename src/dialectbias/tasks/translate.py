@@ -250,6 +250,8 @@ class TranslateTask(Task):
 
     def _retrieval_mode(self, target: Target, examples: list[Any]) -> str:
         """rag (examples shown), or why the prompt has none: language target, no index, dialect not in it."""
+        if self.options.prompt == "instruction":
+            return "plain: instruction prompt"
         if examples:
             return "rag"
         if target.kind == "language":
