@@ -131,6 +131,10 @@ def test_failures_are_one_clear_message(tiny_base: Path, corpus: Path, tmp_path:
         train_translator(corpus, tmp_path / "nope", tmp_path / "a")
     with pytest.raises(ConfigError, match=r"no config\.json"):
         train_translator(corpus, tmp_path, tmp_path / "a")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"--base-model .*broken: cannot load"):
+        train_translator(corpus, tmp_path / "broken", tmp_path / "a")
     with pytest.raises(ConfigError, match="no checkpoint"):
         train_translator(corpus, tiny_base, tmp_path / "a", resume=True)
     with pytest.raises(DataError, match=r"no training pairs after the filters .*2 dialect text = standard text"):

@@ -202,7 +202,10 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
     transformers.utils.logging.disable_progress_bar()
     transformers.set_seed(config.seed)
 
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(base))
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(base))
+    except Exception as exc:
+        raise ConfigError(f"--base-model {base}: cannot load its tokenizer: {type(exc).__name__}: {exc}") from None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "right"
@@ -212,7 +215,11 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
         raise DataError(f"{corpus_path}: no training example left after tokenising ("
                         + ", ".join(f"{n} {why}" for why, n in (train_enc.skipped + eval_enc.skipped).items()) + ")")
     cuda = bool(torch.cuda.is_available())
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
+    except Exception as exc:
+        raise ConfigError(f"--base-model {base}: cannot load it as a causal LM: {type(exc).__name__}: {exc}"
+                          ) from None
     model.config.use_cache = False  # App. C.2
     targets = _present_targets(model, config.target_modules, torch)
     lora = peft.LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
