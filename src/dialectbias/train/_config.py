@@ -48,6 +48,8 @@ class TranslatorTrainConfig(BaseModel):
     max_steps: int = Field(default=-1, description="stop after this many optimizer steps (-1: the epochs)")
     micro_batch_size: int = Field(default=1, ge=1)
     gradient_accumulation_steps: int = Field(default=8, ge=1)
+    eval_batch_size: int = Field(default=8, ge=1, description="held-out examples per forward pass (no "
+                                 "gradient: larger than the micro-batch)")
     learning_rate: float = Field(default=2e-4, gt=0)
     lr_scheduler: Literal["linear", "cosine", "constant"] = "linear"
     warmup_steps: int = Field(default=0, ge=0)

@@ -121,7 +121,7 @@ def _training_args(transformers: Any, config: TranslatorTrainConfig, out: Path, 
                    ) -> Any:
     kwargs: dict[str, Any] = dict(
         output_dir=str(out), num_train_epochs=config.epochs, max_steps=config.max_steps,
-        per_device_train_batch_size=config.micro_batch_size, per_device_eval_batch_size=config.micro_batch_size,
+        per_device_train_batch_size=config.micro_batch_size, per_device_eval_batch_size=config.eval_batch_size,
         gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
         lr_scheduler_type=config.lr_scheduler, warmup_steps=config.warmup_steps, weight_decay=config.weight_decay,
         fp16=config.fp16 == "on" or (config.fp16 == "auto" and cuda), use_cpu=not cuda,
@@ -141,14 +141,16 @@ def _training_args(transformers: Any, config: TranslatorTrainConfig, out: Path, 
 
 
 def _progress_callback(transformers: Any, log: Log) -> Any:
+    started = time.perf_counter()
+
     class Progress(transformers.TrainerCallback):  # type: ignore[misc]
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                    **kwargs: Any) -> None:
             logs = logs or {}
             shown = {k: logs[k] for k in ("loss", "eval_loss", "learning_rate") if k in logs}
             if shown:
-                log(f"step {state.global_step}/{state.max_steps} epoch {state.epoch or 0:.2f}: "
-                    + ", ".join(f"{k} {v:.4g}" for k, v in shown.items()))
+                log(f"step {state.global_step}/{state.max_steps} epoch {state.epoch or 0:.2f} "
+                    f"[{time.perf_counter() - started:.1f} s]: " + ", ".join(f"{k} {v:.4g}" for k, v in shown.items()))
 
     return Progress()
 
