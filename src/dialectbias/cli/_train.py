@@ -56,7 +56,7 @@ def train_translator(
     8 accumulation steps, fp16 on a GPU, group-by-length, 512 tokens. 20% of the standard sentences are held
     out (with all their dialect versions) for an eval loss each epoch. Writes the adapter, the tokenizer and
     training.json to --out; checkpoints every --save-steps (Ctrl-C, then --resume, continues the step count).
-    Needs: pip install 'torch==2.13.0' 'dialectbias[train]'. Serve it: docs/lora.md.
+    Needs the `train` extra (peft, transformers, torch). Serve the adapter: docs/lora.md.
 
     Example: dialectbias train-translator vashantor.yaml --base-model qwen2.5-3b/ --split train --out sylhet-lora/
     """
