@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -199,9 +199,23 @@ def export(experiment: ExperimentArg,
     superseded: dict[str, int] = {}
     with Store.open(exp.store_path, create=False) as store:
         counts = export_store(store, out, format, superseded)  # type: ignore[arg-type]
+        counts.update(_task_tables(experiment, store, out, format))
     for name, n in counts.items():
         old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""
         console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}{old}", highlight=False)
+
+
+def _task_tables(experiment: Path, store: Any, out: Path, fmt: str) -> dict[str, int]:
+    """A task's own per-row tables (`export_tables(store)`: translation_quality's per-row scores)."""
+    from dialectbias.api import open_experiment
+    from dialectbias.store._export import write_rows
+
+    _, task = open_experiment(experiment)
+    tables = getattr(task, "export_tables", None)
+    if tables is None:
+        return {}
+    return {name: write_rows(rows, out / f"{name}.{fmt}", fmt)  # type: ignore[arg-type]
+            for name, rows in tables(store).items()}
 
 
 @clear_errors
