@@ -2,10 +2,10 @@
 
 It reads the package's translation_quality judge prompt (`Human reference (…): "…"` and `Machine translation
 (…): "…"` lines) and answers a valid `translation_fidelity` judgment whose inaccuracy count is the number of
-translation words not in the reference (or of reference words it lacks, whichever is larger) (so its scores follow how far the translation is from the reference,
-as a real judge's should), scored by the rubric's map. One request in four (chosen by a hash) breaks a
-ceiling on purpose, scoring 9 for one inaccuracy, so the code's clipping is exercised end to end. Every other
-request goes to `qa_responder`.
+translation words not in the reference, or of reference words it lacks, whichever is larger (so its scores
+follow how far the translation is from the reference, as a real judge's should), scored by the rubric's map.
+One request in four with one inaccuracy (chosen by a hash) breaks the ceiling on purpose, scoring 9, so the
+code's clipping is exercised end to end. Every other request goes to `qa_responder`.
 """
 
 from __future__ import annotations
