@@ -4,8 +4,8 @@ It reads the package's translation_quality judge prompt (`Human reference (…):
 (…): "…"` lines) and answers a valid `translation_fidelity` judgment whose inaccuracy count is the number of
 translation words not in the reference, or of reference words it lacks, whichever is larger (so its scores
 follow how far the translation is from the reference, as a real judge's should), scored by the rubric's map.
-One request in four with one inaccuracy (chosen by a hash) breaks the ceiling on purpose, scoring 9, so the
-code's clipping is exercised end to end. Every other request goes to `qa_responder`.
+For exactly one inaccuracy it answers 9, over the rubric's ceiling of 7 (a lenient judge's typical slip), so
+the code's clipping is exercised end to end. Every other request goes to `qa_responder`.
 """
 
 from __future__ import annotations
@@ -14,22 +14,20 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._responders import _digest, qa_responder
+from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._server import last_user_text, requested_schema
 
 _LINE = re.compile(r'^(Human reference|Machine translation) \([^)]*\): (".*")$', re.MULTILINE)
 #: inaccuracy count -> score within the rubric's ceilings (Bengali dialect-bias paper App. A, Step 3)
-_SCORES = {0: 10, 1: 7, 2: 6, 3: 4}
+_SCORES = {0: 10, 2: 6, 3: 4}
 
 
-def fidelity_judgment(reference: str, translation: str, salt: bytes) -> dict[str, Any]:
+def fidelity_judgment(reference: str, translation: str) -> dict[str, Any]:
     ref_words = set(reference.replace("।", " ").split())
     words = translation.replace("।", " ").split()
     wrong = [w for w in words if w not in ref_words]
     count = max(len(wrong), len(ref_words - set(words)))  # a substitution is one inaccuracy, not two
-    score = _SCORES.get(count, 2 if translation.strip() else 0)
-    if count == 1 and salt[0] % 4 == 0:
-        score = 9  # over the one-inaccuracy ceiling: the code must clip it to 7 and flag it
+    score = 9 if count == 1 else _SCORES.get(count, 2 if translation.strip() else 0)
     return {"chain_of_thought_reasoning": f"reference read; translation read; {count} inaccurate word(s)",
             "exempt_differences_found": "", "inaccurate_words": ", ".join(f"{w} (not in the reference)" for w in wrong),
             "inaccuracy_count": count, "meaning_preserved": "yes" if count == 0 else ("partial" if count < 3 else "no"),
@@ -45,6 +43,6 @@ def fidelity_responder(body: dict[str, Any]) -> str | None:
         if len(found) == 2:
             reference = json.loads(found["Human reference"])
             translation = json.loads(found["Machine translation"])
-            judgment = fidelity_judgment(reference, translation, _digest(reference, translation))
+            judgment = fidelity_judgment(reference, translation)
             return json.dumps(judgment, ensure_ascii=False)
     return qa_responder(body)
