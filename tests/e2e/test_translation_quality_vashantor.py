@@ -41,7 +41,7 @@ def edited(reference: str, source: str, i: int) -> str:
     if i % 3 == 1:
         return " ".join(words[:-1])
     k = min(len(words), len(std)) // 2
-    return " ".join(words[:k] + [std[k] if k < len(std) else words[k]] + words[k + 1:])
+    return " ".join([*words[:k], std[k] if k < len(std) else words[k], *words[k + 1:]])
 
 
 @pytest.fixture(scope="module")

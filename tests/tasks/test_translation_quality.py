@@ -68,7 +68,7 @@ def test_table_errors_name_the_file_and_line(tmp_path: Path) -> None:
         _load(path, systems=["sysA", "sysB"])
     with pytest.raises(DataError, match="not found"):
         _load(tmp_path / "nope.csv")
-    with pytest.raises(ConfigError, match="options.split"):
+    with pytest.raises(ConfigError, match=r"options\.split"):
         _load(path, split="validation")
 
 
@@ -92,7 +92,7 @@ def test_items_file_and_corpus_yaml(tmp_path: Path) -> None:
     load = _load(corpus, systems=[], split="validation")
     assert sorted(r.reference for r in load.rows) == ["তুই খা", "মুই যাই"]
     assert all(r.dialect == "barishal" for r in load.rows)
-    with pytest.raises(ConfigError, match="no split 'dev'.*validation"):
+    with pytest.raises(ConfigError, match=r"no split 'dev'.*validation"):
         _load(corpus, systems=[], split="dev")
 
 

@@ -16,11 +16,12 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialectbias.config import Experiment
+from dialectbias.config import load_experiment as load_experiment_file
 from dialectbias.data import Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
@@ -36,6 +37,9 @@ from dialectbias.tasks._templates import render
 from dialectbias.tasks._tq_data import TQLoad, TQRow, attach_system, load_rows, rows_from_items
 from dialectbias.tasks._translate_prompt import language_name
 from dialectbias.text import script_for_language
+
+if TYPE_CHECKING:
+    from dialectbias.tasks.translate import TranslateTask
 
 DEFAULT_RUBRIC = "translation_fidelity"
 Metric = Literal["bleu", "chrf", "wer", "bertscore", "embedding", "judge"]
@@ -83,13 +87,14 @@ class TranslationQualityOptions(BaseModel):
                                    "train-dialect-id`: flags translations that read as another dialect or standard")
     dialect_id_min_probability: float = Field(default=0.5, ge=0, le=1, description="a wrong label counts "
                                               "(other_dialect/standard) at this probability or more, else uncertain")
-    judge_max_tokens: int = Field(default=1024, ge=1)
+    judge_max_tokens: int = Field(default=1024, ge=1, description="judgment length limit (tokens)")
     min_ccc: float = Field(default=0.4, ge=-1, le=1, description="Table 3: a metric whose CCC with the human "
                            "scores is below this for a dialect is marked not to be trusted there")
     min_pairs: int = Field(default=10, ge=3, description="Table 3: fewer human-scored rows than this give no "
                            "correlation (the paper's per-dialect sample is 25)")
-    bootstrap_resamples: int = Field(default=1000, ge=1)
-    confidence: float = Field(default=0.95, gt=0, lt=1)
+    bootstrap_resamples: int = Field(default=1000, ge=1, description="Table 2: bootstrap resamples of each CI "
+                                     "(sentences resampled; corpus scores re-scored from summed statistics)")
+    confidence: float = Field(default=0.95, gt=0, lt=1, description="Table 2: the CIs' confidence level")
     templates_dir: str | None = Field(default=None, description="your own translation_quality/judge_system.j2 "
                                       "and judge_user.j2 (relative to the experiment file)")
 
@@ -179,14 +184,12 @@ class TranslationQualityTask(Task):
     def source_names(self) -> list[str]:
         """The systems the translate experiments give (their `system:`, else their translator's id)."""
         if self._source_names is None:
-            from dialectbias.api import load_experiment
-
             names = []
             for source in self._sources:
                 if source.system:
                     names.append(source.system)
                     continue
-                other = load_experiment(self.exp.resolve(source.experiment))
+                other = load_experiment_file(self.exp.resolve(source.experiment))
                 names.append(other.role("translator").id)
             self._source_names = names
         return self._source_names
@@ -242,13 +245,11 @@ class TranslationQualityTask(Task):
         return load
 
     def _rows_from_sources(self) -> TQLoad:
-        from dialectbias.api import open_experiment
-
         merged = TQLoad()
         seen: set[str] = set()
         for source in self._sources:
             path = self.exp.resolve(source.experiment)
-            exp, task = open_experiment(path)
+            exp, task = translate_experiment(path)
             with Store.open(exp.store_path, create=False) as store:
                 part = rows_from_items(store.iter_items(), list(task.targets), task.source, str(path))
             for row in part.rows:
@@ -261,14 +262,8 @@ class TranslationQualityTask(Task):
         return merged
 
     def _translations_of(self, source: TranslationSource) -> Iterator[tuple[str, str, str, str | None, str]]:
-        from dialectbias.api import open_experiment
-
         path = self.exp.resolve(source.experiment)
-        exp, task = open_experiment(path)
-        if exp.task != "translate":
-            raise ConfigError(f"options.translations_from: {path} is a {exp.task!r} experiment, not translate")
-        if not exp.store_path.is_file():
-            raise ConfigError(f"options.translations_from: {path} has not been run (no store at {exp.store_path})")
+        exp, task = translate_experiment(path)
         with Store.open(exp.store_path, create=False) as store:
             for t in task.translations(store):
                 if t.is_list or t.field not in ("", "text"):
@@ -389,11 +384,24 @@ class TranslationQualityTask(Task):
         return {"translation_quality_items": item_rows(self.collect(store))}
 
 
-def _store_of(path: Path) -> Path | None:
-    from dialectbias.api import load_experiment
+def translate_experiment(path: Path) -> tuple[Experiment, TranslateTask]:
+    """A translate experiment named by `options.translations_from`, checked, that has been run."""
+    from dialectbias.tasks import load_task
+    from dialectbias.tasks.translate import TranslateTask
 
+    exp = load_experiment_file(path)
+    task = load_task(exp)
+    if not isinstance(task, TranslateTask):
+        raise ConfigError(f"options.translations_from: {path} is a {exp.task!r} experiment, not translate")
+    if not exp.store_path.is_file():
+        raise ConfigError(f"options.translations_from: {path} has not been run (no store at {exp.store_path}): "
+                          f"run `dialectbias run {path.name}` first")
+    return exp, task
+
+
+def _store_of(path: Path) -> Path | None:
     try:
-        return load_experiment(path).store_path
+        return load_experiment_file(path).store_path
     except DialectBiasError:  # a broken translate experiment is reported when it is read; here: no identity
         return None
 
