@@ -167,11 +167,15 @@ def export(experiment: ExperimentArg,
            out: Annotated[Path | None, typer.Option("--out", help="output directory")] = None,
            format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl",
            items: Annotated[Path | None, typer.Option(
-               "--items", help="translate experiments: write the items with their new variants to this JSONL "
-               "file (a `data:` file for qa_bias, association or vqa)")] = None) -> None:
+               "--items", help="write the experiment's items to this JSONL file (a `data:` file for any task), "
+               "with a translate run's new variants and the review's corrections applied")] = None) -> None:
     """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
-    part of the experiment) are kept with current=false and counted. With --items (task translate), write
-    the items with their machine variants (is_human_validated: false).
+    part of the experiment) are kept with current=false and counted.
+
+    With --items, write the experiment's items as a data file: a translate run adds its machine variants
+    (is_human_validated: false); on any experiment, the review's translation corrections (review app or
+    `review import`) are applied and the corrected or confirmed variants marked human-validated
+    (validated_by, is_human_validated: true, validation: annotator, time, corrected, 3-point labels).
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
@@ -182,14 +186,19 @@ def export(experiment: ExperimentArg,
     from dialectbias.store._export import export_store
 
     if out is None and items is None:
-        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (translate experiments)")
+        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
     if items is not None:
+        from dialectbias.tasks._translate_export import export_store_items
+
         exp, task = open_experiment(experiment)
         export_items = getattr(task, "export_items", None)
-        if export_items is None:
-            raise ConfigError(f"{exp.path}: task {exp.task!r} writes no items: --items is for `task: translate`")
         with Store.open(exp.store_path, create=False) as store:
-            for line in export_items(store, items).lines():
+            if export_items is None and not store.query("SELECT 1 FROM items LIMIT 1"):
+                raise ConfigError(f"{exp.store_path}: no items stored yet: run the experiment first "
+                                  f"(`dialectbias run {experiment}`)")
+            written = export_items(store, items) if export_items is not None else export_store_items(exp, store,
+                                                                                                     items)
+            for line in written.lines():
                 console.print(line, highlight=False)
     if out is None:
         return
