@@ -23,7 +23,17 @@ from dialectbias.review._calibration import (
     save_snapshot,
     snapshot_history,
 )
-from dialectbias.review._gold import Correction, Gold, GoldSummary, corrections, iso_utc, validation_labels
+from dialectbias.review._gold import (
+    HUMAN_VALIDATED_COLUMNS,
+    HUMAN_VALIDATED_LEGEND,
+    Correction,
+    Gold,
+    GoldSummary,
+    corrections,
+    human_validated_rows,
+    iso_utc,
+    validation_labels,
+)
 from dialectbias.review._kind_errors import ERROR_CATEGORIES, ErrorCodingQueue
 from dialectbias.review._kind_judgments import JudgmentQueue
 from dialectbias.review._kind_translations import (
@@ -96,17 +106,18 @@ register_queue_kind(TranslationCorrectionQueue())
 register_queue_kind(ValidationQueue())
 register_queue_kind(ErrorCodingQueue())
 
-__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "JUDGE_CALIBRATION_LEGEND",
-           "QUEUE_COLUMNS", "AnnotationError", "Annotator", "AssignSummary", "CalibrationRow", "CalibrationSample",
-           "Correction", "ErrorCodingQueue", "FormField", "Gold", "GoldSummary", "ImportSummary", "JudgmentQueue",
-           "Panel", "QueueExport", "QueueKind", "Rating", "ReviewConfig", "ReviewQueue", "ReviewSummary",
-           "ReviewTarget", "Sample", "Stratum", "Task", "Thresholds", "Translation", "TranslationCorrectionQueue",
-           "TranslationScoreQueue", "ValidationQueue", "add_annotator", "annotator_agreement", "annotator_for_token",
-           "annotators", "assign", "clear_sample", "corrections", "csv_kind", "describe_sample", "draw_sample",
-           "hash_token", "human_columns", "human_scores", "import_queue_csv", "is_queue_csv", "iso_utc",
-           "judge_calibration", "language_tag", "latest_annotations", "miscalibrated", "override_value",
-           "queue_columns", "queue_kind", "queue_kinds", "queue_rows", "queue_targets", "read_queue_csv",
-           "read_review_csv", "register_queue_kind", "review_config", "review_readme", "review_summary",
-           "routed_to_judge", "sample_queue", "sampled_ids", "save_annotation", "save_snapshot", "snapshot_history",
-           "store_language", "stored_sample", "task_of", "task_translations", "tasks_of", "text_direction",
-           "thresholds_of", "translation_targets", "validation_labels", "write_queue_csv", "write_review_csv"]
+__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "HUMAN_VALIDATED_COLUMNS",
+           "HUMAN_VALIDATED_LEGEND", "JUDGE_CALIBRATION_LEGEND", "QUEUE_COLUMNS", "AnnotationError", "Annotator",
+           "AssignSummary", "CalibrationRow", "CalibrationSample", "Correction", "ErrorCodingQueue", "FormField",
+           "Gold", "GoldSummary", "ImportSummary", "JudgmentQueue", "Panel", "QueueExport", "QueueKind", "Rating",
+           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Sample", "Stratum", "Task", "Thresholds",
+           "Translation", "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
+           "annotator_agreement", "annotator_for_token", "annotators", "assign", "clear_sample", "corrections",
+           "csv_kind", "describe_sample", "draw_sample", "hash_token", "human_columns", "human_scores",
+           "human_validated_rows", "import_queue_csv", "is_queue_csv", "iso_utc", "judge_calibration", "language_tag",
+           "latest_annotations", "miscalibrated", "override_value", "queue_columns", "queue_kind", "queue_kinds",
+           "queue_rows", "queue_targets", "read_queue_csv", "read_review_csv", "register_queue_kind", "review_config",
+           "review_readme", "review_summary", "routed_to_judge", "sample_queue", "sampled_ids", "save_annotation",
+           "save_snapshot", "snapshot_history", "store_language", "stored_sample", "task_of", "task_translations",
+           "tasks_of", "text_direction", "thresholds_of", "translation_targets", "validation_labels", "write_queue_csv",
+           "write_review_csv"]

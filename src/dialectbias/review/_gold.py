@@ -194,3 +194,90 @@ def _corrected_entry(entry: Any, text: Any) -> Any:
         else:
             out[key] = value
     return out
+
+
+# -- how many variants of the item set are human-validated (every report: human_validated.csv) ---------------
+
+HUMAN_VALIDATED_COLUMNS = ("variant", "items", "human_validated", "machine", "corrected_in_review", "labels_0",
+                           "labels_1", "labels_2", "labels_n", "label_mean")
+HUMAN_VALIDATED_LEGEND = {
+    "variant": "a variant of the items (standard, a dialect, a language)",
+    "items": "items that have this variant",
+    "human_validated": "items whose variant a person validated (validated_by names them: a data file's own record, "
+                       "or a correction applied by `export --items`)",
+    "machine": "items whose variant is a machine translation not validated yet (is_human_validated false)",
+    "corrected_in_review": "items whose variant a reviewer corrected (the text changed): recorded in the items "
+                           "(validation.corrected) or a correction stored in this experiment's review",
+    "labels_0, labels_1, labels_2": "3-point validation labels given to the variant (BanglaVerse Table 9: 0 "
+                                    "inaccurate, 1 acceptable with minor revisions, 2 flawless), over annotators",
+    "labels_n": "validation labels given in all",
+    "label_mean": "mean validation label (— without labels)",
+}
+
+
+def _target_variants(store: Store) -> dict[str, tuple[str, str]]:
+    """target id -> (item id, variant) of the translation targets annotated in this store."""
+    ids = [r[0] for r in store.query("SELECT DISTINCT target_id FROM annotations WHERE kind IN (?, ?)",
+                                     (CORRECTION_KIND, VALIDATION_KIND))]
+    out: dict[str, tuple[str, str]] = {}
+    for target_id in ids:
+        if target_id.startswith(ITEM_TARGET_PREFIX):
+            item_id, _, variant = target_id[len(ITEM_TARGET_PREFIX):].rpartition(":")
+            if item_id:
+                out[target_id] = (item_id, variant)
+    requests = [t for t in ids if t not in out]
+    for i in range(0, len(requests), 500):
+        chunk = requests[i:i + 500]
+        rows = store.query(f"SELECT request_id, item_id, variant FROM requests WHERE request_id IN "
+                           f"({','.join('?' * len(chunk))})", chunk)
+        out.update({r[0]: (r[1], r[2]) for r in rows})
+    return out
+
+
+def human_validated_rows(store: Store) -> list[dict[str, Any]]:
+    """Per variant of the stored items: how many items have it, are human-validated, machine, corrected in
+    review, and the 3-point validation labels given (`HUMAN_VALIDATED_LEGEND`). Labels and corrections are
+    read from the items (`validation`, written by `export --items`) and, for a variant whose item records
+    none, from this store's own review annotations."""
+    targets = _target_variants(store)
+    store_corrected: set[tuple[str, str]] = set()
+    for (target_id, _), (value, _, _) in latest_annotations(store, CORRECTION_KIND).items():
+        if target_id in targets and value.get("changed"):
+            store_corrected.add(targets[target_id])
+    store_labels: dict[tuple[str, str], list[int]] = {}
+    for target_id, labels in validation_labels(store).items():
+        if target_id in targets:
+            store_labels.setdefault(targets[target_id], []).extend(labels)
+    counts: dict[str, dict[str, Any]] = {}
+
+    def row(variant: str) -> dict[str, Any]:
+        return counts.setdefault(variant, {"variant": variant, "items": 0, "human_validated": 0, "machine": 0,
+                                           "corrected_in_review": 0, "labels": []})
+
+    seen: set[tuple[str, str]] = set()
+    for item in store.iter_items():
+        machine = set(_machine_variants(item.metadata, {}, item.variants))
+        records = _dict(item.metadata.get("validation"))
+        for variant in item.variants:
+            r = row(variant)
+            record = _dict(records.get(variant))
+            key = (item.id, variant)
+            seen.add(key)
+            r["items"] += 1
+            r["human_validated"] += variant in item.validated_by
+            r["machine"] += variant in machine and variant not in item.validated_by
+            r["corrected_in_review"] += bool(record.get("corrected")) or key in store_corrected
+            labels = record.get("labels")
+            r["labels"] += [x for x in labels if isinstance(x, int)] if isinstance(labels, list) else \
+                store_labels.get(key, [])
+    for key in {*store_corrected, *store_labels} - seen:  # a translate run's variants, before `export --items`
+        r = row(key[1])
+        r["corrected_in_review"] += key in store_corrected
+        r["labels"] += store_labels.get(key, [])
+    out = []
+    for variant in sorted(counts, key=lambda v: (v != "standard", v)):
+        r = counts[variant]
+        labels = r.pop("labels")
+        out.append({**r, **{f"labels_{k}": labels.count(k) for k in (0, 1, 2)}, "labels_n": len(labels),
+                    "label_mean": sum(labels) / len(labels) if labels else None})
+    return out
