@@ -210,3 +210,7 @@ def test_corrections_become_human_validated_variants(server: Any, cli: Any, qa: 
     assert sum(int(table[d]["labels_n"]) for d in ("sylhet", "chittagong")) == 2
     assert table["standard"]["human_validated"] == "0" and table["standard"]["machine"] == "0"
     assert "Human-validated variants" in (report / "index.html").read_text(encoding="utf-8")
+    status = cli("status", project.yaml_path).stdout
+    for dialect in ("sylhet", "chittagong"):
+        n = sum(r["dialect"] == dialect for r in rows[:2])
+        assert f"variant {dialect}: {n} of 4 items human-validated, {4 - n} machine" in status

@@ -130,7 +130,8 @@ def run(experiment: ExperimentArg,
 @clear_errors
 def status(experiment: ExperimentArg) -> None:
     """Show progress per stage and model (current requests; superseded ones apart), stages not compiled yet,
-    and the review queue (needs review, reviewed).
+    the review queue (needs review, reviewed) and, per variant with machine translations, how many items
+    are human-validated.
 
     Example: dialectbias status bn-qa.yaml
     """
@@ -159,7 +160,23 @@ def status(experiment: ExperimentArg) -> None:
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
         for line in _folded(pairs, console.width, first=""):
             console.print(line, highlight=False, soft_wrap=True)
+    for line in _validated_lines(exp.store_path):
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
+
+
+def _validated_lines(store_path: Path) -> list[str]:
+    """One line per variant with machine or human-validated items (gold labelling)."""
+    from dialectbias.review import human_validated_rows
+    from dialectbias.store import Store
+
+    if not store_path.exists():
+        return []
+    with Store.open(store_path, create=False) as store:
+        rows = human_validated_rows(store)
+    return [f"variant {r['variant']}: {r['human_validated']} of {r['items']} items human-validated, {r['machine']} "
+            f"machine" + (f", {r['labels_n']} validation label(s), mean {r['label_mean']:.2f}" if r["labels_n"] else "")
+            for r in rows if r["machine"] or r["human_validated"]]
 
 
 @clear_errors
