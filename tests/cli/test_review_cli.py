@@ -135,3 +135,17 @@ def test_export_items_of_a_qa_bias_experiment(project: Any, cli: Any, qa: Any, t
     original = {r["id"]: r for r in qa.read_jsonl(project.dir / "items.jsonl")}
     exported = {r["id"]: r for r in qa.read_jsonl(out)}
     assert {k: v["variants"] for k, v in exported.items()} == {k: v["variants"] for k, v in original.items()}
+
+
+def test_a_judgments_sample_restricts_the_judgments_csv(project: Any, cli: Any, tmp_path: Path) -> None:
+    from dialectbias.review import stored_sample
+
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--per", "1")
+    assert res.exit_code == 0, res.output
+    with Store.open(project.store_path, create=False) as store:
+        sample = stored_sample(store, "judgments")
+    assert sample is not None and all(len(s.ids) == 1 for s in sample.strata) and len(sample.strata) >= 2
+    res = cli("review", "export", project.yaml_path, "--out", tmp_path / "q.csv")
+    assert res.exit_code == 0 and "sampled judgment(s) to review" in res.output
+    rows = read(tmp_path / "q.csv")
+    assert rows and {r["judgment_id"] for r in rows} <= set(sample.ids)

@@ -356,3 +356,27 @@ def test_the_table_counts_machine_variants_and_the_stores_own_review(tstore: Pat
                                "corrected_in_review": 1, "labels_0": 1, "labels_1": 0, "labels_2": 1,
                                "labels_n": 2, "label_mean": 1.0}
     assert table["chittagong"]["machine"] == 1 and table["chittagong"]["label_mean"] is None
+
+
+def test_error_coding_round_trips_through_the_csv(review_store: Any, rv: Any, tmp_path: Path) -> None:
+    out = tmp_path / "errors.csv"
+    cfg = rv.review_config()
+    with review_store.open() as store:
+        written = write_queue_csv(queue_kind("error_coding"), cfg, store, out)
+    assert written.rows == 1
+    rows = read_csv(out)
+    assert rows[0]["target_id"] == review_store.image_request and rows[0]["translation"].startswith("جواب")
+    assert "human_categories" in rows[0]
+    rows[0]["human_categories"] = "entity_misrecognition, language_violation"
+    write_csv(out, rows)
+    with review_store.open() as store:
+        assert import_queue_csv(store, cfg, out, "karim").imported == 1
+        rows[0]["human_categories"] = "none"
+        write_csv(out, rows)
+        assert import_queue_csv(store, cfg, out, "karim").imported == 1
+        stored = latest_annotations(store, "error_coding")
+        assert stored[(review_store.image_request, "karim")][0] == {"categories": []}
+        rows[0]["human_categories"] = "wrong_thing"
+        write_csv(out, rows)
+        with pytest.raises(DataError, match=r":2: column human_categories: unknown category 'wrong_thing'"):
+            import_queue_csv(store, cfg, out, "karim")

@@ -102,14 +102,18 @@ def export_queue(experiment: ExperimentArg,
     if queue != "judgments":
         _export_kind_queue(experiment, queue, out, excel, all_targets)
         return
+    from dialectbias.review import sampled_ids
+
     exp, task = open_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
         rq = _queue(exp, task, store, judge)
-        n = write_review_csv(rq.pending(), out, excel=excel, columns=rq.columns)
+        sampled = sampled_ids(store, "judgments")
+        rows = (r for r in rq.pending() if sampled is None or r["judgment_id"] in sampled)
+        n = write_review_csv(rows, out, excel=excel, columns=rq.columns)
     readme = _write_readme(rq, out)
-    _app.console.print(f"{n} judgment(s) to review (judge {rq.judge_id}, rubric {rq.rubric.name}, "
-                       f"confidence ≤ {rq.confidence_threshold} or flagged) → {out} (columns: {readme.name})",
-                       highlight=False)
+    _app.console.print(f"{n} {'sampled ' if sampled is not None else ''}judgment(s) to review (judge {rq.judge_id}, "
+                       f"rubric {rq.rubric.name}, confidence ≤ {rq.confidence_threshold} or flagged) → {out} "
+                       f"(columns: {readme.name})", highlight=False)
 
 
 def _export_kind_queue(experiment: Path, queue: str, out: Path, excel: bool, all_targets: bool) -> None:
