@@ -116,14 +116,15 @@ def test_queue_samples_and_queue_exports_say_what_is_wrong(project: Any, cli: An
     assert res.exit_code == 1 and "--by: 'model' is not a stratum key" in res.stderr
     res = cli("review", "export", project.yaml_path, "--queue", "nope", "--out", tmp_path / "x.csv")
     assert res.exit_code == 1 and "--queue: queue 'nope' has no CSV round trip here" in res.stderr
-    # the qa_bias items carry no machine translation: an empty sample, said so, then cleared
+    # the qa_bias items carry no machine translation: nothing to sample, and no empty sample hides later ones
     res = cli("review", "sample", project.yaml_path, "--queue", "translation_score")
-    assert res.exit_code == 0 and "queue translation_score has no targets" in res.stderr
-    assert "0 target(s) sampled, 25 per dialect" in res.stdout
-    res = cli("review", "sample", project.yaml_path, "--queue", "translation_score", "--clear")
-    assert "sample removed (0 target(s)); every target is listed again" in res.stdout
-    res = cli("review", "sample", project.yaml_path, "--queue", "translation_score", "--clear")
-    assert "queue translation_score had no sample" in res.stdout
+    assert res.exit_code == 1 and "queue 'translation_score' has no targets yet: nothing to sample" in res.stderr
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--per", "2")
+    assert res.exit_code == 0 and "per dialect" in res.stdout
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--clear")
+    assert "queue judgments: sample removed (" in res.stdout and "every target is listed again" in res.stdout
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--clear")
+    assert "queue judgments had no sample" in res.stdout
 
 
 def test_export_items_of_a_qa_bias_experiment(project: Any, cli: Any, qa: Any, tmp_path: Path) -> None:

@@ -209,9 +209,6 @@ def sample(experiment: ExperimentArg,
         config = _review_config(exp, task, store)
         drawn, previous = sample_queue(store, config, queue_kinds()[queue], per=per,
                                        by=by.split(",") if by else None, seed=exp.seed if seed is None else seed)
-    if not drawn.strata:
-        _app.err_console.print(f"warning: queue {queue} has no targets: the sample is empty (the queue lists "
-                               "nothing until you run `review sample --clear` or sample again)", highlight=False)
     _app.console.print(f"queue {queue}: {len(drawn.ids)} target(s) sampled, {drawn.per} per "
                        f"{' × '.join(drawn.by)} (seed {drawn.seed})"
                        + (f"; replaces the previous sample ({len(previous.ids)} target(s))" if previous else ""),

@@ -6,7 +6,8 @@ A sample is drawn stratum by stratum (a stratum = the targets sharing the `by` k
 stratum with its own seeded generator, so a stratum's sample does not change when another stratum gains
 targets; a stratum with fewer targets than asked gives all of them. The sample is stored in the store's
 `meta` table (key `review_sample:<queue>`); while a queue has one, it lists only the sampled targets
-everywhere (`queue_targets`: the app, the API, assignments, the CSV export).
+everywhere (`queue_targets`: the app, the API, assignments, the CSV export). Targets that appear later
+(a new run) are not in it: sample again to include them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from dialectbias.errors import ConfigError
+from dialectbias.errors import ConfigError, DataError
 from dialectbias.review._kinds import QueueKind, ReviewConfig
 from dialectbias.review._targets import ReviewTarget
 from dialectbias.store import Store
@@ -159,6 +160,9 @@ def sample_queue(store: Store, config: ReviewConfig, kind: QueueKind, *, per: in
     """Draw and store a stratified sample of every target of `kind` (the new sample and the one it replaced)."""
     n, keys = defaults_for(kind.name, per, by)
     sample = draw_sample(kind.targets(config, store), kind.name, n, keys, seed, _domains(store))
+    if not sample.strata:  # an empty sample would hide every target added later
+        raise DataError(f"queue {kind.name!r} has no targets yet: nothing to sample (no sample stored; run the "
+                        "experiment first)")
     return sample, save_sample(store, sample, now=now)
 
 
