@@ -380,3 +380,19 @@ def test_error_coding_round_trips_through_the_csv(review_store: Any, rv: Any, tm
         write_csv(out, rows)
         with pytest.raises(DataError, match=r":2: column human_categories: unknown category 'wrong_thing'"):
             import_queue_csv(store, cfg, out, "karim")
+
+
+def test_a_list_field_correction_must_keep_the_number_of_lines(tstore: Path) -> None:
+    from dialectbias.review import Gold
+
+    with Store.open(tstore) as store:
+        for rid, text in (("tr-options", "ক\nখ\n\nগ"), ("tr-short", "ক\nখ"), ("tr-text", "নতুন লেখা")):
+            save_annotation(store, rid, "rahim", "translation_correction", {"text": text, "changed": True}, now=1.0)
+        gold = Gold(store)
+    assert gold.corrected_field("tr-options", True, ["a", "b", "c"]) == ["ক", "খ", "গ"]  # blank lines dropped
+    assert gold.corrected_field("tr-text", False, "পুরনো") == "নতুন লেখা"
+    assert gold.corrected_field("tr-none", False, "পুরনো") is None
+    assert gold.corrected_field("tr-short", True, ["a", "b", "c"]) is None
+    assert gold.summary.not_applied == ["target tr-short: 2 lines for a list of 3 (by rahim); the machine's list is "
+                                        "kept"]
+    assert "warning: correction not applied: target tr-short" in gold.summary.lines()[-1]
