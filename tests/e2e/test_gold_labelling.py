@@ -214,3 +214,36 @@ def test_corrections_become_human_validated_variants(server: Any, cli: Any, qa: 
     for dialect in ("sylhet", "chittagong"):
         n = sum(r["dialect"] == dialect for r in rows[:2])
         assert f"variant {dialect}: {n} of 4 items human-validated, {4 - n} machine" in status
+
+
+def test_a_vqa_translation_is_corrected_field_group_by_field_group(server: Any, cli: Any, tmp_path: Path) -> None:
+    item = {"id": "food_1", "domain": "food",
+            "variants": {"standard": {"question": "ছবির খাবারটির নাম কী?", "options": ["ইলিশ মাছ", "রুই মাছ"],
+                                      "answer_index": 0, "answer": "ইলিশ মাছ"}}}
+    directory = tmp_path / "vqa"
+    directory.mkdir()
+    (directory / "items.jsonl").write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
+    exp = directory / "tr.yaml"
+    exp.write_text(yaml.safe_dump({
+        "name": "tr", "task": "translate", "data": "items.jsonl",
+        "roles": {"translator": {"provider": "openai", "base_url": server.base_url, "model": "translator-model"}},
+        "options": {"targets": ["sylhet"]}}, allow_unicode=True), encoding="utf-8")
+    assert cli("run", exp, "--no-progress").exit_code == 0
+    out = tmp_path / "c.csv"
+    assert cli("review", "export", exp, "--queue", "translation_correction", "--out", out).exit_code == 0
+    rows = read_csv(out)
+    assert len(rows) == 2  # one target per field group: question, options
+    for r in rows:
+        lines = r["translation"].split("\n")
+        r["human_text"] = "\n".join(f"{line} (ঠিক)" for line in lines)
+    write_csv(out, rows)
+    assert "2 imported" in cli("review", "import", exp, out, "--annotator", "nila").stdout
+    items = tmp_path / "items.jsonl"
+    result = cli("export", exp, "--items", items)
+    assert "1 variants human-validated (is_human_validated: true): 1 corrected" in result.stdout
+    (row,) = items_of(items).values()
+    sylhet = row["variants"]["sylhet"]
+    assert sylhet["question"].endswith("(ঠিক)") and all(o.endswith("(ঠিক)") for o in sylhet["options"])
+    assert len(sylhet["options"]) == 2 and sylhet["answer"] == sylhet["options"][0]  # the answer follows its option
+    assert row["is_human_validated"] == {"sylhet": True} and row["validated_by"] == {"sylhet": "nila"}
+    assert row["validation"]["sylhet"]["corrected"] is True
