@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -197,10 +197,10 @@ def export(experiment: ExperimentArg,
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
     """
-    from dialectbias.api import load_experiment, open_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
     from dialectbias.store import Store
-    from dialectbias.store._export import export_store
+    from dialectbias.store._export import export_store, write_rows
 
     if out is None and items is None:
         raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
@@ -221,27 +221,16 @@ def export(experiment: ExperimentArg,
         return
     if format not in ("csv", "jsonl", "parquet"):
         raise ConfigError(f"--format must be csv, jsonl or parquet, not {format!r}")
-    exp = load_experiment(experiment)
+    exp, task = open_experiment(experiment)
     superseded: dict[str, int] = {}
     with Store.open(exp.store_path, create=False) as store:
         counts = export_store(store, out, format, superseded)  # type: ignore[arg-type]
-        counts.update(_task_tables(experiment, store, out, format))
+        tables = getattr(task, "export_tables", None)  # a task's own per-row tables (translation_quality)
+        for name, rows in (tables(store) if tables is not None else {}).items():
+            counts[name] = write_rows(rows, out / f"{name}.{format}", format)  # type: ignore[arg-type]
     for name, n in counts.items():
         old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""
         console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}{old}", highlight=False)
-
-
-def _task_tables(experiment: Path, store: Any, out: Path, fmt: str) -> dict[str, int]:
-    """A task's own per-row tables (`export_tables(store)`: translation_quality's per-row scores)."""
-    from dialectbias.api import open_experiment
-    from dialectbias.store._export import write_rows
-
-    _, task = open_experiment(experiment)
-    tables = getattr(task, "export_tables", None)
-    if tables is None:
-        return {}
-    return {name: write_rows(rows, out / f"{name}.{fmt}", fmt)  # type: ignore[arg-type]
-            for name, rows in tables(store).items()}
 
 
 @clear_errors
