@@ -369,7 +369,8 @@ class TranslationQualityTask(Task):
             for judge in self.exp.judges:
                 c = counts.get(judge.id, JudgeCounts())
                 lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed) · "
-                             f"{c.needs_review} for human review (clipped by a ceiling or flagged)")
+                             f"{c.needs_review} clipped by a ceiling or flagged (humans score translations in "
+                             "the translation_score queue)")
         return lines
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
