@@ -23,7 +23,7 @@ from dialectbias.data import Item, is_url
 from dialectbias.errors import DataError
 from dialectbias.store import Store
 from dialectbias.tasks._translate_fields import assemble_variant, plan_variant
-from dialectbias.tasks._translate_results import Translation
+from dialectbias.tasks._translate_results import Translation, dialect_id_provenance
 
 if TYPE_CHECKING:
     from dialectbias.tasks.translate import TranslateTask
@@ -100,7 +100,8 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
                 row["variants"][target] = assemble_variant(source, plan, done)  # type: ignore[arg-type]
                 machine[target] = {"translator": translator.id, "model": translator.model,
                                    "template": _template_of(rows), "request_ids": [t.request_id for t in rows],
-                                   "examples": sorted({e for t in rows for e in t.examples})}
+                                   "examples": sorted({e for t in rows for e in t.examples}),
+                                   **dialect_id_provenance(rows)}
                 result.variants_added += 1
             if machine:
                 row["is_human_validated"] = {**_dict(row.get("is_human_validated")),
