@@ -29,7 +29,7 @@ from dialectbias.dialects import STANDARD, known_variants
 from dialectbias.errors import DataError
 
 #: sentence ends in a transcript (danda, question and exclamation marks, double danda, line breaks)
-_SENTENCE_END = re.compile(r"(?<=[।॥?!])\s*|\s*[\r\n]+\s*")
+_SENTENCE_END = re.compile(r"(?<=[।॥?!])(?![।॥?!])\s*|\s*[\r\n]+\s*")
 #: transcription markers: `<>` (an unintelligible stretch) and tags such as `<noise>`
 _MARKER = re.compile(r"<[^<>\n]{0,30}>")
 DISTRICT_COLUMNS = ("district", "dialect", "label", "region")
@@ -114,6 +114,8 @@ class UnitCollector:
             if labels_of[key] > 1:
                 counts = self._where[(key, label)]
                 counts.kept[label] -= 1
+                if not counts.kept[label]:
+                    del counts.kept[label]
                 counts.skip("ambiguous")
                 continue
             out.append(unit)
