@@ -35,6 +35,9 @@ def test_failures_are_one_clear_message(synthetic: dict[str, Path], cli: Any, tm
     assert "Traceback" not in result.output
     result = cli("train-dialect-id", "--out", tmp_path / "m")
     assert result.exit_code == 1 and "give at least one corpus file or transcript file" in result.stderr
+    result = cli("train-dialect-id", synthetic["corpus"], "--out", tmp_path / "m", "--max-per-label", "10",
+                 "--test-size", "0.5")
+    assert result.exit_code == 0 and "--max-per-label left out: 50 chittagong, 50 standard, 50 sylhet" in result.stdout
     result = cli("train-dialect-id", synthetic["corpus"], "--transcripts", tmp_path / "none.csv", "--out",
                  tmp_path / "m")
     assert result.exit_code == 1 and "none.csv: transcript file not found" in result.stderr

@@ -29,7 +29,10 @@ def train_dialect_id(
         test_size: Annotated[float, typer.Option("--test-size", min=0.01, max=0.9,
                                                  help="held-out share of each label")] = 0.2,
         min_chars: Annotated[int, typer.Option("--min-chars", min=0, help="units with fewer letters are set "
-                                                                          "aside")] = 8) -> None:
+                                                                          "aside")] = 8,
+        max_per_label: Annotated[int | None, typer.Option(
+            "--max-per-label", min=1, help="keep at most this many units per label (seeded sample); default: all, "
+                                           "labels balanced by class weights")] = None) -> None:
     """Train a dialect identifier (character n-grams, logistic regression) and evaluate it on held-out rows.
 
     A transcript's sentences stay together, and a standard sentence and its dialect versions stay together, on
@@ -42,7 +45,7 @@ def train_dialect_id(
 
     with _app.console.status("training…"):
         summary = train(corpora=corpora or [], transcripts=transcripts or [], out=out, seed=seed,
-                        test_size=test_size, min_chars=min_chars)
+                        test_size=test_size, min_chars=min_chars, max_per_label=max_per_label)
     for source in summary.sources:
         kept = sum(source.kept.values())
         skipped = ", ".join(f"{n:,} {SKIP_KINDS[k]}" for k, n in source.skipped.items() if n)
@@ -59,6 +62,9 @@ def train_dialect_id(
     table.add_row("macro", "", "", f"{summary.macro_f1:.3f}", f"{sum(summary.test_units.values()):,}",
                   f"{sum(summary.train_units.values()):,}", style="bold")
     _app.console.print(table)
+    if summary.capped:
+        _app.console.print("--max-per-label left out: " + ", ".join(f"{n:,} {label}" for label, n in
+                                                                    summary.capped.items()), highlight=False)
     if summary.not_held_out:
         _app.err_console.print(f"[yellow]note:[/] no held-out units for {', '.join(summary.not_held_out)} (too few "
                                "transcripts or sentences): trained, not evaluated", highlight=False)

@@ -42,6 +42,9 @@ class TrainSettings(BaseModel):
     max_features: int | None = Field(default=None, ge=1)
     c: float = Field(default=10.0, gt=0.0, description="inverse regularisation strength of the logistic regression")
     max_iter: int = Field(default=300, ge=1)
+    max_per_label: int | None = Field(default=None, ge=1, description="keep at most this many units per label "
+                                      "(a seeded random sample) before the split; default: all (class_weight "
+                                      "balances the labels instead)")
     classifier: str = CLASSIFIER
     class_weight: str = "balanced"
 
@@ -61,6 +64,7 @@ class TrainSummary(BaseModel):
     scores: list[LabelScore]
     macro_f1: float
     accuracy: float
+    capped: dict[str, int] = Field(default_factory=dict, description="units left out per label by max_per_label")
     not_held_out: list[str] = Field(default_factory=list, description="labels with no held-out unit (too few "
                                     "groups): trained, not evaluated")
     confusion: list[list[int]]
@@ -86,12 +90,31 @@ def collect_units(corpora: Sequence[str | Path], transcripts: Sequence[str | Pat
     return collector.units(), collector.sources
 
 
+def cap_units(units: list[Unit], cap: int | None, seed: int) -> tuple[list[Unit], dict[str, int]]:
+    """At most `cap` units per label (a seeded random sample, original order kept); units left out per label."""
+    if cap is None:
+        return units, {}
+    rng = np.random.default_rng(seed)
+    by_label: dict[str, list[int]] = {}
+    for i, u in enumerate(units):
+        by_label.setdefault(u.label, []).append(i)
+    keep: set[int] = set()
+    capped = {}
+    for label, idx in sorted(by_label.items()):
+        if len(idx) > cap:
+            capped[label] = len(idx) - cap
+            idx = [int(i) for i in rng.choice(idx, size=cap, replace=False)]
+        keep.update(idx)
+    return [u for i, u in enumerate(units) if i in keep], capped
+
+
 def train_dialect_id(corpora: Sequence[str | Path] = (), transcripts: Sequence[str | Path] = (),
                      out: str | Path | None = None, seed: int = 0, test_size: float = 0.2,
                      **settings: Any) -> TrainSummary:
     """Train and evaluate a dialect identifier; write it and its evaluation to `out` (when given).
 
-    `settings`: `TrainSettings` fields (min_chars, ngram_range, min_df, max_features, c, max_iter). Load the
+    `settings`: `TrainSettings` fields (min_chars, ngram_range, min_df, max_features, c, max_iter,
+    max_per_label). Load the
     model with `DialectIdentifier.load(out)`; `fit_dialect_id` also returns the trained object."""
     summary, _ = fit_dialect_id(corpora, transcripts, out, seed=seed, test_size=test_size, **settings)
     return summary
@@ -114,6 +137,7 @@ def fit_dialect_id(corpora: Sequence[str | Path] = (), transcripts: Sequence[str
         raise ConfigError("give at least one corpus file or transcript file to train on")
     start = time.perf_counter()
     units, sources = collect_units(corpora, transcripts, cfg.min_chars)
+    units, capped = cap_units(units, cfg.max_per_label, cfg.seed)
     labels = sorted({u.label for u in units})
     if len(labels) < 2:
         raise DataError(f"need units of at least 2 labels to train on, found {', '.join(labels) or 'none'} "
@@ -149,7 +173,7 @@ def fit_dialect_id(corpora: Sequence[str | Path] = (), transcripts: Sequence[str
         test_units=dict(sorted(test_counts.items())), train_groups=len({u.group for u in train}),
         test_groups=len({u.group for u in test}), features=features.n_features, scores=scores,
         macro_f1=macro_f1(scores), accuracy=accuracy(truth, predicted),
-        not_held_out=[c for c in classes if not test_counts.get(c)],
+        capped=capped, not_held_out=[c for c in classes if not test_counts.get(c)],
         confusion=confusion_matrix(truth, predicted, classes).tolist(), seconds=time.perf_counter() - start)
     model.meta = {"classifier": CLASSIFIER, "training": _model_training(summary)}
     if out is not None:
