@@ -75,7 +75,7 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
     by_target = pd.DataFrame(per_target)
     by_target.to_csv(out_dir / "translate_by_target.csv", index=False)
     total = count_translations(rows)
-    dialect_id = _dialect_id_table(rows)
+    dialect_id = _dialect_id_table(rows, list(task.targets))
     if task.options.dialect_id:
         dialect_id.to_csv(out_dir / "dialect_id.csv", index=False)
     failed = table[~table.status.isin(["ok", "pending"])].head(MAX_FAILED_EXAMPLES)
@@ -111,10 +111,10 @@ def _dialect_columns(t: Translation) -> dict[str, Any]:
             "dialect_probability": round(c.probability, 4) if c else ""}
 
 
-def _dialect_id_table(rows: list[Translation]) -> pd.DataFrame:
+def _dialect_id_table(rows: list[Translation], order: list[str]) -> pd.DataFrame:
     """One row per target × verdict: the number of checked translations and their share of the target's."""
     out = []
-    for target, counts in dialect_id_counts(rows).items():
+    for target, counts in dialect_id_counts(rows, order).items():
         total = sum(counts.values())
         out.extend({"target": target, "verdict": v, "n": counts[v], "share": round(counts[v] / total, 4)}
                    for v in VERDICTS if counts.get(v))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -178,18 +178,19 @@ def check_dialects(rows: list[Translation], identifier: DialectIdentifier, diale
     return out
 
 
-def dialect_id_counts(rows: list[Translation]) -> dict[str, Counter[str]]:
-    """target -> verdict -> translations (checked translations only)."""
+def dialect_id_counts(rows: list[Translation], order: Sequence[str] = ()) -> dict[str, Counter[str]]:
+    """target -> verdict -> translations (checked translations only), targets in `order` first."""
     out: dict[str, Counter[str]] = {}
     for t in rows:
         if t.dialect_check is not None:
             out.setdefault(t.target, Counter())[t.dialect_check.verdict] += 1
-    return out
+    rank = {name: i for i, name in enumerate(order)}
+    return dict(sorted(out.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
-def dialect_id_lines(rows: list[Translation]) -> list[str]:
+def dialect_id_lines(rows: list[Translation], order: Sequence[str] = ()) -> list[str]:
     """The run summary's line: `dialect id: sylhet 3 ok, 1 standard · chittagong 2 other dialect`."""
-    counts = dialect_id_counts(rows)
+    counts = dialect_id_counts(rows, order)
     if not counts:
         return []
     parts = [f"{target} " + ", ".join(f"{c[v]} {v.replace('_', ' ')}" for v in VERDICTS if c.get(v))

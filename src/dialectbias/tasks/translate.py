@@ -299,7 +299,7 @@ class TranslateTask(Task):
                          f"index: {self.retriever.describe()})")
         else:
             lines.append("leaked: not checked (no retrieval index)")
-        lines.extend(dialect_id_lines(rows))
+        lines.extend(dialect_id_lines(rows, list(self.targets)))
         plain = Counter(t.retrieval for t in rows if t.retrieval != "rag")
         if plain:
             lines.append("zero-shot prompts: " + ", ".join(f"{n} {why.removeprefix('plain: ')}"
