@@ -33,7 +33,7 @@ ROW_LEGEND = {
     "prompt": "the rendered prompt sent to the translator",
     "request_id": "the request in the store",
     "dialect_verdict": "options.dialect_id: ok, other_dialect, standard, uncertain (a wrong label below "
-                       "dialect_min_probability) or not_covered (the model has no such label); empty: not checked",
+                       "dialect_id_min_probability) or not_covered (the model has no such label); empty: not checked",
     "dialect_predicted": "options.dialect_id: the label the translation reads as",
     "dialect_probability": "options.dialect_id: its probability",
 }
@@ -95,7 +95,7 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
             heading="Dialect identification", table=dialect_id, legend=DIALECT_ID_LEGEND, empty="nothing checked",
             text=f"Each usable translation into a dialect is labelled by the dialect identifier "
                  f"{task.options.dialect_id} ({flagged} read as another dialect or as standard with probability ≥ "
-                 f"{task.options.dialect_min_probability}). A flag, not a failure: flagged variants are still "
+                 f"{task.options.dialect_id_min_probability}). A flag, not a failure: flagged variants are still "
                  "exported; the per-translation verdicts are in translate_translations.csv and in the exported "
                  "items' translation.<variant>.dialect_id."))
     leak = (f"{total.leaked_items} of {total.items}" if total.leak_checked else "not checked (no index)")

@@ -77,7 +77,7 @@ class TranslateOptions(BaseModel):
     dialect_id: str | None = Field(default=None, description="folder of a model from `dialectbias train-dialect-id` "
                                    "(relative to the experiment file): flags translations into a dialect that read "
                                    "as another dialect or as standard (a flag: flagged variants are still exported)")
-    dialect_min_probability: float = Field(default=0.5, ge=0.0, le=1.0, description="dialect_id: a wrong label "
+    dialect_id_min_probability: float = Field(default=0.5, ge=0.0, le=1.0, description="dialect_id: a wrong label "
                                            "below this probability is `uncertain`, not `other_dialect`/`standard`")
     source_language: str | None = Field(
         default=None, description="language code of the source text (bn, de); default: that of the first "
@@ -274,7 +274,7 @@ class TranslateTask(Task):
         if self.identifier() is None:
             return rows
         dialects = {name for name, t in self.targets.items() if t.kind == "dialect"}
-        return check_dialects(rows, self.identifier(), dialects, self.options.dialect_min_probability)
+        return check_dialects(rows, self.identifier(), dialects, self.options.dialect_id_min_probability)
 
     def counts(self, store: Store) -> TranslationCounts:
         return count_translations(self.translations(store))
