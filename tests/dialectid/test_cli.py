@@ -18,6 +18,14 @@ def test_train_then_label(synthetic: dict[str, Path], cli: Any) -> None:
     for label in ("chittagong", "rangpur", "standard", "sylhet", "macro"):
         assert label in result.stdout
     assert "macro-F1 1.000" in result.stdout and (out / "model.npz").is_file()
+    assert "held out from corpus.yaml: accuracy 1.000 (recall chittagong 1.00, standard 1.00, sylhet 1.00)" in \
+        result.stdout
+
+    result = cli("train-dialect-id", synthetic["corpus"], "--out", synthetic["dir"] / "m2",
+                 "--eval-transcripts", synthetic["transcripts"])
+    assert result.exit_code == 0, result.output
+    assert "evaluation sources (transcripts.csv): every unit" in result.stdout
+    assert "left out of the evaluation: 0 units also in training; labels the model lacks: 89 rangpur" in result.stdout
 
     result = cli("dialect-id", out, "নতুন কথা কিতা কররাম", "মাঠ ফুল কেমন বাহে")
     assert result.exit_code == 0, result.output

@@ -133,3 +133,41 @@ def test_training_failures(synthetic: dict[str, Path], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="test_size"):
         train_dialect_id([synthetic["corpus"]], [], tmp_path / "m", test_size=1.5)
     assert not (tmp_path / "m").exists()
+
+
+def test_sample_weights_by_hand() -> None:
+    from dialectbias.dialectid._data import Unit
+    from dialectbias.dialectid._train import sample_weights
+
+    def unit(label: str, source: str) -> Unit:
+        return Unit(text="t", key="t", label=label, group="g", source=source)
+
+    # cells (a, s1) ×3, (a, s2) ×1, (b, s1) ×2: n = 6, 3 cells → 6/9, 6/3, 6/6; every cell sums to 2
+    units = [unit("a", "s1")] * 3 + [unit("a", "s2")] + [unit("b", "s1")] * 2
+    np.testing.assert_allclose(sample_weights(units, "balanced_by_source"), [2 / 3] * 3 + [2.0] + [1.0] * 2)
+    assert sample_weights(units, "balanced") is None and sample_weights(units, "none") is None
+
+
+def test_external_evaluation(synthetic: dict[str, Path], tmp_path: Path) -> None:
+    """Scored on a second corpus: its texts already seen in training are left out, labels the model lacks are
+    counted, the rest scored."""
+    rows = ["standard_text,dialect_text,dialect",
+            "নতুন কথা কী করছি,নতুন কথা কিতা কররাম,sylhet",  # unseen
+            "আকাশ মেঘ কী করছি,আকাশ মেঘ কিয়া গরির,chittagong",
+            "মাঠ ফুল কী করছি,মাঠ ফুল কেমন বাহে,tangail"]  # a label the model lacks
+    (tmp_path / "extra.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "extra.yaml").write_text(yaml.safe_dump({"name": "x", "files": [{
+        "path": "extra.csv", "standard": "standard_text", "dialect_text": "dialect_text", "dialect": "dialect"}]}),
+        encoding="utf-8")
+    summary, _ = fit_dialect_id([synthetic["corpus"]], [], tmp_path / "m",
+                                eval_corpora=[tmp_path / "extra.yaml", synthetic["corpus"]])
+    ext = summary.external
+    assert ext is not None and ext.not_covered == {"tangail": 1}
+    # the training corpus itself: its training units overlap, its held-out units are scored again
+    assert ext.overlap == sum(summary.train_units.values())
+    assert ext.units == 5 + sum(summary.test_units.values())  # 3 standard sides + sylhet + chittagong, + held out
+    assert ext.macro_f1 == 1.0
+    assert (tmp_path / "m" / "dialect_id_eval_external.csv").read_text(encoding="utf-8").startswith("label,")
+    assert set(summary.held_out_by_source) == {str(synthetic["corpus"])}
+    cells = summary.held_out_by_source[str(synthetic["corpus"])]
+    assert all(c == n for c, n in cells.values())

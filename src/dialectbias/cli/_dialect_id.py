@@ -4,8 +4,9 @@ label texts with it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,6 +14,9 @@ from rich.table import Table
 
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
+
+if TYPE_CHECKING:
+    from dialectbias.dialectid import LabelScore
 
 
 @clear_errors
@@ -30,6 +34,11 @@ def train_dialect_id(
                                                  help="held-out share of each label")] = 0.2,
         min_chars: Annotated[int, typer.Option("--min-chars", min=0, help="units with fewer letters are set "
                                                                           "aside")] = 8,
+        eval_corpus: Annotated[list[Path] | None, typer.Option(
+            "--eval-corpus", help="a corpus YAML to score the trained model on as well, every unit (e.g. "
+                                  "Vashantor's Test split; repeatable)")] = None,
+        eval_transcripts: Annotated[list[Path] | None, typer.Option(
+            "--eval-transcripts", help="a transcript file to score the trained model on as well (repeatable)")] = None,
         max_per_label: Annotated[int | None, typer.Option(
             "--max-per-label", min=1, help="keep at most this many units per label (seeded sample); default: all, "
                                            "labels balanced by class weights")] = None) -> None:
@@ -45,7 +54,8 @@ def train_dialect_id(
 
     with _app.console.status("training…"):
         summary = train(corpora=corpora or [], transcripts=transcripts or [], out=out, seed=seed,
-                        test_size=test_size, min_chars=min_chars, max_per_label=max_per_label)
+                        test_size=test_size, min_chars=min_chars, max_per_label=max_per_label,
+                        eval_corpora=eval_corpus or [], eval_transcripts=eval_transcripts or [])
     for source in summary.sources:
         kept = sum(source.kept.values())
         skipped = ", ".join(f"{n:,} {SKIP_KINDS[k]}" for k, n in source.skipped.items() if n)
@@ -53,15 +63,22 @@ def train_dialect_id(
         aside = f"; set aside: {escape(skipped)}" if skipped else ""
         _app.console.print(f"{escape(source.source)}: {source.read:,} {what} → {kept:,} units{aside}",
                            highlight=False, soft_wrap=True)
-    table = Table(title=f"held-out scores (seed {seed}, {test_size:.0%} of each label, grouped)")
-    for name in ("label", "precision", "recall", "F1", "held out", "trained on"):
-        table.add_column(name, justify="left" if name == "label" else "right")
-    for s in summary.scores:
-        table.add_row(s.label, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", f"{s.support:,}",
-                      f"{summary.train_units.get(s.label, 0):,}")
-    table.add_row("macro", "", "", f"{summary.macro_f1:.3f}", f"{sum(summary.test_units.values()):,}",
-                  f"{sum(summary.train_units.values()):,}", style="bold")
-    _app.console.print(table)
+    _app.console.print(_table(f"held-out scores (seed {seed}, {test_size:.0%} of each label, grouped)",
+                              summary.scores, summary.macro_f1, summary.train_units))
+    for source, cells in summary.held_out_by_source.items():
+        correct, total = sum(c for c, _ in cells.values()), sum(n for _, n in cells.values())
+        recalls = ", ".join(f"{label} {c / n:.2f}" for label, (c, n) in cells.items() if n)
+        _app.console.print(f"held out from {escape(Path(source).name)}: accuracy {correct / total:.3f} "
+                           f"(recall {recalls})", highlight=False, soft_wrap=True)
+    ext = summary.external
+    if ext is not None:
+        names = ", ".join(Path(s.source).name for s in ext.sources)
+        _app.console.print(_table(f"evaluation sources ({escape(names)}): every unit", ext.scores, ext.macro_f1,
+                                  summary.train_units))
+        if ext.overlap or ext.not_covered:
+            missing = ", ".join(f"{n:,} {label}" for label, n in ext.not_covered.items())
+            _app.console.print(f"left out of the evaluation: {ext.overlap:,} units also in training"
+                               + (f"; labels the model lacks: {missing}" if missing else ""), highlight=False)
     if summary.capped:
         _app.console.print("--max-per-label left out: " + ", ".join(f"{n:,} {label}" for label, n in
                                                                     summary.capped.items()), highlight=False)
@@ -70,6 +87,20 @@ def train_dialect_id(
                                "transcripts or sentences): trained, not evaluated", highlight=False)
     _app.console.print(f"accuracy {summary.accuracy:.3f} · macro-F1 {summary.macro_f1:.3f} · {summary.features:,} "
                        f"n-grams · {summary.seconds:.1f} s → {escape(str(out))}", highlight=False, soft_wrap=True)
+
+
+def _table(title: str, scores: Sequence[LabelScore], macro: float, train_units: dict[str, int]) -> Table:
+    """Per-label precision, recall, F1, units scored and units trained on, then the macro-F1 row."""
+    table = Table(title=title)
+    for name in ("label", "precision", "recall", "F1", "scored", "trained on"):
+        table.add_column(name, justify="left" if name == "label" else "right")
+    for s in scores:
+        if s.support or s.predicted:
+            table.add_row(s.label, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", f"{s.support:,}",
+                          f"{train_units.get(s.label, 0):,}")
+    table.add_row("macro", "", "", f"{macro:.3f}", f"{sum(s.support for s in scores):,}",
+                  f"{sum(train_units.values()):,}", style="bold")
+    return table
 
 
 @clear_errors

@@ -17,13 +17,14 @@ from dialectbias.dialectid._data import SKIP_KINDS, split_sentences
 from dialectbias.dialectid._eval import LabelScore, confusion_matrix, label_scores, macro_f1
 from dialectbias.dialectid._labels import canonical_label
 from dialectbias.dialectid._model import VERDICTS, DialectCheck, DialectIdentifier, Verdict
-from dialectbias.dialectid._train import TrainSettings, TrainSummary, fit_dialect_id, train_dialect_id
+from dialectbias.dialectid._train import ExternalEval, TrainSettings, TrainSummary, fit_dialect_id, train_dialect_id
 
 __all__ = [
     "SKIP_KINDS",
     "VERDICTS",
     "DialectCheck",
     "DialectIdentifier",
+    "ExternalEval",
     "LabelScore",
     "TrainSettings",
     "TrainSummary",
