@@ -95,9 +95,9 @@ def _table(title: str, scores: Sequence[LabelScore], macro: float, train_units: 
     for name in ("label", "precision", "recall", "F1", "scored", "trained on"):
         table.add_column(name, justify="left" if name == "label" else "right")
     for s in scores:
-        if s.support or s.predicted:
-            table.add_row(s.label, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", f"{s.support:,}",
-                          f"{train_units.get(s.label, 0):,}")
+        if s.support or s.predicted:  # a label with no unit scored: only its false positives say something
+            table.add_row(s.label, f"{s.precision:.3f}", f"{s.recall:.3f}" if s.support else "—",
+                          f"{s.f1:.3f}" if s.support else "—", f"{s.support:,}", f"{train_units.get(s.label, 0):,}")
     table.add_row("macro", "", "", f"{macro:.3f}", f"{sum(s.support for s in scores):,}",
                   f"{sum(train_units.values()):,}", style="bold")
     return table
