@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from dialectbias.cli import _build, _commands, _data, _models, _plan, _quickstart, _review, _tasks
+from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks
 from dialectbias.cli._app import app
 from dialectbias.cli._index import index_app
 
@@ -37,6 +37,8 @@ review_app.command("serve")(_review.serve)
 app.command()(_tasks.tasks)
 app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
+app.command("train-dialect-id")(_dialect_id.train_dialect_id)
+app.command("dialect-id")(_dialect_id.dialect_id)
 models_app.command("convert-gguf")(_models.convert_gguf)
 
 

@@ -29,7 +29,7 @@ from dialectbias.errors import DataError
 from dialectbias.review._gold import Correction, Gold, GoldSummary
 from dialectbias.store import Store
 from dialectbias.tasks._translate_fields import assemble_variant, plan_variant
-from dialectbias.tasks._translate_results import Translation
+from dialectbias.tasks._translate_results import Translation, dialect_id_provenance
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -150,7 +150,8 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
                 row["variants"][target] = assemble_variant(source, plan, done)  # type: ignore[arg-type]
                 machine[target] = {"translator": translator.id, "model": translator.model,
                                    "template": _template_of(rows), "request_ids": [t.request_id for t in rows],
-                                   "examples": sorted({e for t in rows for e in t.examples})}
+                                   "examples": sorted({e for t in rows for e in t.examples}),
+                                   **dialect_id_provenance(rows)}
                 result.variants_added += 1
                 validations[target] = (corrected, row["variants"][target] != machine_variant)
             if machine:
