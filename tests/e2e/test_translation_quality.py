@@ -198,3 +198,54 @@ def test_embedding_and_bertscore_metrics(cli: Any, tmp_path: Path) -> None:
     t2 = {(r["system"], r["dialect"]): r for r in _csv(out / "translation_quality_by_dialect.csv")}
     assert float(t2[("good", "all")]["embedding"]) > float(t2[("poor", "all")]["embedding"])
     assert float(t2[("good", "all")]["bertscore"]) > float(t2[("poor", "all")]["bertscore"])
+
+
+def test_dialect_id_flags_translations(cli: Any, tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    import random
+
+    from dialectbias.dialectid import train_dialect_id
+
+    rng = random.Random(0)
+    neutral = ("ঢাকা", "নাম", "বোরো", "ধান", "মাঠ", "গ্রাম", "শহর", "স্কুল", "বই", "গাছ", "আকাশ", "পাখি")
+    markers = {"sylhet": ("কিতা", "জিলার", "গাঙর", "কারে", "কয়", "অইলে"),
+               "chittagong": ("আঁই", "গরির", "হডে", "তোঁয়ার", "বউত", "হিতে"),
+               "standard": ("কী", "জেলার", "নদীর", "কাকে", "বলে", "হলে")}
+    directory = tmp_path / "did"
+    directory.mkdir()
+    with (directory / "pairs.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["standard_text", "dialect_text", "dialect"])
+        for i in range(80):
+            dialect = "sylhet" if i % 2 else "chittagong"
+            words = rng.sample(neutral, 2)
+            writer.writerow([" ".join([*words, *rng.sample(markers["standard"], 3)]),
+                             " ".join([*words, *rng.sample(markers[dialect], 3)]), dialect])
+    (directory / "corpus.yaml").write_text(yaml.safe_dump({"name": "s", "files": [{
+        "path": "pairs.csv", "standard": "standard_text", "dialect_text": "dialect_text", "dialect": "dialect"}]}),
+        encoding="utf-8")
+    assert train_dialect_id([directory / "corpus.yaml"], [], directory / "model", seed=0).macro_f1 == 1.0
+
+    def text(kind: str) -> str:
+        return " ".join(["ঢাকা", *markers[kind][:3]])
+
+    with (directory / "data.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "source", "reference", "dialect", "mt"])
+        writer.writerow(["1", text("standard"), text("sylhet"), "sylhet", text("sylhet")])          # ok
+        writer.writerow(["2", text("standard"), text("sylhet"), "sylhet", text("chittagong")])      # other dialect
+        writer.writerow(["3", text("standard"), text("chittagong"), "chittagong", text("standard")])  # standard
+        writer.writerow(["4", text("standard"), "ও ভাই", "rangpur", "ও ভাই"])                       # not covered
+    (directory / "tq.yaml").write_text(yaml.safe_dump({
+        "name": "tq-did", "task": "translation_quality", "data": "data.csv", "systems": ["mt"],
+        "metrics": ["chrf"], "options": {"dialect_id": "model", "bootstrap_resamples": 20}}), encoding="utf-8")
+    ran = cli("run", directory / "tq.yaml", "--no-progress")
+    assert ran.exit_code == 0, ran.output
+    assert "dialect ID mt: 1 ok · 1 other_dialect · 1 standard · 1 not_covered" in ran.stdout
+    out = directory / "report"
+    assert cli("report", directory / "tq.yaml", "--out", out).exit_code == 0
+    items = {r["row"]: r for r in _csv(out / "translation_quality_items.csv")}
+    assert [items[k]["dialect_id"] for k in "1234"] == ["ok", "other_dialect", "standard", "not_covered"]
+    assert items["2"]["dialect_id_predicted"] == "chittagong"
+    did = {(r["system"], r["dialect"]): r for r in _csv(out / "translation_quality_dialect_id.csv")}
+    assert did[("reference", "all")]["ok"] == "3" and did[("mt", "all")]["share_ok"] == str(1 / 3)
