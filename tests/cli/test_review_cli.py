@@ -105,3 +105,48 @@ def test_calibration_sample_per_confidence_level(project: Any, cli: Any, qa: Any
 def test_unknown_judge_is_an_error(project: Any, cli: Any, tmp_path: Path) -> None:
     res = cli("review", "export", project.yaml_path, "--out", tmp_path / "q.csv", "--judge", "nobody")
     assert res.exit_code == 1 and "no judge with id 'nobody'" in res.stderr
+
+
+def test_queue_samples_and_queue_exports_say_what_is_wrong(project: Any, cli: Any, tmp_path: Path) -> None:
+    res = cli("review", "sample", project.yaml_path, "--queue", "translation_correction")
+    assert res.exit_code == 1 and "--per: queue 'translation_correction' has no default sample size" in res.stderr
+    res = cli("review", "sample", project.yaml_path, "--queue", "nope", "--per", "3")
+    assert res.exit_code == 1 and "--queue: unknown queue 'nope'" in res.stderr
+    res = cli("review", "sample", project.yaml_path, "--queue", "translation_score", "--by", "model")
+    assert res.exit_code == 1 and "--by: 'model' is not a stratum key" in res.stderr
+    res = cli("review", "export", project.yaml_path, "--queue", "nope", "--out", tmp_path / "x.csv")
+    assert res.exit_code == 1 and "--queue: queue 'nope' has no CSV round trip here" in res.stderr
+    # the qa_bias items carry no machine translation: nothing to sample, and no empty sample hides later ones
+    res = cli("review", "sample", project.yaml_path, "--queue", "translation_score")
+    assert res.exit_code == 1 and "queue 'translation_score' has no targets yet: nothing to sample" in res.stderr
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--per", "2")
+    assert res.exit_code == 0 and "per dialect" in res.stdout
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--clear")
+    assert "queue judgments: sample removed (" in res.stdout and "every target is listed again" in res.stdout
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--clear")
+    assert "queue judgments had no sample" in res.stdout
+
+
+def test_export_items_of_a_qa_bias_experiment(project: Any, cli: Any, qa: Any, tmp_path: Path) -> None:
+    out = tmp_path / "items.jsonl"
+    res = cli("export", project.yaml_path, "--items", out)
+    assert res.exit_code == 0, res.output
+    assert "6 items →" in res.stdout and "0 variants human-validated" in res.stdout
+    assert "machine variants added" not in res.stdout  # that is the translate export's
+    original = {r["id"]: r for r in qa.read_jsonl(project.dir / "items.jsonl")}
+    exported = {r["id"]: r for r in qa.read_jsonl(out)}
+    assert {k: v["variants"] for k, v in exported.items()} == {k: v["variants"] for k, v in original.items()}
+
+
+def test_a_judgments_sample_restricts_the_judgments_csv(project: Any, cli: Any, tmp_path: Path) -> None:
+    from dialectbias.review import stored_sample
+
+    res = cli("review", "sample", project.yaml_path, "--queue", "judgments", "--per", "1")
+    assert res.exit_code == 0, res.output
+    with Store.open(project.store_path, create=False) as store:
+        sample = stored_sample(store, "judgments")
+    assert sample is not None and all(len(s.ids) == 1 for s in sample.strata) and len(sample.strata) >= 2
+    res = cli("review", "export", project.yaml_path, "--out", tmp_path / "q.csv")
+    assert res.exit_code == 0 and "sampled judgment(s) to review" in res.output
+    rows = read(tmp_path / "q.csv")
+    assert rows and {r["judgment_id"] for r in rows} <= set(sample.ids)

@@ -130,7 +130,8 @@ def run(experiment: ExperimentArg,
 @clear_errors
 def status(experiment: ExperimentArg) -> None:
     """Show progress per stage and model (current requests; superseded ones apart), stages not compiled yet,
-    and the review queue (needs review, reviewed).
+    the review queue (needs review, reviewed) and, per variant with machine translations, how many items
+    are human-validated.
 
     Example: dialectbias status bn-qa.yaml
     """
@@ -159,7 +160,23 @@ def status(experiment: ExperimentArg) -> None:
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
         for line in _folded(pairs, console.width, first=""):
             console.print(line, highlight=False, soft_wrap=True)
+    for line in _validated_lines(exp.store_path):
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
+
+
+def _validated_lines(store_path: Path) -> list[str]:
+    """One line per variant with machine or human-validated items (gold labelling)."""
+    from dialectbias.review import human_validated_rows
+    from dialectbias.store import Store
+
+    if not store_path.exists():
+        return []
+    with Store.open(store_path, create=False) as store:
+        rows = human_validated_rows(store)
+    return [f"variant {r['variant']}: {r['human_validated']} of {r['items']} items human-validated, {r['machine']} "
+            f"machine" + (f", {r['labels_n']} validation label(s), mean {r['label_mean']:.2f}" if r["labels_n"] else "")
+            for r in rows if r["machine"] or r["human_validated"]]
 
 
 @clear_errors
@@ -167,38 +184,50 @@ def export(experiment: ExperimentArg,
            out: Annotated[Path | None, typer.Option("--out", help="output directory")] = None,
            format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl",
            items: Annotated[Path | None, typer.Option(
-               "--items", help="translate experiments: write the items with their new variants to this JSONL "
-               "file (a `data:` file for qa_bias, association or vqa)")] = None) -> None:
+               "--items", help="write the experiment's items to this JSONL file (a `data:` file for any task), "
+               "with a translate run's new variants and the review's corrections applied")] = None) -> None:
     """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
-    part of the experiment) are kept with current=false and counted. With --items (task translate), write
-    the items with their machine variants (is_human_validated: false).
+    part of the experiment) are kept with current=false and counted.
+
+    With --items, write the experiment's items as a data file: a translate run adds its machine variants
+    (is_human_validated: false); on any experiment, the review's translation corrections (review app or
+    `review import`) are applied and the corrected or confirmed variants marked human-validated
+    (validated_by, is_human_validated: true, validation: annotator, time, corrected, 3-point labels).
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
     """
-    from dialectbias.api import load_experiment, open_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
     from dialectbias.store import Store
-    from dialectbias.store._export import export_store
+    from dialectbias.store._export import export_store, write_rows
 
     if out is None and items is None:
-        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (translate experiments)")
+        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
     if items is not None:
+        from dialectbias.tasks._translate_export import export_store_items
+
         exp, task = open_experiment(experiment)
         export_items = getattr(task, "export_items", None)
-        if export_items is None:
-            raise ConfigError(f"{exp.path}: task {exp.task!r} writes no items: --items is for `task: translate`")
         with Store.open(exp.store_path, create=False) as store:
-            for line in export_items(store, items).lines():
+            if export_items is None and not store.query("SELECT 1 FROM items LIMIT 1"):
+                raise ConfigError(f"{exp.store_path}: no items stored yet: run the experiment first "
+                                  f"(`dialectbias run {experiment}`)")
+            written = export_items(store, items) if export_items is not None else export_store_items(exp, store,
+                                                                                                     items)
+            for line in written.lines():
                 console.print(line, highlight=False)
     if out is None:
         return
     if format not in ("csv", "jsonl", "parquet"):
         raise ConfigError(f"--format must be csv, jsonl or parquet, not {format!r}")
-    exp = load_experiment(experiment)
+    exp, task = open_experiment(experiment)
     superseded: dict[str, int] = {}
     with Store.open(exp.store_path, create=False) as store:
         counts = export_store(store, out, format, superseded)  # type: ignore[arg-type]
+        tables = getattr(task, "export_tables", None)  # a task's own per-row tables (translation_quality)
+        for name, rows in (tables(store) if tables is not None else {}).items():
+            counts[name] = write_rows(rows, out / f"{name}.{format}", format)  # type: ignore[arg-type]
     for name, n in counts.items():
         old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""
         console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}{old}", highlight=False)

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from dialectbias.cli import _build, _commands, _data, _models, _plan, _quickstart, _review, _tasks, _train
+from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks, _train
 from dialectbias.cli._app import app
 from dialectbias.cli._index import index_app
 
@@ -30,12 +30,15 @@ app.command()(_quickstart.quickstart)
 app.add_typer(review_app, name="review")
 review_app.command("export")(_review.export_queue)
 review_app.command("import")(_review.import_queue)
+review_app.command("sample")(_review.sample)
 review_app.command("calibration")(_review.calibration)
 review_app.command("add-annotator")(_review.add_annotator)
 review_app.command("serve")(_review.serve)
 app.command()(_tasks.tasks)
 app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
+app.command("train-dialect-id")(_dialect_id.train_dialect_id)
+app.command("dialect-id")(_dialect_id.dialect_id)
 models_app.command("convert-gguf")(_models.convert_gguf)
 app.command("train-translator")(_train.train_translator)
 

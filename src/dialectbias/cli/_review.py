@@ -1,5 +1,6 @@
-"""`dialectbias review export | import | calibration | add-annotator | serve`: the human-review CSV round trip
-(SPEC §4 P3) and the review app (SPEC §6)."""
+"""`dialectbias review export | import | sample | calibration | add-annotator | serve`: the human-review CSV
+round trip (SPEC §4 P3; the judgments and the translation queues), stratified samples of a queue (SPEC §4 P1,
+P2) and the review app (SPEC §6)."""
 
 from __future__ import annotations
 
@@ -63,31 +64,75 @@ def _write_readme(queue: ReviewQueue, out: Path) -> Path:
     return readme
 
 
+QueueOption = Annotated[str, typer.Option(
+    "--queue", help="judgments (the judge's review queue), translation_score, validation, translation_correction "
+                    "or error_coding")]
+
+
 @clear_errors
 def export_queue(experiment: ExperimentArg,
                  out: Annotated[Path, typer.Option("--out", help="CSV file to write")],
-                 judge: JudgeOption = None, excel: ExcelOption = False) -> None:
-    """Write the pending review queue (low-confidence or flagged judgments) as CSV.
+                 judge: JudgeOption = None, excel: ExcelOption = False, queue: QueueOption = "judgments",
+                 all_targets: Annotated[bool, typer.Option(
+                     "--all", help="queues other than judgments: every (sampled) target, also those annotated "
+                                   "already")] = False) -> None:
+    """Write a review queue as CSV, to fill in a spreadsheet and `review import`.
 
-    One row per judgment of the judge with confidence ≤ review.confidence_threshold, flagged, clipped by
-    a ceiling, or unparsed, and no human score yet. Fill the human_<field> columns, one per numeric field
-    of the judge's rubric (RLAIF: five Likert 0–5; ranges and anchors in <out>.README.txt, written next
-    to the CSV), human_script_valid yes/no (optional, rubrics with a script check) and comment (optional),
-    then run `dialectbias review import`. Plain UTF-8; --excel adds a BOM.
+    judgments (default): one row per judgment of the judge with confidence ≤ review.confidence_threshold,
+    flagged, clipped by a ceiling, or unparsed, and no human score yet. Fill the human_<field> columns, one
+    per numeric field of the judge's rubric (RLAIF: five Likert 0–5; ranges and anchors in <out>.README.txt,
+    written next to the CSV), human_script_valid yes/no (optional, rubrics with a script check) and comment
+    (optional).
+
+    translation_score, validation, translation_correction, error_coding: one row per target of the queue
+    (its sample only, when it has one: `review sample`) that nobody has annotated yet (--all: every one),
+    columns queue, target_id, item_id, dialect, domain, source, translation, reference, the human columns of
+    the queue's form (human_score 0–10, human_label 0/1/2, human_text the corrected translation,
+    human_categories) and comment. The annotations are the review app's own.
+
+    Plain UTF-8; --excel adds a BOM.
 
     Example: dialectbias review export bn-qa.yaml --out queue.csv
+    Example: dialectbias review export bn-translate.yaml --queue translation_score --out scores.csv
     """
     from dialectbias.api import open_experiment
     from dialectbias.review import write_review_csv
     from dialectbias.store import Store
 
+    if queue != "judgments":
+        _export_kind_queue(experiment, queue, out, excel, all_targets)
+        return
+    from dialectbias.review import sampled_ids
+
     exp, task = open_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
-        queue = _queue(exp, task, store, judge)
-        n = write_review_csv(queue.pending(), out, excel=excel, columns=queue.columns)
-    readme = _write_readme(queue, out)
-    _app.console.print(f"{n} judgment(s) to review (judge {queue.judge_id}, rubric {queue.rubric.name}, "
-                       f"confidence ≤ {queue.confidence_threshold} or flagged) → {out} (columns: {readme.name})",
+        rq = _queue(exp, task, store, judge)
+        sampled = sampled_ids(store, "judgments")
+        rows = (r for r in rq.pending() if sampled is None or r["judgment_id"] in sampled)
+        n = write_review_csv(rows, out, excel=excel, columns=rq.columns)
+    readme = _write_readme(rq, out)
+    _app.console.print(f"{n} {'sampled ' if sampled is not None else ''}judgment(s) to review (judge {rq.judge_id}, "
+                       f"rubric {rq.rubric.name}, confidence ≤ {rq.confidence_threshold} or flagged) → {out} "
+                       f"(columns: {readme.name})", highlight=False)
+
+
+def _export_kind_queue(experiment: Path, queue: str, out: Path, excel: bool, all_targets: bool) -> None:
+    from dialectbias.api import open_experiment
+    from dialectbias.errors import ConfigError, DataError
+    from dialectbias.review import csv_kind, write_queue_csv
+    from dialectbias.store import Store
+
+    try:
+        kind = csv_kind(queue)
+    except DataError as exc:
+        raise ConfigError(f"--queue: {exc}") from None
+    exp, task = open_experiment(experiment)
+    with Store.open(exp.store_path, create=False) as store:
+        written = write_queue_csv(kind, _review_config(exp, task, store), store, out, excel=excel,
+                                  include_done=all_targets)
+    which = "sampled target(s)" if written.sampled else "target(s)"
+    left = f"; {written.annotated} annotated already (left out; --all includes them)" if written.annotated else ""
+    _app.console.print(f"{written.rows} {which} of queue {queue} → {out} (columns: {out.stem}.README.txt){left}",
                        highlight=False)
 
 
@@ -96,25 +141,83 @@ def import_queue(experiment: ExperimentArg,
                  csv_file: Annotated[Path, typer.Argument(help="the filled-in queue CSV",
                                                           show_default=False)],
                  annotator: Annotated[str, typer.Option("--annotator", help="who scored the rows")]) -> None:
-    """Store the human scores of a filled-in queue; they replace the judge's scores in the report.
+    """Store the human annotations of a filled-in queue CSV (`review export`).
 
-    Every row is checked first (judgment id; every human_<field> column of its judge's rubric filled,
-    within the field's range); on any problem nothing is stored. The score is recomputed through the
-    rubric. Rows with empty human columns are skipped; re-importing a file changes nothing.
+    A judgments CSV: every row is checked first (judgment id; every human_<field> column of its judge's
+    rubric filled, within the field's range); the score is recomputed through the rubric and replaces the
+    judge's in the report. A translation-queue CSV (it has a `queue` column): every row is checked by the
+    queue's form (the review app's own validation) and stored as the annotator's annotation, the same
+    record the app writes. On any problem nothing is stored (each one named by line and column). Rows with
+    empty human columns are skipped; re-importing a file changes nothing.
 
     Example: dialectbias review import bn-qa.yaml queue.csv --annotator rahim
     """
     from dialectbias.api import open_experiment
-    from dialectbias.review import ReviewQueue
+    from dialectbias.review import ReviewQueue, import_queue_csv, is_queue_csv
     from dialectbias.store import Store
 
     exp, task = open_experiment(experiment)
     with Store.open(exp.store_path, create=False) as store:
-        judge = exp.primary_judge.id if exp.primary_judge else ""
-        queue = ReviewQueue(store, judge, [m.id for m in exp.models], rubrics=_rubrics(task))
-        summary = queue.import_csv(csv_file, annotator)
+        if is_queue_csv(csv_file):
+            summary = import_queue_csv(store, _review_config(exp, task, store), csv_file, annotator)
+        else:
+            judge = exp.primary_judge.id if exp.primary_judge else ""
+            rq = ReviewQueue(store, judge, [m.id for m in exp.models], rubrics=_rubrics(task))
+            summary = rq.import_csv(csv_file, annotator)
     _app.console.print(f"{csv_file}: {summary.imported} imported, {summary.skipped_empty} skipped (empty), "
                        f"{summary.unchanged} unchanged (already stored)", highlight=False)
+
+
+@clear_errors
+def sample(experiment: ExperimentArg,
+           queue: Annotated[str, typer.Option(
+               "--queue", help="translation_score, validation, translation_correction, error_coding or judgments")],
+           per: Annotated[int | None, typer.Option(
+               "--per", help="targets per stratum (default: translation_score 25, validation 10; other queues: "
+                             "required)")] = None,
+           by: Annotated[str | None, typer.Option(
+               "--by", help="stratum keys, comma-separated: dialect, domain (default: translation_score dialect; "
+                            "validation domain,dialect; others dialect)")] = None,
+           seed: Annotated[int | None, typer.Option(help="sampling seed (default: the experiment's)")] = None,
+           clear: Annotated[bool, typer.Option("--clear", help="remove the queue's sample (list every target "
+                                                               "again)")] = False) -> None:
+    """Draw a stratified random sample of a queue: from then on the queue lists only the sampled targets
+    (the app, the API, assignments, the CSV export).
+
+    Per stratum (e.g. dialect, or domain × dialect), N targets drawn with a generator seeded by the seed,
+    the queue and the stratum (reproducible; a stratum's sample does not depend on the others); a stratum
+    with fewer targets gives all of them (said per stratum: sampled/available). Running it again replaces
+    the sample; --clear removes it.
+
+    Example: dialectbias review sample bn-translate.yaml --queue translation_score
+    Example: dialectbias review sample bn-translate.yaml --queue validation --per 10 --by domain,dialect
+    """
+    from dialectbias.api import open_experiment
+    from dialectbias.errors import ConfigError
+    from dialectbias.review import clear_sample, describe_sample, queue_kinds, sample_queue
+    from dialectbias.store import Store
+
+    if queue not in queue_kinds():
+        raise ConfigError(f"--queue: unknown queue {queue!r}; queues: {', '.join(queue_kinds())}")
+    exp, task = open_experiment(experiment)
+    with Store.open(exp.store_path, create=False) as store:
+        if clear:
+            removed = clear_sample(store, queue)
+            _app.console.print(f"queue {queue}: sample removed ({len(removed.ids)} target(s)); every target is "
+                               "listed again" if removed else f"queue {queue} had no sample", highlight=False)
+            return
+        config = _review_config(exp, task, store)
+        drawn, previous = sample_queue(store, config, queue_kinds()[queue], per=per,
+                                       by=by.split(",") if by else None, seed=exp.seed if seed is None else seed)
+    _app.console.print(f"queue {queue}: {len(drawn.ids)} target(s) sampled, {drawn.per} per "
+                       f"{' × '.join(drawn.by)} (seed {drawn.seed})"
+                       + (f"; replaces the previous sample ({len(previous.ids)} target(s))" if previous else ""),
+                       highlight=False)
+    for line in describe_sample(drawn):
+        _app.console.print(f"  {line}", highlight=False)
+    if drawn.short:
+        _app.console.print(f"{len(drawn.short)} stratum/strata had fewer than {drawn.per} targets: all of them "
+                           "were taken", highlight=False)
 
 
 @clear_errors

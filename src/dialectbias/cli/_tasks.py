@@ -54,6 +54,8 @@ def default_text(field: FieldInfo) -> str:
     if field.is_required():
         return "required"
     value = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]
+    if isinstance(value, BaseModel):  # a settings object (translation_quality's normalization)
+        value = value.model_dump(mode="json")
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -49,8 +49,9 @@ class ReviewSettings(BaseModel):
                                   "scores replace the primary's for the dialect in the final tables)")
 
 
-#: task settings an experiment file may give at the top level as well as under `options:` (SPEC §4 P5 contract)
-TOP_LEVEL_OPTIONS = ("strategies", "vqa_parse")
+#: task settings an experiment file may give at the top level as well as under `options:` (the contracts of
+#: SPEC §4 P5, vqa/caption, and of translation_quality)
+TOP_LEVEL_OPTIONS = ("strategies", "vqa_parse", "systems", "metrics")
 
 
 class RaySettings(BaseModel):

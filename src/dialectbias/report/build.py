@@ -1,4 +1,6 @@
-"""Build a task's report from the store: CSV tables plus a self-contained index.html."""
+"""Build a task's report from the store: CSV tables plus a self-contained index.html. Every report, whatever
+the task, also says how many variants of its items are human-validated (`human_validated.csv`, SPEC §4 P1
+Gold labelling)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from dialectbias.config import Experiment
-from dialectbias.report._html import write_html
+from dialectbias.report._html import Section, write_html
 from dialectbias.store import Store
+
+HUMAN_VALIDATED_CSV = "human_validated.csv"
 
 #: a task's `report(store, out_dir)`: writes its CSV tables and returns title, sections and metadata
 TaskReport = Callable[[Store, Path], dict[str, Any]]
@@ -21,6 +27,7 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path) 
     out.mkdir(parents=True, exist_ok=True)
     with Store.open(exp.store_path, create=False) as store:
         result = task_report(store, out)
+        validated = human_validated_section(store, out)
         calls = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) "
                             "FROM results WHERE request_id IN (SELECT request_id FROM current_requests)")[0]
     metadata = {"experiment": exp.name, "task": exp.task, "experiment file": str(exp.path),
@@ -28,4 +35,20 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path) 
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
                 "results stored": calls[0], "failed requests": calls[1] or 0,
                 "tokens in/out": f"{calls[2] or 0:,} / {calls[3] or 0:,}", **result.get("metadata", {})}
-    return write_html(out / "index.html", result["title"], result["sections"], metadata, note=exp.note)
+    return write_html(out / "index.html", result["title"], [*result["sections"], validated], metadata, note=exp.note)
+
+
+def human_validated_section(store: Store, out: Path) -> Section:
+    """Write `human_validated.csv` (per variant: items, human-validated, machine, corrected in review, the
+    3-point validation labels) and return its report section."""
+    from dialectbias.review import HUMAN_VALIDATED_COLUMNS, HUMAN_VALIDATED_LEGEND, human_validated_rows
+
+    table = pd.DataFrame(human_validated_rows(store), columns=list(HUMAN_VALIDATED_COLUMNS))
+    table.to_csv(out / HUMAN_VALIDATED_CSV, index=False)
+    machine = int(table["machine"].sum()) if not table.empty else 0
+    return Section(heading="Human-validated variants", table=table, legend=HUMAN_VALIDATED_LEGEND,
+                   text=f"How many variants of the items a native speaker validated ({HUMAN_VALIDATED_CSV}); "
+                        f"{machine} variant(s) are machine translations nobody has validated yet. Correct them in "
+                        "review (queue translation_correction) and `dialectbias export --items` applies the "
+                        "corrections and marks the variants human-validated.",
+                   empty="no items in the store")

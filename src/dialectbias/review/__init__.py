@@ -23,6 +23,17 @@ from dialectbias.review._calibration import (
     save_snapshot,
     snapshot_history,
 )
+from dialectbias.review._gold import (
+    HUMAN_VALIDATED_COLUMNS,
+    HUMAN_VALIDATED_LEGEND,
+    Correction,
+    Gold,
+    GoldSummary,
+    corrections,
+    human_validated_rows,
+    iso_utc,
+    validation_labels,
+)
 from dialectbias.review._kind_errors import ERROR_CATEGORIES, ErrorCodingQueue
 from dialectbias.review._kind_judgments import JudgmentQueue
 from dialectbias.review._kind_translations import (
@@ -57,6 +68,16 @@ from dialectbias.review._queue import (
     review_readme,
     write_review_csv,
 )
+from dialectbias.review._queue_csv import (
+    CSV_QUEUES,
+    QueueExport,
+    csv_kind,
+    import_queue_csv,
+    is_queue_csv,
+    queue_rows,
+    read_queue_csv,
+    write_queue_csv,
+)
 from dialectbias.review._report import (
     ANNOTATOR_AGREEMENT_LEGEND,
     JUDGE_CALIBRATION_LEGEND,
@@ -64,6 +85,17 @@ from dialectbias.review._report import (
     review_summary,
     routed_to_judge,
 )
+from dialectbias.review._sample import (
+    Sample,
+    Stratum,
+    clear_sample,
+    draw_sample,
+    queue_targets,
+    sample_queue,
+    sampled_ids,
+    stored_sample,
+)
+from dialectbias.review._sample import describe as describe_sample
 from dialectbias.review._setup import review_config, store_language, thresholds_of
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
 
@@ -74,14 +106,18 @@ register_queue_kind(TranslationCorrectionQueue())
 register_queue_kind(ValidationQueue())
 register_queue_kind(ErrorCodingQueue())
 
-__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "JUDGE_CALIBRATION_LEGEND",
-           "QUEUE_COLUMNS", "AnnotationError", "Annotator", "AssignSummary", "CalibrationRow", "CalibrationSample",
-           "ErrorCodingQueue", "FormField", "ImportSummary", "JudgmentQueue", "Panel", "QueueKind", "Rating",
-           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Task", "Thresholds", "Translation",
-           "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
-           "annotator_agreement", "annotator_for_token", "annotators", "assign", "hash_token", "human_columns",
-           "human_scores", "judge_calibration", "language_tag", "latest_annotations", "miscalibrated",
-           "override_value", "queue_columns", "queue_kind", "queue_kinds", "read_review_csv", "register_queue_kind",
-           "review_config", "review_readme", "review_summary", "routed_to_judge", "save_annotation", "save_snapshot",
-           "snapshot_history", "store_language", "task_of", "task_translations", "tasks_of", "text_direction",
-           "thresholds_of", "translation_targets", "write_review_csv"]
+__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "HUMAN_VALIDATED_COLUMNS",
+           "HUMAN_VALIDATED_LEGEND", "JUDGE_CALIBRATION_LEGEND", "QUEUE_COLUMNS", "AnnotationError", "Annotator",
+           "AssignSummary", "CalibrationRow", "CalibrationSample", "Correction", "ErrorCodingQueue", "FormField",
+           "Gold", "GoldSummary", "ImportSummary", "JudgmentQueue", "Panel", "QueueExport", "QueueKind", "Rating",
+           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Sample", "Stratum", "Task", "Thresholds",
+           "Translation", "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
+           "annotator_agreement", "annotator_for_token", "annotators", "assign", "clear_sample", "corrections",
+           "csv_kind", "describe_sample", "draw_sample", "hash_token", "human_columns", "human_scores",
+           "human_validated_rows", "import_queue_csv", "is_queue_csv", "iso_utc", "judge_calibration", "language_tag",
+           "latest_annotations", "miscalibrated", "override_value", "queue_columns", "queue_kind", "queue_kinds",
+           "queue_rows", "queue_targets", "read_queue_csv", "read_review_csv", "register_queue_kind", "review_config",
+           "review_readme", "review_summary", "routed_to_judge", "sample_queue", "sampled_ids", "save_annotation",
+           "save_snapshot", "snapshot_history", "store_language", "stored_sample", "task_of", "task_translations",
+           "tasks_of", "text_direction", "thresholds_of", "translation_targets", "validation_labels", "write_queue_csv",
+           "write_review_csv"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dialectbias.errors import DataError
 from dialectbias.review._kinds import QueueKind, ReviewConfig, queue_kinds
+from dialectbias.review._sample import queue_targets, sampled_ids
 from dialectbias.store import Store
 
 NAME_PATTERN = re.compile(r"^[\w.\-]{1,64}$")
@@ -115,13 +116,14 @@ def assign(store: Store, config: ReviewConfig, kinds: Iterable[QueueKind] | None
            now: float | None = None) -> AssignSummary:
     """Give each target of each queue to annotators who see its queue and dialect until it has `overlap`
     of them (existing assignments are kept; new ones go to whoever has the fewest tasks in the queue).
-    Idempotent; one transaction per queue."""
+    A queue with a sample (`review sample`) gives out only its sampled targets. Idempotent; one transaction
+    per queue."""
     people = annotators(store)
     summary = AssignSummary()
     created = time.time() if now is None else now
     for kind in kinds or queue_kinds().values():
         eligible = [a for a in people if kind.name in a.queues]
-        targets = list(kind.targets(config, store)) if eligible else []
+        targets = list(queue_targets(kind, config, store)) if eligible else []
         summary.targets += len(targets)
         if not targets:
             continue
@@ -170,13 +172,16 @@ def _tasks_sql(where: str) -> str:
 
 
 def tasks_of(store: Store, annotator: Annotator, queue: str | None = None) -> list[Task]:
-    """The annotator's tasks in the queues and dialects they see now (done or not)."""
+    """The annotator's tasks in the queues and dialects they see now (done or not); in a queue with a sample,
+    only the sampled targets' (other assignments are kept, and come back when the sample is cleared)."""
     out: list[Task] = []
     for name, kind in queue_kinds().items():
         if name not in annotator.queues or (queue is not None and name != queue):
             continue
         rows = store.query(_tasks_sql("a.annotator = ? AND a.queue = ?"), (kind.annotation_kind, annotator.name, name))
-        out += [Task(*r[:6], bool(r[6])) for r in rows if r[4] in annotator.dialects]
+        sampled = sampled_ids(store, name)
+        out += [Task(*r[:6], bool(r[6])) for r in rows
+                if r[4] in annotator.dialects and (sampled is None or r[2] in sampled)]
     return out
 
 
@@ -189,4 +194,7 @@ def task_of(store: Store, annotator: Annotator, task_id: str) -> Task | None:
     found = store.query(_tasks_sql("a.task_id = ? AND a.annotator = ?"), (kind.annotation_kind, task_id,
                                                                           annotator.name))
     task = Task(*found[0][:6], bool(found[0][6])) if found else None
-    return task if task is not None and annotator.sees(task.queue, task.dialect) else None
+    if task is None or not annotator.sees(task.queue, task.dialect):
+        return None
+    sampled = sampled_ids(store, task.queue)
+    return task if sampled is None or task.target_id in sampled else None

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from dialectbias.store._judgments import JSON_COLUMNS
 from dialectbias.store._store import REASK_SUFFIX, Store, dumps
@@ -89,6 +89,13 @@ def _write(rows: Iterator[dict], columns: list[str], path: Path, fmt: ExportForm
         else:
             writer.close()
     return n
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> int:
+    """Write a task's own table (a list of records with the same keys) in the export's format."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns = list(rows[0]) if rows else []
+    return _write(iter(rows), columns, path, fmt)
 
 
 def export_store(store: Store, out_dir: Path, fmt: ExportFormat,

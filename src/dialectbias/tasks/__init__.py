@@ -16,6 +16,7 @@ _TASKS: dict[str, str | type[Task]] = {
     "decision": "dialectbias.tasks.decision:DecisionTask",
     "vqa": "dialectbias.tasks.vqa:VQATask",
     "caption": "dialectbias.tasks.caption:CaptionTask",
+    "translation_quality": "dialectbias.tasks.translation_quality:TranslationQualityTask",
 }
 
 

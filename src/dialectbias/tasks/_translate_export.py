@@ -9,6 +9,11 @@ fields), plus every target variant whose field groups all passed post-processing
 - `leaked`: true when a source text is the standard side of a pair the retrieval index holds (its
   translation saw its own reference), false when it is not, null without an index.
 An item that already has a target variant keeps it. A relative `image` path is rewritten for OUT's folder.
+
+Gold labelling (`review/_gold.py`): the review's corrections of the translations (targets: the translate
+requests) and of the items' own machine variants (targets `item:<id>:<variant>`) are applied, and the
+corrected (or confirmed) variants are marked human-validated (`validated_by`, `is_human_validated: true`,
+`validation`). `export_store_items` does the same for the items of any experiment.
 """
 
 from __future__ import annotations
@@ -21,11 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import Item, is_url
 from dialectbias.errors import DataError
+from dialectbias.review._gold import Correction, Gold, GoldSummary
 from dialectbias.store import Store
 from dialectbias.tasks._translate_fields import assemble_variant, plan_variant
-from dialectbias.tasks._translate_results import Translation
+from dialectbias.tasks._translate_results import Translation, dialect_id_provenance
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from dialectbias.config import Experiment
     from dialectbias.tasks.translate import TranslateTask
 
 #: item fields holding a path relative to the data file's folder (rewritten for the output's folder)
@@ -42,13 +51,17 @@ class ItemsExport:
     variants_incomplete: int = 0
     kept_existing: int = 0
     leaked_items: int = 0
+    gold: GoldSummary | None = None
+    translate: bool = True  # a translate experiment's export (new variants), else the items as loaded
 
     def lines(self) -> list[str]:
-        return [f"{self.items:>8} items → {self.path}",
-                f"{self.variants_added:>8} machine variants added (is_human_validated: false)",
-                f"{self.variants_incomplete:>8} variants not exported: a field failed or is not translated yet",
-                f"{self.kept_existing:>8} variants the items already had (kept, not replaced)",
-                f"{self.leaked_items:>8} items flagged leaked: true (source text among the index's pairs)"]
+        out = [f"{self.items:>8} items → {self.path}"]
+        if self.translate:
+            out += [f"{self.variants_added:>8} machine variants added (is_human_validated: false unless validated)",
+                    f"{self.variants_incomplete:>8} variants not exported: a field failed or is not translated yet",
+                    f"{self.kept_existing:>8} variants the items already had (kept, not replaced)",
+                    f"{self.leaked_items:>8} items flagged leaked: true (source text among the index's pairs)"]
+        return out + (self.gold.lines() if self.gold is not None else [])
 
 
 def item_record(item: Item) -> dict[str, Any]:
@@ -67,14 +80,49 @@ def item_record(item: Item) -> dict[str, Any]:
     return row
 
 
+def _data_dir(exp: Experiment) -> Path | None:
+    data = exp.data
+    return None if not data or data.startswith("hf://") else exp.resolve(data).parent
+
+
+def _write_rows(out: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Write item rows as JSONL, atomically (a temporary file renamed at the end)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    n = 0
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    tmp.replace(out)
+    return n
+
+
+def export_store_items(exp: Experiment, store: Store, out: Path) -> ItemsExport:
+    """Any experiment's items as loaded (`dialectbias export EXP --items OUT.jsonl`), with the review's
+    corrections of their machine variants applied and the validations recorded."""
+    data_dir, gold = _data_dir(exp), Gold(store)
+    result = ItemsExport(out, gold=gold.summary, translate=False)
+
+    def rows() -> Iterable[dict[str, Any]]:
+        for item in store.iter_items():
+            row = item_record(item)
+            _rebase_paths(row, data_dir, out.parent.resolve(), item.id)
+            gold.apply_item_variants(row)
+            yield row
+
+    result.items = _write_rows(out, rows())
+    return result
+
+
 def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
     translator = task.exp.role("translator")
     by_variant: dict[tuple[str, str], list[Translation]] = {}
     for t in task.translations(store):
         by_variant.setdefault((t.item_id, t.target), []).append(t)
-    data = task.exp.data
-    data_dir = None if not data or data.startswith("hf://") else task.exp.resolve(data).parent
-    result = ItemsExport(out)
+    data_dir, gold = _data_dir(task.exp), Gold(store)
+    result = ItemsExport(out, gold=gold.summary)
+    validations: dict[str, tuple[list[Correction], bool]] = {}
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -97,21 +145,44 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
                 if any(g.name not in done for g in plan.groups):
                     result.variants_incomplete += 1
                     continue
+                machine_variant = assemble_variant(source, plan, done)  # type: ignore[arg-type]
+                corrected = _apply_corrections(gold, rows, done)
                 row["variants"][target] = assemble_variant(source, plan, done)  # type: ignore[arg-type]
                 machine[target] = {"translator": translator.id, "model": translator.model,
                                    "template": _template_of(rows), "request_ids": [t.request_id for t in rows],
-                                   "examples": sorted({e for t in rows for e in t.examples})}
+                                   "examples": sorted({e for t in rows for e in t.examples}),
+                                   **dialect_id_provenance(rows)}
                 result.variants_added += 1
+                validations[target] = (corrected, row["variants"][target] != machine_variant)
             if machine:
                 row["is_human_validated"] = {**_dict(row.get("is_human_validated")),
                                              **dict.fromkeys(machine, False)}
                 row["translation"] = {**_dict(row.get("translation")), **machine}
+            for target, (corrected, changed) in validations.items():
+                ids = machine[target]["request_ids"]
+                gold.mark(row, target, corrected, gold.labels_of(ids), complete=len(corrected) == len(ids),
+                          changed=changed)
+            validations.clear()
+            gold.apply_item_variants(row, skip=machine)
             row["leaked"] = leaked
             result.leaked_items += bool(leaked)
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             result.items += 1
     tmp.replace(out)
     return result
+
+
+def _apply_corrections(gold: Gold, rows: list[Translation], done: dict[str, Any]) -> list[Correction]:
+    """Replace each field group's text in `done` by its correction; the corrections applied."""
+    applied = []
+    for t in rows:
+        if t.field not in done:
+            continue
+        text = gold.corrected_field(t.request_id, t.is_list, done[t.field])
+        if text is not None:
+            done[t.field] = text
+            applied.append(gold.corrections[t.request_id])
+    return applied
 
 
 def _template_of(rows: list[Translation]) -> str | None:

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from dialectbias.dialectid import VERDICTS
 from dialectbias.report import Section
 from dialectbias.store import Store
-from dialectbias.tasks._translate_results import count_translations, failure_text
+from dialectbias.tasks._translate_results import Translation, count_translations, dialect_id_counts, failure_text
 
 if TYPE_CHECKING:
     from dialectbias.tasks.translate import TranslateTask
@@ -31,6 +32,16 @@ ROW_LEGEND = {
     "leaked": "the source text is the standard side of a pair in the index (empty: no index)",
     "prompt": "the rendered prompt sent to the translator",
     "request_id": "the request in the store",
+    "dialect_verdict": "options.dialect_id: ok, other_dialect, standard, uncertain (a wrong label below "
+                       "dialect_id_min_probability) or not_covered (the model has no such label); empty: not checked",
+    "dialect_predicted": "options.dialect_id: the label the translation reads as",
+    "dialect_probability": "options.dialect_id: its probability",
+}
+DIALECT_ID_LEGEND = {
+    "target": "the dialect written",
+    "verdict": ROW_LEGEND["dialect_verdict"],
+    "n": "translations (item × field group) with this verdict",
+    "share": "n / translations of this target checked",
 }
 TARGET_LEGEND = {
     "target": ROW_LEGEND["target"],
@@ -53,7 +64,8 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
         "source": json.dumps(list(t.source), ensure_ascii=False) if t.is_list else (t.source[0] if t.source else ""),
         "translation": (json.dumps(t.text, ensure_ascii=False) if isinstance(t.text, list) else t.text) or "",
         "output": t.output or "", "prompt": t.prompt, "examples": " ".join(t.examples),
-        "leaked": "" if t.leaked is None else t.leaked, "request_id": t.request_id} for t in rows])
+        "leaked": "" if t.leaked is None else t.leaked, "request_id": t.request_id, **_dialect_columns(t)}
+        for t in rows])
     table.to_csv(out_dir / "translate_translations.csv", index=False)
     per_target = []
     for target in task.targets:
@@ -63,6 +75,9 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
     by_target = pd.DataFrame(per_target)
     by_target.to_csv(out_dir / "translate_by_target.csv", index=False)
     total = count_translations(rows)
+    dialect_id = _dialect_id_table(rows, list(task.targets))
+    if task.options.dialect_id:
+        dialect_id.to_csv(out_dir / "dialect_id.csv", index=False)
     failed = table[~table.status.isin(["ok", "pending"])].head(MAX_FAILED_EXAMPLES)
     sections = [
         Section(heading="Translations per target", table=by_target, legend=TARGET_LEGEND,
@@ -74,8 +89,33 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
                 legend=ROW_LEGEND, empty="none",
                 text=f"The first {len(failed)} of {total.n_failed} failures." if total.n_failed else ""),
     ]
+    if task.options.dialect_id:
+        flagged = int(dialect_id[dialect_id.verdict.isin(["other_dialect", "standard"])].n.sum())
+        sections.append(Section(
+            heading="Dialect identification", table=dialect_id, legend=DIALECT_ID_LEGEND, empty="nothing checked",
+            text=f"Each usable translation into a dialect is labelled by the dialect identifier "
+                 f"{task.options.dialect_id} ({flagged} read as another dialect or as standard with probability ≥ "
+                 f"{task.options.dialect_id_min_probability}). A flag, not a failure: flagged variants are still "
+                 "exported; the per-translation verdicts are in translate_translations.csv and in the exported "
+                 "items' translation.<variant>.dialect_id."))
     leak = (f"{total.leaked_items} of {total.items}" if total.leak_checked else "not checked (no index)")
     return {"title": title, "sections": sections,
             "metadata": {"translator": task.exp.role("translator").id, "translated": total.translated,
                          "failed": total.n_failed, "variants complete": total.variants, "leaked items": leak},
-            "tables": {"by_target": by_target}}
+            "tables": {"by_target": by_target, **({"dialect_id": dialect_id} if task.options.dialect_id else {})}}
+
+
+def _dialect_columns(t: Translation) -> dict[str, Any]:
+    c = t.dialect_check
+    return {"dialect_verdict": c.verdict if c else "", "dialect_predicted": c.predicted if c else "",
+            "dialect_probability": round(c.probability, 4) if c else ""}
+
+
+def _dialect_id_table(rows: list[Translation], order: list[str]) -> pd.DataFrame:
+    """One row per target × verdict: the number of checked translations and their share of the target's."""
+    out = []
+    for target, counts in dialect_id_counts(rows, order).items():
+        total = sum(counts.values())
+        out.extend({"target": target, "verdict": v, "n": counts[v], "share": round(counts[v] / total, 4)}
+                   for v in VERDICTS if counts.get(v))
+    return pd.DataFrame(out, columns=["target", "verdict", "n", "share"])

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import message_text
+from dialectbias.dialectid import VERDICTS, DialectCheck
 from dialectbias.store import Store
 from dialectbias.tasks._translate_post import FAILURES, CleanContext, clean_list, clean_text, prompt_lines
+
+if TYPE_CHECKING:
+    from dialectbias.config import Experiment
+    from dialectbias.dialectid import DialectIdentifier
 
 STAGE = "translate"
 #: a request with no result yet / whose call failed after its retries
@@ -50,10 +55,16 @@ class Translation:
     prompt: str
     retrieval: str = ""
     notes: tuple[str, ...] = ()
+    #: the dialect identifier's check of a translation into a dialect (options.dialect_id): a flag, not a failure
+    dialect_check: DialectCheck | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def dialect_verdict(self) -> str | None:
+        return self.dialect_check.verdict if self.dialect_check else None
 
 
 def read_translations(store: Store, model_id: str, context: Callable[[str], CleanContext]) -> Iterator[Translation]:
@@ -136,3 +147,70 @@ def failure_text(failed: Counter[str]) -> str:
     order = [*FAILURES, REQUEST_FAILED]
     names = {REQUEST_FAILED: "call failed after retries"}
     return ", ".join(f"{failed[k]} {names.get(k, k.replace('_', ' '))}" for k in order if failed.get(k))
+
+
+def load_identifier(exp: Experiment, folder: str) -> DialectIdentifier:
+    """The translate experiment's `options.dialect_id` model; a ConfigError naming the option and the folder."""
+    from dialectbias.dialectid import DialectIdentifier
+    from dialectbias.errors import ConfigError
+
+    try:
+        return DialectIdentifier.load(exp.resolve(folder))
+    except ConfigError as exc:
+        raise ConfigError(f"{exp.where('options', 'dialect_id')}: options.dialect_id: {exc}") from None
+
+
+def check_text(text: str | list[str]) -> str:
+    """What the identifier reads: a string as is, a list's elements one per line (short options alone say
+    little)."""
+    return "\n".join(text) if isinstance(text, list) else text
+
+
+def check_dialects(rows: list[Translation], identifier: DialectIdentifier, dialect_targets: Collection[str],
+                   min_probability: float) -> list[Translation]:
+    """`rows` with a `dialect_check` on every usable translation into a dialect target (one batch)."""
+    todo = [i for i, t in enumerate(rows) if t.ok and t.text and t.target in dialect_targets]
+    checks = identifier.check([check_text(rows[i].text) for i in todo],  # type: ignore[arg-type]
+                              [rows[i].target for i in todo], min_probability)
+    out = list(rows)
+    for i, check in zip(todo, checks, strict=True):
+        out[i] = replace(out[i], dialect_check=check)
+    return out
+
+
+def dialect_id_counts(rows: list[Translation], order: Sequence[str] = ()) -> dict[str, Counter[str]]:
+    """target -> verdict -> translations (checked translations only), targets in `order` first."""
+    out: dict[str, Counter[str]] = {}
+    for t in rows:
+        if t.dialect_check is not None:
+            out.setdefault(t.target, Counter())[t.dialect_check.verdict] += 1
+    rank = {name: i for i, name in enumerate(order)}
+    return dict(sorted(out.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+
+
+def dialect_id_lines(rows: list[Translation], order: Sequence[str] = ()) -> list[str]:
+    """The run summary's line: `dialect id: sylhet 3 ok, 1 standard · chittagong 2 other dialect`."""
+    counts = dialect_id_counts(rows, order)
+    if not counts:
+        return []
+    parts = [f"{target} " + ", ".join(f"{c[v]} {v.replace('_', ' ')}" for v in VERDICTS if c.get(v))
+             for target, c in counts.items()]
+    return ["dialect id: " + " · ".join(parts) + " (flags, not failures: flagged variants are still exported)"]
+
+
+#: when a variant's field groups disagree, the verdict the variant carries: the most serious first
+_SEVERITY = ("standard", "other_dialect", "uncertain", "not_covered", "ok")
+
+
+def dialect_id_provenance(rows: list[Translation]) -> dict[str, Any]:
+    """`{"dialect_id": {...}}` for an exported variant whose translations were checked, else {}: the check of
+    a one-group variant; for several groups (a VQA variant's question, options …) the most serious verdict and
+    `fields: {field: check}`."""
+    checked = [t for t in rows if t.dialect_check is not None]
+    if not checked:
+        return {}
+    if len(checked) == 1:
+        return {"dialect_id": checked[0].dialect_check.as_dict()}  # type: ignore[union-attr]
+    worst = min(checked, key=lambda t: _SEVERITY.index(t.dialect_check.verdict))  # type: ignore[union-attr]
+    return {"dialect_id": {**worst.dialect_check.as_dict(), "field": worst.field,  # type: ignore[union-attr]
+                           "fields": {t.field: t.dialect_check.as_dict() for t in checked}}}  # type: ignore[union-attr]

@@ -41,8 +41,11 @@ from dialectbias.tasks._translate_results import (
     STAGE,
     Translation,
     TranslationCounts,
+    check_dialects,
     count_translations,
+    dialect_id_lines,
     failure_text,
+    load_identifier,
     read_translations,
 )
 from dialectbias.text import LANGUAGE_SCRIPTS, SCRIPT_RANGES
@@ -74,6 +77,11 @@ class TranslateOptions(BaseModel):
     index: str | None = Field(default=None, description="index folder built with `dialectbias index build "
                               "--out DIR` (instead of corpus)")
     k: int = Field(default=5, ge=1, le=50, description="retrieved examples per prompt")
+    dialect_id: str | None = Field(default=None, description="folder of a model from `dialectbias train-dialect-id` "
+                                   "(relative to the experiment file): flags translations into a dialect that read "
+                                   "as another dialect or as standard (a flag: flagged variants are still exported)")
+    dialect_id_min_probability: float = Field(default=0.5, ge=0.0, le=1.0, description="dialect_id: a wrong label "
+                                           "below this probability is `uncertain`, not `other_dialect`/`standard`")
     source_language: str | None = Field(
         default=None, description="language code of the source text (bn, de); default: that of the first "
         "dialect target, else bn")
@@ -129,6 +137,7 @@ class TranslateTask(Task):
                                        experiment.resolve(o.index) if o.index else None)
         self.retriever = Retriever(self.index_dir) if self.index_dir is not None else None
         self._targets: dict[str, Target] | None = None
+        self._identifier: Any = None
 
     # -- configuration ----------------------------------------------------------------------
     @property
@@ -164,6 +173,8 @@ class TranslateTask(Task):
             self.targets  # noqa: B018 - resolves every target (dialect or language) once, with its error
         except ConfigError as exc:
             raise ConfigError(f"{self.exp.where('options', 'targets')}: options.targets: {exc}") from None
+        if self.options.dialect_id:
+            self.identifier()
         if self.options.corpus and self.options.index:
             raise ConfigError(f"{self.exp.where('options', 'index')}: give options.corpus or options.index, not both")
         if self.options.corpus and not self.exp.resolve(self.options.corpus).is_file():
@@ -264,8 +275,18 @@ class TranslateTask(Task):
         return [Stage(STAGE, [self.exp.role(ROLE)], self._requests)]
 
     # -- results ------------------------------------------------------------------------------
+    def identifier(self) -> Any:
+        """The options.dialect_id model (loaded once), or None."""
+        if self._identifier is None and self.options.dialect_id:
+            self._identifier = load_identifier(self.exp, self.options.dialect_id)
+        return self._identifier
+
     def translations(self, store: Store) -> list[Translation]:
-        return list(read_translations(store, self.exp.role(ROLE).id, self.clean_context))
+        rows = list(read_translations(store, self.exp.role(ROLE).id, self.clean_context))
+        if self.identifier() is None:
+            return rows
+        dialects = {name for name, t in self.targets.items() if t.kind == "dialect"}
+        return check_dialects(rows, self.identifier(), dialects, self.options.dialect_id_min_probability)
 
     def counts(self, store: Store) -> TranslationCounts:
         return count_translations(self.translations(store))
@@ -290,6 +311,7 @@ class TranslateTask(Task):
                          f"index: {self.retriever.describe()})")
         else:
             lines.append("leaked: not checked (no retrieval index)")
+        lines.extend(dialect_id_lines(rows, list(self.targets)))
         plain = Counter(t.retrieval for t in rows if t.retrieval != "rag")
         if plain:
             lines.append("zero-shot prompts: " + ", ".join(f"{n} {why.removeprefix('plain: ')}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dialectbias.testing._decision_responder import probe_responder
 from dialectbias.testing._faults import FAULT_KINDS, FaultInjector, FaultKind, FaultRule, FaultSpec
+from dialectbias.testing._fidelity_responder import fidelity_responder
 from dialectbias.testing._probe_responder import association_responder
 from dialectbias.testing._responders import qa_responder
 from dialectbias.testing._schema_fill import fill_schema
@@ -33,6 +34,7 @@ __all__ = [
     "TestServerError",
     "association_responder",
     "echo_text",
+    "fidelity_responder",
     "fill_schema",
     "fingerprint",
     "make_app",

@@ -532,6 +532,10 @@ responders:
                                     a translate study: stand-in dialect, English, Hindi or Urdu
                                     translations of translate prompts (wrapped in quotes, labels or
                                     notes on purpose); qa_responder's answers to everything else
+  dialectbias.testing:fidelity_responder
+                                    translation-fidelity judgments (translation_quality judges) whose
+                                    inaccuracy count is the translation's words missing from the
+                                    reference; some break a ceiling on purpose
   module:function                   your own: function(request body dict) -> answer text or None
 
 fault spec (--faults): {"rules": [rule, ...]} or a bare list of rules, checked in order for every
