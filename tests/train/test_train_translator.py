@@ -119,8 +119,14 @@ def test_killed_training_resumes_and_continues_the_step_count(tiny_base: Path, c
     assert not (tmp_path / "adapter_model.safetensors").exists()
     with pytest.raises(ConfigError, match="--resume"):
         train_translator(corpus, tiny_base, tmp_path, config)
-    record = train_translator(corpus, tiny_base, tmp_path, config, resume=True)
+    cut = tmp_path / "checkpoint-10"  # a kill while saving: no trainer_state.json (the Trainer writes it last)
+    cut.mkdir()
+    (cut / "adapter_model.safetensors").write_bytes(b"partial")
+    assert [p.name for p in checkpoints(tmp_path, complete=False)] == ["checkpoint-2", "checkpoint-10"]
+    lines: list[str] = []
+    record = train_translator(corpus, tiny_base, tmp_path, config, resume=True, log=lines.append)
     assert record["resumed_from"] == "checkpoint-2" and record["global_step"] == 5
+    assert not cut.exists() and any("removed checkpoint-10: incomplete" in line for line in lines)
     assert [e["step"] for e in record["loss"]["train"]] == [1, 2, 3, 4, 5]
     assert (tmp_path / "adapter_model.safetensors").is_file()
 
@@ -135,7 +141,7 @@ def test_failures_are_one_clear_message(tiny_base: Path, corpus: Path, tmp_path:
     (tmp_path / "broken" / "config.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"--base-model .*broken: cannot load"):
         train_translator(corpus, tmp_path / "broken", tmp_path / "a")
-    with pytest.raises(ConfigError, match="no checkpoint"):
+    with pytest.raises(ConfigError, match="no complete checkpoint"):
         train_translator(corpus, tiny_base, tmp_path / "a", resume=True)
     with pytest.raises(DataError, match=r"no training pairs after the filters .*2 dialect text = standard text"):
         train_translator(write_corpus(tmp_path / "same", rows=[("একই", "একই", "একই")]), tiny_base, tmp_path / "a")

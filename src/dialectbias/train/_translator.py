@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import shutil
 import time
 import warnings
 from collections import Counter
@@ -53,12 +54,22 @@ def _deps() -> tuple[Any, Any, Any]:
     return torch, transformers, peft
 
 
-def checkpoints(out: Path) -> list[Path]:
-    """The Trainer checkpoints in `out`, oldest first."""
+def checkpoints(out: Path, *, complete: bool = True) -> list[Path]:
+    """The Trainer checkpoints in `out`, oldest first: only complete ones by default. The Trainer writes a
+    checkpoint's trainer_state.json last (after the weights, optimizer, scheduler and RNG state), so a folder
+    without a readable one was cut short by a kill while saving and cannot be resumed from."""
     if not out.is_dir():
         return []
     found = [(int(m.group(1)), p) for p in out.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))]
-    return [p for _, p in sorted(found)]
+    return [p for _, p in sorted(found) if not complete or _complete(p)]
+
+
+def _complete(checkpoint: Path) -> bool:
+    try:
+        json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def check_base_model(path: Path) -> None:
@@ -187,12 +198,17 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
     conv_path = Path(conversations) if conversations is not None else None
     check_base_model(base)
     torch, transformers, peft = _deps()
-    found = checkpoints(out_dir)
+    found, every = checkpoints(out_dir), checkpoints(out_dir, complete=False)
     if resume and not found:
-        raise ConfigError(f"--resume: no checkpoint-<step> folder in {out_dir} to resume from")
-    if found and not resume:
-        raise ConfigError(f"{out_dir} already holds checkpoints ({found[-1].name} …): pass --resume to continue "
+        raise ConfigError(f"--resume: no complete checkpoint-<step> folder in {out_dir} to resume from"
+                          + (f" ({', '.join(p.name for p in every)} cut short while saving)" if every else ""))
+    if every and not resume:
+        raise ConfigError(f"{out_dir} already holds checkpoints ({every[-1].name} …): pass --resume to continue "
                           "that training, or choose another --out")
+    if resume:
+        for cut in (p for p in every if p not in found):  # useless, and the Trainer would count it as saved
+            shutil.rmtree(cut)
+            log(f"removed {cut.name}: incomplete (killed while saving); resuming from {found[-1].name}")
     selection, corpus_pairs = select_examples(corpus_path, config, conv_path)
 
     from dialectbias.providers._hf_config import choose_threads
