@@ -165,3 +165,15 @@ def test_cli(cli: Any, tiny_base: Path, corpus: Path, tmp_path: Path) -> None:
     assert record["data"]["per_dialect"] == {"sylhet": 10} and record["config"]["dialects"] == ["sylhet"]
     again = cli("train-translator", corpus, "--base-model", tiny_base, "--out", out)
     assert again.exit_code == 1 and "already holds checkpoints" in again.stderr and "Traceback" not in again.output
+    # --recipe: any recipe key from a YAML file; the command-line options win
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("target_modules: [q_proj, v_proj]\nlr_scheduler: cosine\nlearning_rate: 0.5\n", encoding="utf-8")
+    mine = cli("train-translator", corpus, "--base-model", tiny_base, "--out", tmp_path / "recipe", "--recipe", recipe,
+               "--learning-rate", "0.01", "--max-steps", "1", "--grad-accum", "1", "--num-threads", "1")
+    assert mine.exit_code == 0, mine.output
+    record = json.loads((tmp_path / "recipe" / TRAINING_JSON).read_text(encoding="utf-8"))
+    assert record["lora_target_modules"] == ["q_proj", "v_proj"]
+    assert (record["config"]["lr_scheduler"], record["config"]["learning_rate"]) == ("cosine", 0.01)
+    recipe.write_text("learning_rat: 0.1\n", encoding="utf-8")
+    bad = cli("train-translator", corpus, "--base-model", tiny_base, "--out", tmp_path / "x", "--recipe", recipe)
+    assert bad.exit_code == 1 and "learning_rat: unknown key (did you mean 'learning_rate'?" in bad.stderr

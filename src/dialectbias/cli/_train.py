@@ -6,10 +6,38 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+import yaml
+from pydantic import ValidationError
 
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
-from dialectbias.errors import ConfigError
+from dialectbias.errors import ConfigError, validation_problems
+from dialectbias.train import TranslatorTrainConfig
+
+#: the recipe's keys, for --help
+RECIPE_KEYS = tuple(TranslatorTrainConfig.model_fields)
+
+
+def load_recipe(path: Path | None, overrides: dict[str, object]) -> TranslatorTrainConfig:
+    """TranslatorTrainConfig from a `--recipe` YAML (keys as in the model) and the options given on the command
+    line (which win); ConfigError naming the file and each bad key."""
+    data: dict[str, object] = {}
+    if path is not None:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"--recipe {path}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--recipe {path}: not valid YAML ({exc})") from None
+        if raw is not None and not isinstance(raw, dict):
+            raise ConfigError(f"--recipe {path}: expected a mapping of recipe keys ({', '.join(RECIPE_KEYS)})")
+        data = dict(raw or {})
+    try:
+        return TranslatorTrainConfig.model_validate({**data, **overrides})
+    except ValidationError as exc:
+        where = f"--recipe {path}" if path is not None else "train-translator"
+        raise ConfigError("\n".join([f"{where}: invalid recipe",
+                                      *validation_problems(exc, known=list(RECIPE_KEYS))])) from None
 
 
 @clear_errors
@@ -27,23 +55,34 @@ def train_translator(
         conversations: Annotated[Path | None, typer.Option(
             "--conversations", help="dialect-conversation turns, JSONL or CSV with `user` and `assistant` "
             "(both in dialect; optional `dialect`, `id`): BanglaVerse App. C.1 Task 2")] = None,
-        epochs: Annotated[float, typer.Option(min=0.01, help="training epochs (App. C.4)")] = 3.0,
-        max_steps: Annotated[int, typer.Option("--max-steps", help="stop after N optimizer steps (-1: the "
-                                               "epochs)")] = -1,
-        learning_rate: Annotated[float, typer.Option("--learning-rate", min=0.0, help="peak learning rate, "
-                                                     "decayed linearly to 0")] = 2e-4,
-        batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="micro-batch (App. C.3)")] = 1,
-        grad_accum: Annotated[int, typer.Option("--grad-accum", min=1, help="gradient accumulation steps "
-                                                "(App. C.3)")] = 8,
-        eval_fraction: Annotated[float, typer.Option("--eval-fraction", min=0.0, max=0.95, help="held-out share "
-                                                     "of standard sentences (§3.3)")] = 0.2,
-        max_length: Annotated[int, typer.Option("--max-length", min=8, help="tokens per example")] = 512,
-        lora_r: Annotated[int, typer.Option("--lora-r", min=1)] = 16,
-        lora_alpha: Annotated[int, typer.Option("--lora-alpha", min=1)] = 32,
-        lora_dropout: Annotated[float, typer.Option("--lora-dropout", min=0.0, max=0.99)] = 0.1,
-        logging_steps: Annotated[int, typer.Option("--logging-steps", min=1)] = 50,
-        save_steps: Annotated[int, typer.Option("--save-steps", min=1, help="a checkpoint every N steps")] = 1000,
-        seed: Annotated[int, typer.Option(help="seed of the split, the initialisation and the data order")] = 0,
+        recipe: Annotated[Path | None, typer.Option(
+            "--recipe", help="YAML of TranslatorTrainConfig keys (any of: " + ", ".join(RECIPE_KEYS) + "); "
+            "the options below override it")] = None,
+        epochs: Annotated[float | None, typer.Option(min=0.01, help="training epochs [default: 3, App. C.4]")
+                          ] = None,
+        max_steps: Annotated[int | None, typer.Option("--max-steps", help="stop after N optimizer steps "
+                                                      "[default: -1, the epochs]")] = None,
+        learning_rate: Annotated[float | None, typer.Option("--learning-rate", min=0.0, help="peak learning rate, "
+                                                            "decayed linearly to 0 [default: 2e-4]")] = None,
+        batch_size: Annotated[int | None, typer.Option("--batch-size", min=1, help="micro-batch [default: 1, "
+                                                       "App. C.3]")] = None,
+        grad_accum: Annotated[int | None, typer.Option("--grad-accum", min=1, help="gradient accumulation steps "
+                                                       "[default: 8, App. C.3]")] = None,
+        eval_fraction: Annotated[float | None, typer.Option("--eval-fraction", min=0.0, max=0.95, help="held-out "
+                                                            "share of standard sentences [default: 0.2, §3.3]")
+                                 ] = None,
+        max_length: Annotated[int | None, typer.Option("--max-length", min=8, help="tokens per example "
+                                                       "[default: 512]")] = None,
+        lora_r: Annotated[int | None, typer.Option("--lora-r", min=1, help="[default: 16, App. C.2]")] = None,
+        lora_alpha: Annotated[int | None, typer.Option("--lora-alpha", min=1, help="[default: 32]")] = None,
+        lora_dropout: Annotated[float | None, typer.Option("--lora-dropout", min=0.0, max=0.99,
+                                                           help="[default: 0.1]")] = None,
+        logging_steps: Annotated[int | None, typer.Option("--logging-steps", min=1, help="[default: 50, "
+                                                          "App. C.4]")] = None,
+        save_steps: Annotated[int | None, typer.Option("--save-steps", min=1, help="a checkpoint every N steps "
+                                                       "[default: 1000, App. C.4]")] = None,
+        seed: Annotated[int | None, typer.Option(help="seed of the split, the initialisation and the data order "
+                                                 "[default: 0]")] = None,
         num_threads: Annotated[int | None, typer.Option("--num-threads", min=1, help="torch threads (default: "
                                                         "chosen from the free cores)")] = None,
         resume: Annotated[bool, typer.Option("--resume", help="continue from the latest checkpoint in --out")
@@ -60,14 +99,14 @@ def train_translator(
 
     Example: dialectbias train-translator vashantor.yaml --base-model qwen2.5-3b/ --split train --out sylhet-lora/
     """
-    from dialectbias.train import TranslatorTrainConfig
     from dialectbias.train import train_translator as run_training
 
-    config = TranslatorTrainConfig(
-        dialects=dialect or None, splits=split or None, eval_fraction=eval_fraction, max_length=max_length,
-        lora_r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout, epochs=epochs, max_steps=max_steps,
-        micro_batch_size=batch_size, gradient_accumulation_steps=grad_accum, learning_rate=learning_rate,
-        logging_steps=logging_steps, save_steps=save_steps, seed=seed, num_threads=num_threads)
+    given = {"dialects": dialect or None, "splits": split or None, "eval_fraction": eval_fraction,
+             "max_length": max_length, "lora_r": lora_r, "lora_alpha": lora_alpha, "lora_dropout": lora_dropout,
+             "epochs": epochs, "max_steps": max_steps, "micro_batch_size": batch_size,
+             "gradient_accumulation_steps": grad_accum, "learning_rate": learning_rate,
+             "logging_steps": logging_steps, "save_steps": save_steps, "seed": seed, "num_threads": num_threads}
+    config = load_recipe(recipe, {k: v for k, v in given.items() if v is not None})
     if conversations is not None and not conversations.is_file():
         raise ConfigError(f"--conversations {conversations}: file not found")
 
