@@ -12,6 +12,7 @@ from dialectbias.data import load_corpus
 from dialectbias.errors import DataError
 from dialectbias.train import (
     IGNORE,
+    TranslatorTrainConfig,
     conversation_examples,
     encode_examples,
     instruction_prompt,
@@ -46,6 +47,16 @@ def test_pairs_become_examples_with_the_registry_language(tmp_path: Path) -> Non
     (ex,) = pair_examples(load_corpus(de / "c.yaml")).examples
     assert ex.prompt == ("Translate the following standard German to Low German dialect: Standard German: "
                          "Wie geht es dir? Low German dialect:")
+    # a dialect the corpus file adds to the registry takes its language from there
+    (de / "c2.yaml").write_text("name: de\ndialects: {de: [berlinisch]}\nfiles:\n  - {path: p.csv, standard: "
+                                "standard_text, dialect_text: dialect_text, dialect_value: berlinisch}\n",
+                                encoding="utf-8")
+    with pytest.raises(DataError, match="berlinisch"):
+        pair_examples(load_corpus(de / "c2.yaml"))
+    (ex,) = pair_examples(load_corpus(de / "c2.yaml"), extra={"de": ["berlinisch"]}).examples
+    assert ex.prompt.startswith("Translate the following standard German to Berlinisch dialect:")
+    selection, _ = select_examples(de / "c2.yaml", TranslatorTrainConfig(), None)  # what train-translator reads
+    assert [e.prompt for e in selection.examples] == [ex.prompt]
 
 
 def test_dialect_and_split_filters_are_counted(tmp_path: Path) -> None:

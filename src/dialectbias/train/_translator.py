@@ -21,6 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from dialectbias.data import load_corpus
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.train._config import TranslatorTrainConfig
@@ -96,7 +98,8 @@ def select_examples(corpus_path: Path, config: TranslatorTrainConfig, conversati
         if unknown:
             raise DataError(f"{corpus_path}: --split {', '.join(unknown)}: not in the corpus "
                             f"(it has: {', '.join(corpus.splits()) or 'no split names'})")
-    selection = pair_examples(corpus, dialects=config.dialects, splits=config.splits)
+    selection = pair_examples(corpus, dialects=config.dialects, splits=config.splits,
+                              extra=_corpus_dialects(corpus_path))
     selection.skipped.update({f"corpus: {k}": v for k, v in _corpus_skips(corpus).items()})
     if conversations is not None:
         extra = conversation_examples(conversations)
@@ -108,6 +111,13 @@ def select_examples(corpus_path: Path, config: TranslatorTrainConfig, conversati
         raise DataError(f"{corpus_path}: no training pairs after the filters ({len(corpus.pairs)} pairs in the "
                         f"corpus; left out: {left})")
     return selection, len(corpus.pairs)
+
+
+def _corpus_dialects(path: Path) -> dict[str, list[str]]:
+    """The corpus file's own registry additions (`dialects: {bn: [bogura]}`), for the language word."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    extra = raw.get("dialects") if isinstance(raw, dict) else None
+    return extra if isinstance(extra, dict) else {}
 
 
 def _corpus_skips(corpus: Any) -> Counter[str]:
