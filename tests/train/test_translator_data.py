@@ -19,6 +19,7 @@ from dialectbias.train import (
     pair_examples,
     split_examples,
 )
+from dialectbias.train._translator import select_examples
 from tiny_llm import SENTENCES, write_corpus
 
 
