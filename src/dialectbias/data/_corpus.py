@@ -249,16 +249,18 @@ def _rows(source: str, entry: CorpusFile) -> Iterator[tuple[int, dict[str, Any]]
     path = Path(source)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        yield from _csv_rows(path)
+        yield from read_csv_rows(path)
     elif suffix in (".jsonl", ".ndjson"):
         yield from read_jsonl(path)
     elif suffix == ".parquet":
         yield from _rows_parquet(path)
     else:
-        yield from _xlsx_rows(path, entry.sheet)
+        yield from read_xlsx_rows(path, entry.sheet)
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_csv_rows(path: Path, *, strict: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of a UTF-8 CSV file (a BOM is fine), header names stripped; `strict`: a row with more
+    fields than the header is an error naming the line (else the extra fields are under the key None)."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -267,10 +269,13 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if reader.fieldnames is not None:
         reader.fieldnames = [name.strip() for name in reader.fieldnames]
     for row in reader:
+        if strict and None in row:
+            raise DataError(f"{path}:{reader.line_num}: more fields than the header has")
         yield reader.line_num, row
 
 
-def _xlsx_rows(path: Path, sheet: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_xlsx_rows(path: Path, sheet: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(row number, row) of an .xlsx sheet (the first unless named), the first row as header."""
     try:
         import openpyxl
     except ImportError:

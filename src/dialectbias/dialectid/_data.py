@@ -183,14 +183,14 @@ def _columns(path: Path, record: dict[str, Any]) -> tuple[str, str, str | None]:
 
 
 def _transcript_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    from dialectbias.data._corpus import _csv_rows, _xlsx_rows
+    from dialectbias.data import read_csv_rows, read_xlsx_rows
 
     if not path.is_file():
         raise DataError(f"{path}: transcript file not found")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        yield from _csv_rows(path)
+        yield from read_csv_rows(path)
     elif suffix == ".xlsx":
-        yield from _xlsx_rows(path, None)
+        yield from read_xlsx_rows(path, None)
     else:
         raise DataError(f"{path}: unsupported transcript format {path.suffix!r}; use .csv or .xlsx")

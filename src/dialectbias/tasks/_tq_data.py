@@ -15,7 +15,6 @@ dialect. Rows set aside (empty source or reference, unknown dialect, duplicates)
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dialectbias.data import Item, read_jsonl
+from dialectbias.data import Item, read_csv_rows, read_jsonl
 from dialectbias.dialects import STANDARD, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.text import match_key
@@ -106,17 +105,8 @@ def _table_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         return
     if path.suffix.lower() != ".csv":
         raise DataError(f"{path}: translation_quality reads .csv, .jsonl or a corpus .yaml, not {path.suffix!r}")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    reader = csv.DictReader(text.splitlines())
-    if reader.fieldnames is not None:
-        reader.fieldnames = [name.strip() for name in reader.fieldnames]
-    for row in reader:
-        if None in row:
-            raise DataError(f"{path}:{reader.line_num}: more fields than the header has")
-        yield f"{path}:{reader.line_num}", dict(row)
+    for lineno, row in read_csv_rows(path, strict=True):
+        yield f"{path}:{lineno}", dict(row)
 
 
 def _from_table(path: Path, systems: list[str]) -> Iterator[_Raw]:
