@@ -169,6 +169,8 @@ def test_the_app_api_lists_only_the_sample(tstore: Path, rv: Any) -> None:
         reply = rv.http("POST", f"{url}/api/tasks/{tasks[0]['id']}/annotation", token=token, body={"score": 7})
         assert reply.status == 200, reply.text
         assert reply.json()["value"] == {"score": 7}
+        home = rv.http("GET", f"{url}/", opener=rv.login(url, token))  # the queue says it is a sample
+        assert home.status == 200 and '<span class="sample">a sample: 2 per dialect (seed 5)</span>' in home.text
 
 
 # -- the CSV round trip ------------------------------------------------------------------------------------

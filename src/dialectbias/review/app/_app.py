@@ -37,6 +37,7 @@ from dialectbias.review._annotators import (
 )
 from dialectbias.review._kind_errors import image_allowed
 from dialectbias.review._kinds import AnnotationError, ReviewConfig, latest_annotations, queue_kinds, save_annotation
+from dialectbias.review._sample import stored_sample
 from dialectbias.review._targets import language_tag, text_direction
 from dialectbias.review.app._sessions import LOGIN_CSRF_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Session, Sessions, same
 from dialectbias.store import Store
@@ -401,8 +402,11 @@ def _progress(store: Store, annotator: Annotator) -> list[dict[str, Any]]:
         if name not in annotator.queues:
             continue
         tasks = tasks_of(store, annotator, name)
+        sample = stored_sample(store, name)
         out.append({"name": name, "title": kind.title, "description": kind.description, "total": len(tasks),
-                    "done": sum(t.done for t in tasks)})
+                    "done": sum(t.done for t in tasks),
+                    "sample": None if sample is None else
+                    f"a sample: {sample.per} per {' × '.join(sample.by) or 'queue'} (seed {sample.seed})"})
     return out
 
 
