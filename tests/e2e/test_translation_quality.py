@@ -107,8 +107,30 @@ def test_judged_run_tables_and_export(server: Any, cli: Any, tmp_path: Path) -> 
     assert not (out / "translation_quality_validation.csv").exists()
     assert "No human scores yet" in (out / "index.html").read_text("utf-8")
 
+    # human fallback: the clipped judgments are in the app's `judgments` queue, shown as source, reference and
+    # translation; a reviewer's score replaces the judge's in Table 2 (Table 3 keeps validating the judge's own)
+    from dialectbias.api import open_experiment
+    from dialectbias.cli._review import _review_config
+    from dialectbias.review import queue_kind, save_annotation
+
+    opened, task = open_experiment(exp)
+    kind = queue_kind("judgments")
+    with Store.open(tmp_path / "tq" / "tq.sqlite") as store:
+        config = _review_config(opened, task, store)
+        targets = list(kind.targets(config, store))
+        assert len(targets) == clipped
+        target = next(t for t in targets if t.item_id == "2")  # "তুমি কই যাও" → the source "তুমি কোথায় যাও"
+        assert [(p.role, p.text) for p in target.panels[:3]] == [
+            ("source", "তুমি কোথায় যাও"), ("reference", "তুমি কই যাও"), ("candidate", "তুমি কোথায় যাও")]
+        assert target.panels[3].role == "reasoning" and target.details["judge score"] == 7.0
+        value = kind.annotation(config, store, target, {"inaccuracy_count": "0", "score_integer": "10"})
+        save_annotation(store, target.target_id, "rahim", kind.annotation_kind, value)
+    assert cli("report", exp, "--out", out).exit_code == 0
+    reviewed = {(r["system"], r["dialect"]): r for r in _csv(out / "translation_quality_by_dialect.csv")}
+    before, after = (float(t[("source", "sylhet")]["judge_fidelity"]) for t in (t2, reviewed))
+    assert after == pytest.approx(before + 3 / 4)  # one of four Sylhet rows: 7 → 10
+
     # human 0–10 scores for every translation (what the review app or the CSV import stores)
-    from dialectbias.review import save_annotation
 
     with Store.open(tmp_path / "tq" / "tq.sqlite") as store:
         for rid, _d, source, reference, good, poor in ROWS:
@@ -130,6 +152,9 @@ def test_judged_run_tables_and_export(server: Any, cli: Any, tmp_path: Path) -> 
     assert cli("export", exp, "--format", "csv", "--out", exported).exit_code == 0
     items = _csv(exported / "translation_quality_items.csv")
     assert len(items) == 24 and {r["status"] for r in items} == {"ok", "missing"}
+    fallback = next(r for r in items if r["row"] == "2" and r["system"] == "source")
+    assert (fallback["judge_fidelity"], fallback["judge_fidelity_own"], fallback["judge_fidelity_reviewed"]) == (
+        "10.0", "7.0", "True")
     row = next(r for r in items if r["row"] == "2" and r["system"] == "poor")
     assert row["translation"] == "তুমি কোথায়" and row["human"] == "4.0" and float(row["wer"]) == pytest.approx(200 / 3)
 

@@ -116,7 +116,8 @@ def _data(human: dict[tuple[str, str], float]) -> TQData:
             for i in range(10)]
     local = {"chrf": {(r.key, s): float(10 * i + (5 if s == "A" else 0)) for i, r in enumerate(rows)
                       for s in ("A", "B")}}
-    judges = {"j1": {(r.key, "A"): Judged(float(i % 11), i == 3, "ok") for i, r in enumerate(rows)}}
+    judges = {"j1": {(r.key, "A"): Judged(float(i % 11), i == 3, "ok", own=float(i % 11)) for i, r in enumerate(rows)}}
+    judges["j1"][("r9", "A")] = Judged(10.0, False, "ok", own=9.0, reviewed=True)  # a reviewer raised 9 to 10
     return TQData(rows=rows, systems=["A", "B"], metrics=["chrf", "judge"], local=local, judges=judges,
                   human={pair: (score, 1) for pair, score in human.items()})
 
@@ -132,7 +133,8 @@ def test_table2_counts_and_corpus_scores() -> None:
     hyps = [r.systems["A"] for r in data.rows]
     assert a["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [[r.reference for r in data.rows]]).score)
     assert a["chrf_ci_low"] <= a["chrf"] <= a["chrf_ci_high"]
-    assert a["judge_j1"] == pytest.approx(sum(i % 11 for i in range(10)) / 10) and a["judge_j1_n"] == 10
+    # Table 2 counts the reviewer's 10, not the judge's own 9
+    assert a["judge_j1"] == pytest.approx((sum(i % 11 for i in range(9)) + 10) / 10) and a["judge_j1_n"] == 10
     assert a["judge_j1_clipped"] == 1
     assert by[("B", "sylhet")]["judge_j1_n"] == 0 and math.isnan(by[("B", "sylhet")]["judge_j1"])
     assert by[("A", "barishal")]["n"] == 4
@@ -155,6 +157,8 @@ def test_table3_against_scipy_and_hand_computed_ccc() -> None:
     assert row["trusted"] is (row["ccc"] >= 0.4)
     judge = next(r for r in t3 if r["metric"] == "judge_j1" and r["dialect"] == "sylhet")
     assert judge["n"] == 6 and judge["metric_mean"] == pytest.approx(sum(i % 11 for i in range(6)) / 60)
+    own = next(r for r in t3 if r["metric"] == "judge_j1" and r["dialect"] == "barishal")  # r6–r9: own scores
+    assert own["metric_mean"] == pytest.approx((6 + 7 + 8 + 9) / 40)
     small = next(r for r in t3 if r["metric"] == "chrf" and r["dialect"] == "barishal")
     assert small["n"] == 4
     too_few = table3(data, min_ccc=0.4, min_pairs=5)
@@ -173,3 +177,5 @@ def test_normalised_scale_and_item_rows() -> None:
     first = next(r for r in rows if r["row"] == "r1" and r["system"] == "A")
     assert first["human"] == 8.0 and first["human_annotators"] == 1 and first["target_id"] == "tq:r1:A"
     assert first["chrf"] == 15.0 and first["judge_j1"] == 1.0 and first["judge_j1_clipped"] is False
+    last = next(r for r in rows if r["row"] == "r9" and r["system"] == "A")
+    assert (last["judge_j1"], last["judge_j1_own"], last["judge_j1_reviewed"]) == (10.0, 9.0, True)

@@ -47,12 +47,16 @@ def _rubrics(task: Task) -> dict[str, Rubric]:
 
 def _review_config(exp: Experiment, task: Task, store: Store, judge: str | None = None) -> ReviewConfig:
     """The review app's view of the experiment; a task with its own post-processed translations (a
-    `translations(store)` method: the `translate` task) supplies the translation queues' texts."""
+    `translations(store)` method: the `translate` task) supplies the translation queues' texts, and one whose
+    judges judge something else than `models:` (translation_quality) names it and how to show it."""
     from dialectbias.review import review_config, task_translations
 
     read = getattr(task, "translations", None)
+    judged = getattr(task, "review_model_ids", None)  # translation_quality: its systems are what is judged
     return review_config(exp, _rubrics(task), store, judge,
-                         translations=task_translations(read) if callable(read) else None)
+                         translations=task_translations(read) if callable(read) else None,
+                         judged=judged() if callable(judged) else (),
+                         judgment_panels=getattr(task, "judgment_panels", None))
 
 
 def _write_readme(queue: ReviewQueue, out: Path) -> Path:

@@ -95,7 +95,7 @@ class JudgmentQueue(QueueKind):
         for judge in config.judge_ids:
             for record in iter_judgments(store, judge, config.model_ids, with_refs=True):
                 if self._needs_review(config, record):
-                    yield self._target(config, record, items.get(record.item_id, {}))
+                    yield self._target(config, store, record, items.get(record.item_id, {}))
 
     def target(self, config: ReviewConfig, store: Store, target_id: str) -> ReviewTarget | None:
         record = get_judgment(store, target_id)
@@ -105,24 +105,29 @@ class JudgmentQueue(QueueKind):
                            "ON s.request_id = e.value) FROM requests q WHERE q.request_id = ?", (target_id,))
         record.ref_outputs = json.loads(rows[0][0]) if rows else []
         variants = store.query("SELECT variants FROM items WHERE item_id = ?", (record.item_id,))
-        return self._target(config, record, json.loads(variants[0][0]) if variants else {})
+        return self._target(config, store, record, json.loads(variants[0][0]) if variants else {})
 
-    def _target(self, config: ReviewConfig, record: JudgmentRecord, variants: Mapping[str, Any]) -> ReviewTarget:
+    def _target(self, config: ReviewConfig, store: Store, record: JudgmentRecord, variants: Mapping[str, Any]
+                ) -> ReviewTarget:
         rubric = rubric_for(config, record)
         parsed = record.parsed or {}
         std, dia = [*record.ref_outputs, None, None][:2]
         reasoning = parsed.get(rubric.reasoning_field, "") if rubric.reasoning else ""
         if not reasoning and rubric.explanation:
             reasoning = parsed.get(rubric.explanation_field, "")
-        panels = [Panel(label="standard question", text=_text(variants.get("standard")), variant="standard",
-                        role="question"),
-                  Panel(label=f"{record.variant} question", text=_text(variants.get(record.variant)),
-                        variant=record.variant, role="question"),
-                  Panel(label="answer to the standard question", text=std or "", variant="standard", role="answer"),
-                  Panel(label=f"answer to the {record.variant} question", text=dia or "", variant="standard",
-                        role="answer"),
-                  Panel(label=f"judge's reasoning ({record.judge_id})", text=str(reasoning or "(none)"),
-                        role="reasoning")]
+        if config.judgment_panels is not None:  # the task shows what its judges judged
+            panels = list(config.judgment_panels(store, record))
+        else:
+            panels = [Panel(label="standard question", text=_text(variants.get("standard")), variant="standard",
+                            role="question"),
+                      Panel(label=f"{record.variant} question", text=_text(variants.get(record.variant)),
+                            variant=record.variant, role="question"),
+                      Panel(label="answer to the standard question", text=std or "", variant="standard",
+                            role="answer"),
+                      Panel(label=f"answer to the {record.variant} question", text=dia or "", variant="standard",
+                            role="answer")]
+        panels.append(Panel(label=f"judge's reasoning ({record.judge_id})", text=str(reasoning or "(none)"),
+                            role="reasoning"))
         details = {f"judge {f.name}": parsed.get(f.name, "") for f in rubric.numeric_fields}
         details |= {"judge score": record.score, "confidence": record.confidence,
                     "flags": "; ".join(record.flags) or (record.reason or ""), "rubric": rubric.name}

@@ -47,6 +47,9 @@ class ReviewConfig:
     #: a task's own translations to review (post-processed), replacing the raw `translate` stage results
     #: (`_kind_translations.translation_targets`): store -> Translation rows
     translations: Callable[[Store], Iterable[Any]] | None = None
+    #: a task's own view of what a judgment judged (translation_quality: source, reference, translation),
+    #: shown instead of the qa_bias questions and answers: (store, JudgmentRecord) -> panels
+    judgment_panels: Callable[[Store, Any], list[Any]] | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ thresholds, and the dialects routed to review because the primary judge is misca
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dialectbias.config import Experiment
@@ -33,15 +33,19 @@ def store_language(store: Store, extra: Mapping[str, list[str]] | None = None) -
 
 
 def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store, judge_id: str | None = None, *,
-                  translations: Callable[[Store], Iterable[Any]] | None = None) -> ReviewConfig:
+                  translations: Callable[[Store], Iterable[Any]] | None = None, judged: Sequence[str] = (),
+                  judgment_panels: Callable[[Store, Any], list[Any]] | None = None) -> ReviewConfig:
     """The queue kinds' view of an experiment: the judgments of `judge_id` (default: the primary judge) are
     reviewed; with `review.on_miscalibrated: review`, every judgment of that judge in a dialect its latest
     calibration snapshot found below a threshold goes to review too. `translations`: the task's own
-    post-processed translations (see `_kind_translations`), else the raw `translate` stage results."""
+    post-processed translations (see `_kind_translations`), else the raw `translate` stage results. `judged`:
+    what else than `models:` the judges judged (translation_quality's systems), `judgment_panels` how to show
+    it (see `ReviewConfig`)."""
     judge = judge_id or (exp.primary_judge.id if exp.primary_judge else None)
     routed: set[tuple[str, str]] = set()
     if judge and exp.review.on_miscalibrated == ROUTE_REVIEW:
         routed = miscalibrated(store, judge)
-    return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[m.id for m in exp.models],
+    return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[*(m.id for m in exp.models), *judged],
                         rubrics=dict(rubrics), overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
-                        language=store_language(store, exp.dialects), translations=translations)
+                        language=store_language(store, exp.dialects), translations=translations,
+                        judgment_panels=judgment_panels)

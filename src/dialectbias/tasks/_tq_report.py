@@ -38,7 +38,8 @@ TABLE2_LEGEND = {
     "missing": "rows without a translation by this system",
 }
 TABLE3_LEGEND = {
-    "metric": "the automatic metric or judge, normalised to [0, 1] (BLEU, chrF /100; WER inverted; judges /10)",
+    "metric": "the automatic metric or judge (its own scores, before review), normalised to [0, 1] (BLEU, chrF "
+              "/100; WER inverted; judges /10)",
     "dialect": "the rows compared (all: every human-scored row)",
     "n": "rows with both a human score and this metric",
     "pearson": "Pearson r with the human score /10",
@@ -88,7 +89,8 @@ def _shown_table2(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFram
 def _legend2(data: TQData, confidence: float) -> dict[str, str]:
     legend = dict(TABLE2_LEGEND)
     for c in data.columns():
-        text = METRIC_TEXT.get(c) or f"mean fidelity score of judge {c.removeprefix('judge_')}, 0–10"
+        text = METRIC_TEXT.get(c) or (f"mean fidelity score of judge {c.removeprefix('judge_')}, 0–10 (a "
+                                      "reviewer's score replaces the judge's)")
         legend[c] = f"{text}; [{confidence:.0%} bootstrap CI]"
     return legend
 

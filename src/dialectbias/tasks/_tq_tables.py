@@ -22,7 +22,7 @@ import numpy as np
 from dialectbias.metrics import bootstrap_ci, lin_ccc, pearson, spearman
 from dialectbias.metrics._translation import TextNormalization, bootstrap_corpus_score
 from dialectbias.review import latest_annotations
-from dialectbias.store import Store, iter_judgments
+from dialectbias.store import Store, iter_judgments, latest_overrides
 from dialectbias.tasks._tq_data import TQRow
 from dialectbias.tasks._tq_scores import Pair, scored_pairs
 
@@ -53,9 +53,14 @@ def normalized(metric: str, value: float | None) -> float | None:
 
 @dataclass
 class Judged:
+    """One judgment: `score` after human review (a reviewer's override replaces the judge's, as in every
+    table), `own` the judge's own score (what Table 3 validates)."""
+
     score: float | None
     clipped: bool
     status: str
+    own: float | None = None
+    reviewed: bool = False
 
 
 @dataclass
@@ -74,19 +79,24 @@ class TQData:
         """Every metric column: local metrics, then one per judge (`judge_<id>`)."""
         return [m for m in self.metrics if m != "judge"] + [f"judge_{j}" for j in self.judges]
 
-    def item_value(self, column: str, pair: Pair) -> float | None:
+    def item_value(self, column: str, pair: Pair, *, own: bool = False) -> float | None:
+        """The row's value of a metric column; a judge's after human review, or its `own` score."""
         if column.startswith("judge_"):
             j = self.judges[column.removeprefix("judge_")].get(pair)
-            return None if j is None else j.score
+            return None if j is None else (j.own if own else j.score)
         value = self.local.get(column, {}).get(pair)
         return None if value is None or math.isnan(value) else value
 
 
 def read_judges(store: Store, judge_ids: Sequence[str], systems: Sequence[str]) -> dict[str, dict[Pair, Judged]]:
     out: dict[str, dict[Pair, Judged]] = {}
+    overrides = latest_overrides(store)
     for judge in judge_ids:
-        out[judge] = {(j.item_id, j.model_id): Judged(j.score, bool(j.clipped), j.parse_status)
-                      for j in iter_judgments(store, judge, list(systems))}
+        out[judge] = {}
+        for j in iter_judgments(store, judge, list(systems)):
+            human = overrides.get(j.request_id)
+            out[judge][(j.item_id, j.model_id)] = Judged(human[0] if human else j.score, bool(j.clipped),
+                                                         j.parse_status, own=j.score, reviewed=human is not None)
     return out
 
 
@@ -155,7 +165,7 @@ def table3(data: TQData, *, min_ccc: float, min_pairs: int) -> list[dict[str, An
             for pair, (human, _n) in data.human.items():
                 if dialect not in (ALL, dialect_of[pair[0]]):
                     continue
-                value = normalized(metric, data.item_value(column, pair))
+                value = normalized(metric, data.item_value(column, pair, own=True))
                 if value is not None:
                     xs.append(value)
                     ys.append(human / 10.0)
@@ -191,7 +201,9 @@ def item_rows(data: TQData) -> list[dict[str, Any]]:
                 rec[column] = data.item_value(column, pair)
                 if column.startswith("judge_"):
                     j = data.judges[column.removeprefix("judge_")].get(pair)
+                    rec[f"{column}_own"] = None if j is None else j.own
                     rec[f"{column}_clipped"] = None if j is None else j.clipped
+                    rec[f"{column}_reviewed"] = None if j is None else j.reviewed
             check = data.dialect_id.get(pair)
             rec["dialect_id"] = None if check is None else check["verdict"]
             rec["dialect_id_predicted"] = None if check is None else check["predicted"]

@@ -349,6 +349,27 @@ class TranslationQualityTask(Task):
         return [ReviewTranslation(target_id(r.key, s), r.key, r.dialect, r.source, r.systems[s], r.reference)
                 for r in self.rows(store) for s in self.systems if s in r.systems]
 
+    def review_model_ids(self) -> list[str]:
+        """What the judges judged, for the `judgments` review queue: the systems (there are no `models:`)."""
+        return self.systems
+
+    def judgment_panels(self, store: Store, record: Any) -> list[Any]:
+        """What a judgment in the `judgments` queue is about: the source, the human reference and the system's
+        translation (the judge's reasoning follows)."""
+        from dialectbias.review import Panel
+
+        found = store.query("SELECT domain, variants, metadata FROM items WHERE item_id = ?", (record.item_id,))
+        metadata = json.loads(found[0]["metadata"]) if found else {}
+        if "tq" not in metadata:
+            return [Panel(label="row", text=f"{record.item_id}: no longer among the rows")]
+        row = TQRow.from_item(Item(id=record.item_id, domain=found[0]["domain"],
+                                   variants=json.loads(found[0]["variants"]), metadata=metadata))
+        return [Panel(label="standard source", text=row.source, variant="standard", role="source"),
+                Panel(label=f"human reference ({row.dialect})", text=row.reference, variant=row.dialect,
+                      role="reference"),
+                Panel(label=f"translation by {record.model_id}", text=row.systems.get(record.model_id, ""),
+                      variant=row.dialect, role="candidate")]
+
     # -- results ------------------------------------------------------------------------------------------------
     def collect(self, store: Store) -> Any:
         from dialectbias.tasks._tq_scores import dialect_id_checks, local_scores
@@ -369,8 +390,7 @@ class TranslationQualityTask(Task):
             for judge in self.exp.judges:
                 c = counts.get(judge.id, JudgeCounts())
                 lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed) · "
-                             f"{c.needs_review} clipped by a ceiling or flagged (humans score translations in "
-                             "the translation_score queue)")
+                             f"{c.needs_review} for human review (clipped by a ceiling or flagged)")
         return lines
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
