@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,15 +111,13 @@ def local_scores(task: TranslationQualityTask, store: Store, rows: Sequence[TQRo
     for metric in task.metrics:
         if metric not in LOCAL_METRICS:
             continue
-        if metric in ("bleu", "chrf", "wer"):
-            compute: Callable[[], Scores] = lambda m=metric: _lexical(m, pairs, norm)  # noqa: E731
-            setting: Any = None
-        elif metric == "bertscore":
-            compute = lambda: _bertscore(task, pairs, norm)  # noqa: E731
-            setting = task.encoder_identity()
+        compute: Callable[[], Scores]
+        if metric == "bertscore":
+            compute, setting = partial(_bertscore, task, pairs, norm), task.encoder_identity()
+        elif metric == "embedding":
+            compute, setting = partial(_embedding, task, pairs, norm), task.embedder_spec()
         else:
-            compute = lambda: _embedding(task, pairs, norm)  # noqa: E731
-            setting = task.embedder_spec()
+            compute, setting = partial(_lexical, metric, pairs, norm), None
         out[metric] = _cached(store, metric, _fingerprint(metric, norm.model_dump(), setting, texts), compute)
     return out
 

@@ -25,8 +25,8 @@ from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, run_che
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
-from dialectbias.store import JudgeCounts, Store, judge_counts, judge_yields
-from dialectbias.tasks._judgment_row import judgment_row
+from dialectbias.store import Store
+from dialectbias.tasks._judgment_row import judge_stage_yields, judge_summary_lines, judgment_row
 from dialectbias.tasks._templates import render
 from dialectbias.tasks._vlm_items import caption_reference
 from dialectbias.tasks._vlm_parse import clean_caption
@@ -144,15 +144,8 @@ class CaptionTask(VLMTask):
         return stages
 
     def stage_yields(self, store: Store) -> list[StageYield]:
-        out = [y for y in super().stage_yields(store) if y.stage != "judge"]
-        yields = judge_yields(store)
-        for judge in self.exp.judges:
-            y = yields.get(judge.id)
-            scored = y.scored if y else 0
-            detail = (f"{scored} of {y.requests} judge requests scored ({y.unscored} unscored: parse failed)"
-                      if y and y.requests else "no judgments")
-            out.append(StageYield("judge", judge.id, scored, detail))
-        return out
+        return [*(y for y in super().stage_yields(store) if y.stage != "judge"),
+                *judge_stage_yields(store, self.exp.judges)]
 
     def captions(self, store: Store) -> list[dict[str, Any]]:
         from dialectbias.tasks._vlm_score import caption_rows
@@ -162,13 +155,8 @@ class CaptionTask(VLMTask):
     def summary_lines(self, store: Store) -> list[str]:
         from dialectbias.tasks._vlm_score import caption_summary
 
-        lines = [*caption_summary(self.captions(store)), *self.held_out_lines(store)]
-        counts = judge_counts(store, [j.id for j in self.exp.judges])
-        for judge in self.exp.judges:
-            c = counts.get(judge.id, JudgeCounts())
-            lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed) · "
-                         f"{c.needs_review} for human review")
-        return lines
+        return [*caption_summary(self.captions(store)), *self.held_out_lines(store),
+                *judge_summary_lines(store, self.exp.judges)]
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
         from dialectbias.tasks._vlm_report import write_caption_report

@@ -30,9 +30,9 @@ from dialectbias.metrics._translation import TextNormalization
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
-from dialectbias.store import JudgeCounts, Store, judge_counts, judge_yields
+from dialectbias.store import Store
 from dialectbias.tasks._base import Task
-from dialectbias.tasks._judgment_row import judgment_row
+from dialectbias.tasks._judgment_row import judge_stage_yields, judge_summary_lines, judgment_row
 from dialectbias.tasks._templates import render
 from dialectbias.tasks._tq_data import TQLoad, TQRow, attach_system, load_rows, rows_from_items
 from dialectbias.tasks._translate_prompt import language_name
@@ -142,6 +142,7 @@ class TranslationQualityTask(Task):
         self._sources = [s if isinstance(s, TranslationSource) else TranslationSource(experiment=s)
                          for s in o.translations_from]
         self._source_names: list[str] | None = None
+        self._opened: dict[Path, tuple[Experiment, TranslateTask]] = {}
         self.load: TQLoad | None = None
 
     # -- configuration ----------------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ class TranslationQualityTask(Task):
         seen: set[str] = set()
         for source in self._sources:
             path = self.exp.resolve(source.experiment)
-            exp, task = translate_experiment(path)
+            exp, task = self._translate(path)
             with Store.open(exp.store_path, create=False) as store:
                 part = rows_from_items(store.iter_items(), list(task.targets), task.source, str(path))
             for row in part.rows:
@@ -263,13 +264,19 @@ class TranslationQualityTask(Task):
 
     def _translations_of(self, source: TranslationSource) -> Iterator[tuple[str, str, str, str | None, str]]:
         path = self.exp.resolve(source.experiment)
-        exp, task = translate_experiment(path)
+        exp, task = self._translate(path)
         with Store.open(exp.store_path, create=False) as store:
             for t in task.translations(store):
                 if t.is_list or t.field not in ("", "text"):
                     continue  # object variants (VQA entries) have no single reference text
                 text = t.text if t.ok and isinstance(t.text, str) else None
                 yield t.item_id, t.target, t.source[0] if t.source else "", text, t.status
+
+    def _translate(self, path: Path) -> tuple[Experiment, TranslateTask]:
+        """A translate experiment of `translations_from`, opened once (its dialect-ID model loads on opening)."""
+        if path not in self._opened:
+            self._opened[path] = translate_experiment(path)
+        return self._opened[path]
 
     def rows(self, store: Store) -> list[TQRow]:
         return [TQRow.from_item(item) for item in store.iter_items() if "tq" in item.metadata]
@@ -330,15 +337,7 @@ class TranslationQualityTask(Task):
                       rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges})]
 
     def stage_yields(self, store: Store) -> list[StageYield]:
-        yields = judge_yields(store)
-        out = []
-        for judge in self.exp.judges if "judge" in self.metrics else []:
-            y = yields.get(judge.id)
-            scored = y.scored if y else 0
-            detail = (f"{scored} of {y.requests} judge requests scored ({y.unscored} unscored: parse failed)"
-                      if y and y.requests else "no judgments")
-            out.append(StageYield("judge", judge.id, scored, detail))
-        return out
+        return judge_stage_yields(store, self.exp.judges if "judge" in self.metrics else [])
 
     # -- review -------------------------------------------------------------------------------------------------
     def translations(self, store: Store) -> list[ReviewTranslation]:
@@ -386,11 +385,7 @@ class TranslationQualityTask(Task):
 
         lines = summary(self, self.collect(store))
         if "judge" in self.metrics:
-            counts = judge_counts(store, [j.id for j in self.exp.judges])
-            for judge in self.exp.judges:
-                c = counts.get(judge.id, JudgeCounts())
-                lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed) · "
-                             f"{c.needs_review} for human review (clipped by a ceiling or flagged)")
+            lines += judge_summary_lines(store, self.exp.judges, " (clipped by a ceiling or flagged)")
         return lines
 
     def report(self, store: Store, out_dir: Path) -> dict[str, Any]:

@@ -4,9 +4,7 @@ tokenised examples with the prompt masked out of the loss. No torch: tokenizers 
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import json
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -14,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from dialectbias.data import Corpus
+from dialectbias.data import Corpus, read_csv_rows, read_jsonl
 from dialectbias.errors import DataError
 from dialectbias.text import match_key
 from dialectbias.train._instruction import (
@@ -106,26 +104,15 @@ def conversation_examples(path: Path) -> Selection:
 def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise DataError(f"{path}: conversation file not found")
-    text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{i}: not a JSON object ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{i}: expected a JSON object with `user` and `assistant`")
-            yield i, row
+        yield from read_jsonl(path)
     elif path.suffix.lower() == ".csv":
-        reader = csv.DictReader(text.splitlines())
-        missing = {"user", "assistant"} - set(reader.fieldnames or [])
-        if missing:
-            raise DataError(f"{path}: missing column(s) {', '.join(sorted(missing))}; found: "
-                            f"{', '.join(reader.fieldnames or []) or '(none)'}")
-        for row in reader:
-            yield reader.line_num, row
+        for n, (line, row) in enumerate(read_csv_rows(path)):
+            missing = {"user", "assistant"} - set(row) if n == 0 else set()
+            if missing:
+                raise DataError(f"{path}: missing column(s) {', '.join(sorted(missing))}; found: "
+                                f"{', '.join(k for k in row if k) or '(none)'}")
+            yield line, row
     else:
         raise DataError(f"{path}: conversation file must be .jsonl or .csv")
 
