@@ -142,8 +142,7 @@ def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> d
             "metadata": {"systems": ", ".join(data.systems), "metrics": ", ".join(data.columns()),
                          "normalisation": o.normalization.describe(), "rows": len(data.rows),
                          "human-scored translations": len(data.human),
-                         "bootstrap": f"{o.bootstrap_resamples} resamples, {o.confidence:.0%}, seed {task.exp.seed}"},
-            "tables": {"by_dialect": pd.DataFrame(t2), "validation": pd.DataFrame(t3)}}
+                         "bootstrap": f"{o.bootstrap_resamples} resamples, {o.confidence:.0%}, seed {task.exp.seed}"}}
 
 
 def summary(task: TranslationQualityTask, data: TQData) -> list[str]:
