@@ -17,7 +17,7 @@ from dialectbias.run._progress import ProgressView
 from dialectbias.run._specs import RequestSpec, content_hash
 from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
 from dialectbias.run._summary import RunSummary, StageStats
-from dialectbias.store import SCHEMA_VERSION, RunLock, Store
+from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store
 
 
 def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
@@ -112,12 +112,13 @@ def _check_yields(task: StagedTask, store: Store, summary: RunSummary) -> None:
 
 
 def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
-             console: Console | None = None) -> RunSummary:
+             console: Console | None = None, take_over: bool = False) -> RunSummary:
     """Run (or resume) an experiment's task (`dialectbias.api.run_experiment` loads both from the file): only
     requests without a stored result are sent, by the experiment's executor."""
     started = time.perf_counter()
     executor_cls = get_executor(exp)
     with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
+        claim_store(store, exp.name, exp.path, take_over=take_over)  # one store, one experiment
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         input_warnings = _save_items(exp, task, store)
         stages = task.stages()
