@@ -138,7 +138,9 @@ def test_a_renamed_experiment_in_the_same_file_keeps_its_store(
     a.write_text(a.read_text(encoding="utf-8").replace("name: study-a", "name: study-a2"), encoding="utf-8")
     run(cli, a)
     assert calls(qa_server) == 0
-    assert cli("status", a).exit_code == 0
+    assert report_tables(cli, a, tmp_path / "report-a2") == tables
+    with Store.open(tmp_path / "shared.sqlite", create=False) as store:
+        assert store.get_meta("owner_experiment") == "study-a2"
 
 
 def test_a_moved_experiment_file_keeps_its_store(
@@ -179,3 +181,19 @@ def test_a_store_written_before_owners_were_recorded_belongs_to_its_experiment_b
     assert calls(qa_server) == 0
     with Store.open(tmp_path / "shared.sqlite", create=False) as store:
         assert (store.get_meta("owner_experiment"), store.get_meta("owner_file")) == ("study-a", "study-a.yaml")
+
+
+def test_a_new_name_without_a_store_says_where_the_earlier_results_are(
+        qa: Any, qa_server: Any, cli: Any, tmp_path: Path) -> None:
+    path = experiment(qa, tmp_path, qa_server.base_url, "study", store=None)
+    run(cli, path)
+    qa_server.reset_stats()
+    path.write_text(path.read_text(encoding="utf-8").replace("name: study", "name: study-v2"), encoding="utf-8")
+    result = run(cli, path)
+    assert calls(qa_server) == 20  # a new default store, study-v2.sqlite: everything is asked again …
+    assert (f"warning: study-v2.sqlite is a new store: study.yaml's results under `name: study` are in "
+            f"{tmp_path / 'study.sqlite'}; `store: study.sqlite` uses them") in result.stderr  # … and it says so
+    path.write_text(path.read_text(encoding="utf-8") + "store: study.sqlite\n", encoding="utf-8")
+    qa_server.reset_stats()
+    run(cli, path)
+    assert calls(qa_server) == 0

@@ -64,18 +64,36 @@ def _refusal(store_path: Path, owner: StoreOwner | None, name: str, file: Path) 
             "store back the same way)")
 
 
+def _read_owner(store_path: Path) -> StoreOwner | None:
+    """The owner of the store at `store_path`, read only; None when it has none or cannot be read."""
+    try:
+        with sqlite3.connect(f"file:{store_path}?mode=ro", uri=True) as conn:
+            return _owner(conn, store_path)
+    except sqlite3.DatabaseError:
+        return None
+
+
+def earlier_stores(store_path: Path, file: Path) -> list[tuple[Path, str]]:
+    """(store, experiment name) of the stores beside a store not created yet that `file` ran in under another
+    `name:` (a default store follows the name): the run says where its earlier results are."""
+    store_path, file = store_path.resolve(), file.resolve()
+    if store_path.exists() or not store_path.parent.is_dir():
+        return []
+    found = []
+    for other in sorted(store_path.parent.glob("*.sqlite")):
+        owner = _read_owner(other)
+        if owner is not None and owner.file == file:
+            found.append((other, owner.name))
+    return found
+
+
 def check_owner(store_path: Path, name: str, file: Path) -> None:
     """StoreError when the store at `store_path` belongs to another experiment file; reads only (a missing or
     unreadable store is left to the command that opens it)."""
     store_path = store_path.resolve()
     if not store_path.is_file():
         return
-    try:
-        with sqlite3.connect(f"file:{store_path}?mode=ro", uri=True) as conn:
-            owner = _owner(conn, store_path)
-    except sqlite3.DatabaseError:
-        return
-    problem = _refusal(store_path, owner, name, file.resolve())
+    problem = _refusal(store_path, _read_owner(store_path), name, file.resolve())
     if problem:
         raise StoreError(problem)
 
