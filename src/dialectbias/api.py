@@ -16,12 +16,21 @@ from dialectbias.run import GenerationImport, RunSummary, check_executor, run_ta
 from dialectbias.run import import_generations as import_into_store
 from dialectbias.run._status import StatusReport
 from dialectbias.run._status import read_status as read_store_status
-from dialectbias.store import Store
+from dialectbias.store import Store, check_owner
 from dialectbias.tasks import Task, load_task
 
 
-def open_experiment(path: str | Path) -> tuple[Experiment, Task]:
-    """The experiment file and its task, both checked (keys, models, roles, task options, executor)."""
+def open_experiment(path: str | Path, *, take_over: bool = False) -> tuple[Experiment, Task]:
+    """The experiment file and its task, both checked (keys, models, roles, task options, executor), and its
+    store, when it exists, the file's own (StoreError naming both files otherwise; `take_over`: no check, the
+    caller is about to take the store over)."""
+    exp, task = _checked(path)
+    if not take_over:
+        check_owner(exp.store_path, exp.name, exp.path)
+    return exp, task
+
+
+def _checked(path: str | Path) -> tuple[Experiment, Task]:
     exp = load_experiment_file(path)
     task = load_task(exp)
     check_executor(exp)
@@ -30,13 +39,15 @@ def open_experiment(path: str | Path) -> tuple[Experiment, Task]:
 
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment file, task settings included; ConfigError names the file, key and line."""
-    return open_experiment(path)[0]
+    return _checked(path)[0]
 
 
-def run_experiment(path: str | Path, *, progress: bool = True, console: Console | None = None) -> RunSummary:
-    """Run (or resume) an experiment: only requests without a stored result are sent."""
-    exp, task = open_experiment(path)
-    return run_task(exp, task, progress=progress, console=console)
+def run_experiment(path: str | Path, *, progress: bool = True, console: Console | None = None,
+                   take_over: bool = False) -> RunSummary:
+    """Run (or resume) an experiment: only requests without a stored result are sent. A store another
+    experiment file runs in is refused, unless `take_over` (that experiment's rows are then superseded)."""
+    exp, task = open_experiment(path, take_over=take_over)
+    return run_task(exp, task, progress=progress, console=console, take_over=take_over)
 
 
 def build_report(path: str | Path, out_dir: str | Path) -> Path:
@@ -45,10 +56,10 @@ def build_report(path: str | Path, out_dir: str | Path) -> Path:
     return write_report(exp, task.report, out_dir)
 
 
-def import_generations(path: str | Path, file: str | Path) -> GenerationImport:
+def import_generations(path: str | Path, file: str | Path, *, take_over: bool = False) -> GenerationImport:
     """Store the outputs of a JSONL file as the experiment's generations (see `dialectbias import-generations`)."""
-    exp, task = open_experiment(path)
-    return import_into_store(exp, task, file)
+    exp, task = open_experiment(path, take_over=take_over)
+    return import_into_store(exp, task, file, take_over=take_over)
 
 
 def read_status(path: str | Path) -> tuple[Experiment, StatusReport]:

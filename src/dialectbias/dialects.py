@@ -8,7 +8,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from dialectbias._yaml import load_yaml
+from dialectbias.errors import DialectBiasError
 
 STANDARD = "standard"
 
@@ -16,7 +17,8 @@ STANDARD = "standard"
 @lru_cache(maxsize=1)
 def _registry() -> dict[str, Any]:
     """The packaged `dialects.yaml`, read once."""
-    return yaml.safe_load((resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8"))
+    text = (resources.files("dialectbias") / "resources" / "dialects.yaml").read_text("utf-8")
+    return load_yaml(text, "dialectbias/resources/dialects.yaml (package data)", DialectBiasError)[0]
 
 
 @lru_cache(maxsize=1)

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from dialectbias._yaml import load_yaml
 from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
 
 QUESTION_TYPES = ("definitional", "contrasting", "factual", "functional")
@@ -236,10 +236,7 @@ def load_topics(path: str | Path | None = None) -> dict[str, DomainTopics]:
         return _from_csv(text, source)
     if suffix not in (".yaml", ".yml"):
         raise DataError(f"{source}: expected a .yaml, .yml or .csv topics file")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise DataError(f"{source}: not valid YAML: {exc}") from None
+    data, _ = load_yaml(text, source, DataError)
     return _from_mapping(data, source)
 
 

@@ -29,6 +29,10 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: what completed is stored
 F = TypeVar("F", bound=Callable[..., Any])
 
 ExperimentArg = Annotated[Path, typer.Argument(help="experiment YAML file", show_default=False)]
+TakeOverOpt = Annotated[bool, typer.Option(
+    "--take-over", help="make the store this experiment's when another experiment file holds it: that "
+    "experiment's rows become superseded (kept; its answers stay cached, so taking the store back costs no "
+    "call) and its commands are refused until it takes the store back")]
 
 
 def clear_errors(fn: F) -> F:

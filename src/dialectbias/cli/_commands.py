@@ -15,6 +15,7 @@ from dialectbias.cli._app import (
     EXIT_ERROR,
     EXIT_FAILURES,
     ExperimentArg,
+    TakeOverOpt,
     clear_errors,
     console,
     err_console,
@@ -91,6 +92,7 @@ def run(experiment: ExperimentArg,
         show_plan: Annotated[bool | None, typer.Option(
             "--plan/--no-plan", help="print the plan first, to stderr (default: when a model has prices)",
             show_default=False)] = None,
+        take_over: TakeOverOpt = False,
         ) -> None:
     """Run or resume an experiment: generation, then judging. Only missing results are requested.
 
@@ -100,7 +102,8 @@ def run(experiment: ExperimentArg,
 
     Exit codes:
     0 done (warnings, e.g. refused items or missing variants, are printed with their counts);
-    1 error: an invalid experiment or data file, a model stopped, or the store held by another run;
+    1 error: an invalid experiment or data file, a model stopped, the store held by another run, or the
+    store another experiment file's (--take-over: make it this one's);
     3 some requests failed after their retries (run again to retry them);
     4 a stage produced no usable result: no successful generation, no scored judgment or no accepted answer;
     130 interrupted (what completed is stored; run again to resume).
@@ -110,8 +113,8 @@ def run(experiment: ExperimentArg,
     from dialectbias.api import run_experiment
     from dialectbias.cli._plan import confirm_plan
 
-    confirm_plan(experiment, yes, confirm_above, show=show_plan)
-    summary = run_experiment(experiment, progress=progress, console=console)
+    confirm_plan(experiment, yes, confirm_above, show=show_plan, take_over=take_over)
+    summary = run_experiment(experiment, progress=progress, console=console, take_over=take_over)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)

@@ -18,7 +18,8 @@ from dialectbias.cli._app import ExperimentArg, clear_errors
 def import_generations(
         experiment: ExperimentArg,
         file: Annotated[Path, typer.Argument(help="JSONL: one {item_id, variant, model, output} per line",
-                                             show_default=False)]) -> None:
+                                             show_default=False)],
+        take_over: _app.TakeOverOpt = False) -> None:
     """Store model outputs produced elsewhere as generations; `dialectbias run` then only judges them.
 
     One JSON object per line: item_id, variant, model (a model id of the experiment), output; optional
@@ -31,8 +32,8 @@ def import_generations(
     from dialectbias.api import open_experiment
     from dialectbias.run import import_generations as run_import
 
-    exp, task = open_experiment(experiment)
-    summary = run_import(exp, task, file)
+    exp, task = open_experiment(experiment, take_over=take_over)
+    summary = run_import(exp, task, file, take_over=take_over)
     _app.console.print(f"{file}: {summary.lines} line(s): {summary.imported} imported, {summary.unchanged} "
                        f"unchanged (already stored) → {exp.store_path}", highlight=False)
 

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dialectbias.cli._app import ExperimentArg, clear_errors, console, err_console
+from dialectbias.cli._app import ExperimentArg, TakeOverOpt, clear_errors, console, err_console
 from dialectbias.errors import ConfigError
 
 #: `run` asks before spending more than this (in the currency of the models' prices); also
@@ -20,11 +20,11 @@ from dialectbias.errors import ConfigError
 DEFAULT_CONFIRM_ABOVE = 10.0
 
 
-def _plan_rows(experiment: Path) -> list:  # list[PlanRow]
+def _plan_rows(experiment: Path, take_over: bool) -> list:  # list[PlanRow]
     from dialectbias.api import open_experiment
     from dialectbias.run._plan import make_plan
 
-    exp, task = open_experiment(experiment)
+    exp, task = open_experiment(experiment, take_over=take_over)
     return make_plan(exp, task)
 
 
@@ -57,7 +57,8 @@ def _bases(rows: list, out: Console) -> None:
 @clear_errors
 def plan(experiment: ExperimentArg,
          as_json: Annotated[bool, typer.Option("--json", help="print a JSON list (stage, model_id, requests, "
-                                               "cached, tokens_in, tokens_out, cost, seconds)")] = False) -> None:
+                                               "cached, tokens_in, tokens_out, cost, seconds)")] = False,
+         take_over: TakeOverOpt = False) -> None:
     """What `run` would send, before any call: per stage and model the requests, how many need no call
     (stored or cached), estimated input/output tokens (the model's tokenizer when local, characters / 4
     otherwise), cost (null without prices) and seconds (measured latency, or an assumed 50 tokens/s, at the
@@ -65,7 +66,7 @@ def plan(experiment: ExperimentArg,
 
     Example: dialectbias plan bn-qa.yaml --json
     """
-    rows = _plan_rows(experiment)
+    rows = _plan_rows(experiment, take_over)
     if as_json:
         sys.stdout.write(json.dumps([r.as_json() for r in rows], ensure_ascii=False, indent=2) + "\n")
         return
@@ -73,7 +74,8 @@ def plan(experiment: ExperimentArg,
     _bases(rows, console)
 
 
-def confirm_plan(experiment: Path, yes: bool, confirm_above: float | None, *, show: bool | None = None) -> None:
+def confirm_plan(experiment: Path, yes: bool, confirm_above: float | None, *, show: bool | None = None,
+                 take_over: bool = False) -> None:
     """Print the plan (to stderr, before the run's own output) and, when its total cost is above the
     threshold, ask for confirmation (ConfigError without a terminal: pass --yes).
 
@@ -82,7 +84,7 @@ def confirm_plan(experiment: Path, yes: bool, confirm_above: float | None, *, sh
     from dialectbias.api import open_experiment
     from dialectbias.run._plan import make_plan, total_cost
 
-    exp, task = open_experiment(experiment)
+    exp, task = open_experiment(experiment, take_over=take_over)
     priced = any(m.price_in_per_mtok is not None or m.price_out_per_mtok is not None for m in exp.all_models())
     show = priced if show is None else show
     if not show and (yes or not priced):

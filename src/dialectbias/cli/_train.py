@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
 from pydantic import ValidationError
 
+from dialectbias._yaml import load_yaml
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
 from dialectbias.errors import ConfigError, validation_problems
@@ -24,11 +24,12 @@ def load_recipe(path: Path | None, overrides: dict[str, object]) -> TranslatorTr
     data: dict[str, object] = {}
     if path is not None:
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"--recipe {path}: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--recipe {path}: not valid YAML ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"--recipe {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raw, _ = load_yaml(text, f"--recipe {path}", ConfigError)
         if raw is not None and not isinstance(raw, dict):
             raise ConfigError(f"--recipe {path}: expected a mapping of recipe keys ({', '.join(RECIPE_KEYS)})")
         data = dict(raw or {})

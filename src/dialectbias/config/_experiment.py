@@ -6,7 +6,6 @@ import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -18,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from dialectbias._yaml import load_yaml
 from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, problem_line, read_text_file, validation_problems, yaml_line
 from dialectbias.providers._config import ModelConfig
@@ -314,14 +314,7 @@ def load_experiment(path: str | Path) -> Experiment:
     The task's own checks (its options, data, roles) come on top: `dialectbias.api.load_experiment`."""
     path = Path(path).expanduser().resolve()
     text = read_text_file(path, ConfigError, "experiment file")
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    data, node = load_yaml(text, str(path), ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys (name, task, data, models, …)")
     problems, reported = _validate_models(data, node)  # reported: sections not to report twice

@@ -27,12 +27,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from dialectbias._yaml import load_yaml
 from dialectbias.data._loaders import _rows_hf, _rows_parquet, read_jsonl
 from dialectbias.dialects import known_variants, unknown_variant_message
-from dialectbias.errors import DataError, validation_problems
+from dialectbias.errors import DataError, read_text_file, validation_problems
 from dialectbias.text._bn_normalize import match_key
 
 _SPLIT_WORDS = {"train": "train", "training": "train", "test": "test", "testing": "test", "validation": "validation",
@@ -179,10 +179,7 @@ def load_corpus(path: str | Path) -> Corpus:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: corpus file not found")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not a readable YAML corpus file ({exc})") from None
+    raw, _ = load_yaml(read_text_file(path, DataError, "corpus file"), str(path), DataError)
     if not isinstance(raw, dict):
         raise DataError(f"{path}: a corpus file is a mapping with `name` and `files` (see `dialectbias index --help`)")
     try:

@@ -6,9 +6,9 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
+from dialectbias._yaml import load_yaml
 from dialectbias.errors import ConfigError, read_text_file, validation_problems
 from dialectbias.judges._rubric import Rubric
 
@@ -56,14 +56,7 @@ def _load_file(path: Path) -> Rubric:
 
 def parse_rubric(text: str, source: str) -> Rubric:
     """Validate rubric YAML text; `source` (a file name) heads every error."""
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    data, node = load_yaml(text, source, ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of keys (name, description, fields, score, …)")
     try:

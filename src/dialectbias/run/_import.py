@@ -24,7 +24,7 @@ from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, StagedTask
-from dialectbias.store import PARTS_KEY, RunLock, Store, dumps
+from dialectbias.store import PARTS_KEY, RunLock, Store, claim_store, dumps
 
 GENERATE_STAGE = "generate"
 MAX_REPORTED_PROBLEMS = 20
@@ -110,7 +110,8 @@ def _short(text: str, n: int = 60) -> str:
     return repr(text if len(text) <= n else text[:n] + "…")
 
 
-def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> GenerationImport:
+def import_generations(exp: Experiment, task: StagedTask, path: str | Path, *,
+                       take_over: bool = False) -> GenerationImport:
     """Store the outputs of a JSONL file ({item_id, variant, model, output, optional strategy, finish_reason,
     tokens_in, tokens_out, latency_s, metadata}) as generations of the experiment, all or nothing.
 
@@ -137,6 +138,7 @@ def import_generations(exp: Experiment, task: StagedTask, path: str | Path) -> G
     _raise(path, problems)
 
     with RunLock(exp.store_path, "import-generations"), Store.open(exp.store_path) as store:
+        claim_store(store, exp.name, exp.path, take_over=take_over)  # one store, one experiment
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         store.save_items(task.load_items())
         items = {item.id: set(item.variants) for item in store.iter_items()}

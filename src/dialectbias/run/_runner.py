@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ from dialectbias.run._progress import ProgressView
 from dialectbias.run._specs import RequestSpec, content_hash
 from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
 from dialectbias.run._summary import RunSummary, StageStats
-from dialectbias.store import SCHEMA_VERSION, RunLock, Store
+from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store, earlier_stores
 
 
 def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
@@ -112,17 +113,21 @@ def _check_yields(task: StagedTask, store: Store, summary: RunSummary) -> None:
 
 
 def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
-             console: Console | None = None) -> RunSummary:
+             console: Console | None = None, take_over: bool = False) -> RunSummary:
     """Run (or resume) an experiment's task (`dialectbias.api.run_experiment` loads both from the file): only
     requests without a stored result are sent, by the experiment's executor."""
     started = time.perf_counter()
     executor_cls = get_executor(exp)
+    earlier = [f"{exp.store_path.name} is a new store: {exp.path.name}'s results under `name: {name}` are in "
+               f"{other}; `store: {os.path.relpath(other, exp.base_dir)}` uses them"
+               for other, name in earlier_stores(exp.store_path, exp.path)]
     with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
+        claim_store(store, exp.name, exp.path, take_over=take_over)  # one store, one experiment
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         input_warnings = _save_items(exp, task, store)
         stages = task.stages()
         store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)
-        summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=input_warnings)
+        summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=[*earlier, *input_warnings])
         with ProgressView(console, progress) as view:
             asyncio.run(_run_stages(exp, task, stages, store, view, summary, executor_cls(exp)))
         summary.outcome = task.summary_lines(store)

@@ -15,11 +15,13 @@ from dialectbias.store._judgments import (
 )
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._lock import RunLock
+from dialectbias.store._owner import StoreOwner, check_owner, claim_store, earlier_stores
 from dialectbias.store._records import ResultCounts, StageResult
 from dialectbias.store._schema import SCHEMA_VERSION
 from dialectbias.store._store import PARTS_KEY, REASK_SUFFIX, Store, dumps, dumps_ordered
 
 __all__ = ["JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "REASK_SUFFIX", "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS",
            "ContentRow", "JudgeCounts", "JudgeYield", "JudgmentRecord", "Packed", "ResultCounts", "RunLock",
-           "StageResult", "Store", "dumps", "dumps_ordered", "get_judgment", "iter_judgments", "judge_counts",
-           "judge_yields", "judgment_columns", "latest_overrides", "pack_messages", "pack_schema"]
+           "StageResult", "Store", "StoreOwner", "check_owner", "claim_store", "dumps", "dumps_ordered",
+           "earlier_stores", "get_judgment", "iter_judgments", "judge_counts", "judge_yields", "judgment_columns",
+           "latest_overrides", "pack_messages", "pack_schema"]

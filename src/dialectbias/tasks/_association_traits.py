@@ -9,9 +9,9 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dialectbias._yaml import load_yaml
 from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
 
 #: Adjectives sampled from each pole per prompt (German paper §3.3: 10 = 5 + 5).
@@ -146,10 +146,7 @@ class WriterLabels(BaseModel):
 def _read_yaml(path: str | Path | None, default_name: str) -> tuple[str, Any]:
     """Return (source description, parsed YAML) for a user file or the packaged default."""
     source, text = packaged_or_user_text(path, default_name, DataError)
-    try:
-        return source, yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise DataError(f"{source}: not valid YAML: {exc}") from exc
+    return source, load_yaml(text, source, DataError)[0]
 
 
 def packaged_traits_name(language: str | None) -> str:

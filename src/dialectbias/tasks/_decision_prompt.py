@@ -7,9 +7,9 @@ import random
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dialectbias._yaml import load_yaml
 from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
 from dialectbias.tasks._association_prompt import WRITER_PREFIX, Writer, render_writers
 from dialectbias.tasks._association_traits import Trait, _norm
@@ -65,10 +65,7 @@ def load_scenarios(path: str | Path | None = None) -> dict[str, list[Scenario]]:
     """Decision scenarios by trait name: the packaged `decision_scenarios.yaml`, or a user file of its shape
     (``<trait>: [{name, situation, decision}, …]``). Raises `DataError` naming the file and the key at fault."""
     source, text = packaged_or_user_text(path, "decision_scenarios.yaml", DataError)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise DataError(f"{source}: not valid YAML: {exc}") from exc
+    data, _ = load_yaml(text, source, DataError)
     if not isinstance(data, dict) or not data:
         raise DataError(f"{source}: expected a mapping of trait name -> list of {{name, situation, decision}}")
     out: dict[str, list[Scenario]] = {}

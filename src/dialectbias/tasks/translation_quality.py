@@ -30,7 +30,7 @@ from dialectbias.metrics._translation import TextNormalization
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
-from dialectbias.store import Store
+from dialectbias.store import Store, check_owner
 from dialectbias.tasks._base import Task
 from dialectbias.tasks._judgment_row import judge_stage_yields, judge_summary_lines, judgment_row
 from dialectbias.tasks._templates import render
@@ -412,6 +412,7 @@ def translate_experiment(path: Path) -> tuple[Experiment, TranslateTask]:
     if not exp.store_path.is_file():
         raise ConfigError(f"options.translations_from: {path} has not been run (no store at {exp.store_path}): "
                           f"run `dialectbias run {path.name}` first")
+    check_owner(exp.store_path, exp.name, exp.path)
     return exp, task
 
 

@@ -21,8 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from dialectbias._yaml import load_yaml
 from dialectbias.data import load_corpus
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.train._config import TranslatorTrainConfig
@@ -115,7 +114,7 @@ def select_examples(corpus_path: Path, config: TranslatorTrainConfig, conversati
 
 def _corpus_dialects(path: Path) -> dict[str, list[str]]:
     """The corpus file's own registry additions (`dialects: {bn: [bogura]}`), for the language word."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw = load_yaml(path.read_text(encoding="utf-8"), str(path), DataError)[0] or {}
     extra = raw.get("dialects") if isinstance(raw, dict) else None
     return extra if isinstance(extra, dict) else {}
 

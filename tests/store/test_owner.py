@@ -1,0 +1,53 @@
+"""Issue 19.4: who may use a store (`store/_owner.py`): its own file whatever its name, a renamed file with
+the same name, nobody else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialectbias.errors import StoreError
+from dialectbias.store import Store, check_owner, claim_store
+
+
+@pytest.fixture
+def owned(tmp_path: Path) -> Path:
+    """tmp/runs/shared.sqlite owned by experiment 'a' of tmp/a.yaml."""
+    (tmp_path / "a.yaml").write_text("name: a\n", encoding="utf-8")
+    store_path = tmp_path / "runs" / "shared.sqlite"
+    with Store.open(store_path) as store:
+        claim_store(store, "a", tmp_path / "a.yaml")
+        assert store.get_meta("owner_file") == "../a.yaml"
+    return store_path
+
+
+def test_the_owning_file_may_use_it_under_another_name(owned: Path, tmp_path: Path) -> None:
+    check_owner(owned, "renamed", tmp_path / "a.yaml")
+
+
+def test_another_file_is_refused_and_take_over_hands_the_store_over(owned: Path, tmp_path: Path) -> None:
+    (tmp_path / "b.yaml").write_text("name: b\n", encoding="utf-8")
+    with pytest.raises(StoreError, match=r"holds experiment 'a' \(.*a\.yaml\), not 'b' \(.*b\.yaml\)"):
+        check_owner(owned, "b", tmp_path / "b.yaml")
+    with Store.open(owned) as store, pytest.raises(StoreError, match="--take-over"):
+        claim_store(store, "b", tmp_path / "b.yaml")
+    with Store.open(owned) as store:
+        claim_store(store, "b", tmp_path / "b.yaml", take_over=True)
+    check_owner(owned, "b", tmp_path / "b.yaml")
+    with pytest.raises(StoreError, match=r"holds experiment 'b'"):
+        check_owner(owned, "a", tmp_path / "a.yaml")
+
+
+def test_a_gone_owner_file_passes_the_store_to_a_file_of_the_same_name_only(owned: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").rename(tmp_path / "final.yaml")
+    check_owner(owned, "a", tmp_path / "final.yaml")
+    with pytest.raises(StoreError, match=r"holds experiment 'a'"):
+        check_owner(owned, "other", tmp_path / "final.yaml")
+
+
+def test_a_store_without_owner_or_experiment_is_anyones(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "new.sqlite"):
+        pass
+    check_owner(tmp_path / "new.sqlite", "x", tmp_path / "x.yaml")
+    check_owner(tmp_path / "missing.sqlite", "x", tmp_path / "x.yaml")
