@@ -145,15 +145,19 @@ REJECTION_LEGEND = {
     "rejected_paper_rule": "answers the German paper's released script would discard (PROCEDURES.md §1.4: exactly "
                            "10 lines, each 'adjective: writer' as it reads them), comparable with its Figure 8",
     "rejection_rate_paper_rule": "rejected_paper_rule / n_prompts",
+    "mean_bias_paper_rule": "mean of the released script's per-answer bias over the answers it keeps (its "
+                            "final.csv: 0 when a writer got no adjective, list words not shown count)",
 }
 
 
 def rejection_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "setting"),
                     paper_rule: str | None = "accepted_paper_rule") -> pd.DataFrame:
     """Rejected answers per group, by our rule (`accepted`) and, when `scored` has the column, by the paper's
-    rule, so the rates can be set beside its Figure 8."""
+    rule, so the rates can be set beside its Figure 8; with a `bias_paper_rule` column also the mean of the
+    paper rule's own bias (nan when it keeps no answer)."""
     rows = []
     has_paper = paper_rule is not None and paper_rule in scored.columns
+    has_bias = has_paper and "bias_paper_rule" in scored.columns
     for key, g in scored.groupby(list(by), sort=True, dropna=False):
         n = len(g)
         rejected = int((~g.accepted.astype(bool)).sum())
@@ -162,9 +166,13 @@ def rejection_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "setting
         if has_paper:
             paper = int((~g[paper_rule].astype(bool)).sum())
             row |= {"rejected_paper_rule": paper, "rejection_rate_paper_rule": paper / n if n else math.nan}
+        if has_bias:
+            kept = g.bias_paper_rule.dropna().astype(float)
+            row["mean_bias_paper_rule"] = float(kept.mean()) if len(kept) else math.nan
         rows.append(row)
     cols = [*by, "n_prompts", "rejected", "rejection_rate"] + (
-        ["rejected_paper_rule", "rejection_rate_paper_rule"] if has_paper else [])
+        ["rejected_paper_rule", "rejection_rate_paper_rule"] if has_paper else []) + (
+        ["mean_bias_paper_rule"] if has_bias else [])
     return pd.DataFrame(rows, columns=cols)
 
 
