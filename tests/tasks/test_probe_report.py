@@ -108,3 +108,16 @@ def test_marked_words_inputs_take_the_prior_from_the_other_tasks() -> None:
     assert sorted(g.prior_texts) == ["fields", "one side only", "towers"]  # same model, other tasks
     with pytest.raises(ValueError, match="writer"):
         marked_words_inputs(profiles.drop(columns="writer"))
+
+
+def test_marked_words_inputs_keep_the_settings_apart() -> None:
+    profiles = pd.DataFrame([
+        {"setting": s, "task": t, "model": "m", "dialect": "bar", "writer": w, "text": f"{s} {t} {w}"}
+        for s in ("naming", "usage") for t in ("rural-1", "rural-2") for w in ("dialect", "standard")])
+    groups = {(g.setting, g.task): g for g in marked_words_inputs(profiles)}
+    assert set(groups) == {(s, t) for s in ("naming", "usage") for t in ("rural-1", "rural-2")}
+    g = groups[("usage", "rural-1")]
+    assert (g.dialect_texts, g.standard_texts) == (["usage rural-1 dialect"], ["usage rural-1 standard"])
+    assert sorted(g.prior_texts) == ["usage rural-2 dialect", "usage rural-2 standard"]
+    table = marked_words_table(groups.values(), top=1)
+    assert set(table.setting) == {"naming", "usage"}
