@@ -3,8 +3,10 @@ count, the lists, the whole-row rejection, the bias formula and its zero rule.""
 
 from __future__ import annotations
 
+import csv
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -190,3 +192,35 @@ def test_neutral_answers_only_in_the_equal_option_variant() -> None:
     lines[0] = f"{q.adjectives[0]}: Both"
     score = _score("\n".join(lines), q)
     assert score.accepted and score.bias == pytest.approx(1.0 / 2)  # App. B.3: bias / (N_neutral + 1)
+
+
+def test_every_released_naming_prompt_scores_as_the_script_reads_it() -> None:
+    """The study's 2,100 naming prompts (no model answers or final.csv were released with them, PROVENANCE.md):
+    for each, the answer that gives every shown list-1 word to the dialect writer and every list-0 word to the
+    standard writer (by the row's `writer_a`) scores +1 under the released lists, its mirror −1, and the same
+    answer with a trailing newline is rejected."""
+    tasks = LEXICONS.parent / "prompts" / "tasks" / "association_naming.csv"
+    if not tasks.is_file():
+        pytest.skip(f"shared data not available ({tasks}); this check reads the released prompts")
+    lists = json.loads(LEXICONS.read_text(encoding="utf-8"))["association_adjectives"]
+    with tasks.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2100
+    twice = 0
+    for row in rows:
+        list0, list1 = lists[row["task"]]["list0_scored_pos"], lists[row["task"]]["list1_scored_neg"]
+        shown = re.search(r"The adjectives are (.+?)\. Do not", row["prompts"]).group(1).split(", ")  # type: ignore[union-attr]
+        if len(set(shown)) < len(shown):  # 'nonurban' is listed twice upstream, so a prompt can show it twice
+            twice += 1
+            continue
+        dialect = "B" if row["writer_a"] == "standard" else "A"
+        p = AssociationPrompt(text=row["prompts"], dialect_writer=dialect, adjectives=shown,
+                              trait_adjectives=[a for a in shown if a in list1],
+                              opposite_adjectives=[a for a in shown if a not in list1])
+        standard = p.standard_writer
+        answer = "\n".join(f"{a}: {dialect if a in list1 else standard}" for a in shown)
+        mirror = "\n".join(f"{a}: {standard if a in list1 else dialect}" for a in shown)
+        assert paper_rule_score(answer, p, list1, list0).bias == 1.0, row["id"]
+        assert paper_rule_score(mirror, p, list1, list0).bias == -1.0, row["id"]
+        assert not paper_rule_score(answer + "\n", p, list1, list0).accepted
+    assert twice == 14  # the rows that show 'nonurban' twice
