@@ -84,6 +84,13 @@ def test_adjective_first_with_a_third_field_takes_the_writers_first_token() -> N
     assert paper_rule_line("rural: yes: A", {"rural"}) == ("rural", "yes")  # so this line is invalid
 
 
+def test_human_is_removed_wherever_it_stands() -> None:
+    """PROCEDURES.md says "a leading `human:`"; the released script removes every occurrence (same result for
+    every line that starts with it), and we follow the script."""
+    assert paper_rule_line("Human: rural: A", {"rural"}) == ("rural", "a")
+    assert paper_rule_line("rural: human: A", {"rural"}) == ("rural", "a")
+
+
 @pytest.mark.parametrize("line", ["rural: Writers A", "rural: A.", "rural: (A)", "rural: C", "rural - A",
                                   "rural A", "**rural**: A", "1. rural: A", "rural: ", "A: rural, urban"])
 def test_lines_the_script_rejects(line: str) -> None:
