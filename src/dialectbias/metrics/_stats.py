@@ -132,8 +132,10 @@ def cluster_bootstrap_cis(
         lo = hi = math.nan
         if reps is not None and n >= 2 and not math.isnan(mean):
             with _quiet():
-                stat = reps[:, idx].mean(axis=1)
-                q = np.nanquantile(stat, [alpha, 1 - alpha])
+                stat = reps[:, idx].mean(axis=1) if idx.size > 1 else reps[:, idx[0]]
+                nan = np.isnan(stat)
+                q = np.quantile(stat[~nan] if nan.any() else stat, [alpha, 1 - alpha]) if not nan.all() \
+                    else (math.nan, math.nan)
             lo, hi = float(q[0]), float(q[1])
         out.append(GroupCI(n=n, mean=mean, ci_low=lo, ci_high=hi))
     return out
