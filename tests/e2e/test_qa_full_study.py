@@ -71,7 +71,9 @@ def test_nine_dialects_three_judges_report(qa: Any, qa_server: Any, cli: Any, tm
                  "qa_bias_gap.png", "index.html"):
         assert (out / name).is_file(), name
     by_type = _rows(out / "qa_bias_by_question_type.csv")
-    assert list(by_type[0]) == ["model", *sorted(TYPES), "all"]
-    assert {"small", "large", "other"} <= {r["model"] for r in by_type}
+    assert list(by_type[0]) == ["model", "question_type", "n", "mean_score", "ci_low", "ci_high"]
+    assert {r["question_type"] for r in by_type} == {*TYPES, "all"}
+    assert {"small", "large", "other", "model_avg"} <= {r["model"] for r in by_type}
+    assert all(float(r["ci_low"]) <= float(r["mean_score"]) <= float(r["ci_high"]) for r in by_type)
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "second-2" in html and "data:image/png;base64," in html

@@ -10,6 +10,7 @@ import pytest
 from dialectbias.metrics import _stats as stats_module
 from dialectbias.metrics import (
     bootstrap_ci,
+    cluster_bootstrap_cis,
     cohens_d,
     independent_ttest,
     one_sample_ttest,
@@ -132,3 +133,20 @@ def test_cohens_d_two_samples_pooled_sd() -> None:
 )
 def test_cohens_d_undefined_is_nan(x: list[float], y: list[float] | None) -> None:
     assert math.isnan(cohens_d(x, y))
+
+
+def test_cluster_bootstrap_with_one_observation_per_cluster_is_bootstrap_ci() -> None:
+    values = np.array([2.0, 5.0, 3.0, 9.0, 4.0, 4.5])
+    (ci,) = cluster_bootstrap_cis(values[:, None], np.ones((6, 1)), [[0]], n_resamples=999, seed=7)
+    assert (ci.ci_low, ci.ci_high) == pytest.approx(bootstrap_ci(values, np.mean, n_resamples=999, seed=7))
+    assert ci.n == 6 and ci.mean == pytest.approx(values.mean()) and ci.ci_low <= ci.mean <= ci.ci_high
+
+
+def test_cluster_bootstrap_group_is_the_macro_mean_and_short_groups_have_no_interval() -> None:
+    sums = np.array([[1.0, 4.0], [3.0, 0.0]])
+    counts = np.array([[1.0, 2.0], [1.0, 0.0]])
+    both, single = cluster_bootstrap_cis(sums, counts, [[0, 1], [1]], n_resamples=50)
+    assert both.mean == pytest.approx((2.0 + 2.0) / 2) and both.n == 4
+    assert single.n == 2 and not math.isnan(single.ci_low)  # two observations, both in one item
+    (lone,) = cluster_bootstrap_cis(np.array([[5.0]]), np.array([[1.0]]), [[0]], n_resamples=50)
+    assert lone.mean == 5.0 and math.isnan(lone.ci_low)

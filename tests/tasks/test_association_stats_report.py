@@ -163,6 +163,10 @@ def test_per_topic_and_rejections(report: Any) -> None:
     # small, naming: 1 of 4 rejected by us; the paper's rule rejects the same one (11 lines, not 10)
     assert int(rej[("small", "naming")]["rejected"]) == 1 and int(rej[("small", "naming")]["rejected_paper_rule"]) == 1
     assert float(rej[("big", "usage")]["rejection_rate_paper_rule"]) == 0.0
+    # the released script's own bias: dialect rows 1, 1, 0.6, 1 and noisy rows 0.2, −0.2, 0.2, −0.2
+    assert float(rej[("big", "usage")]["mean_bias_paper_rule"]) == pytest.approx(3.6 / 8)
+    answers = rows(out / "association_answers.csv")
+    assert all(r["bias_paper_rule"] == r["bias"] for r in answers)  # no zero denominator in this design
     # pooled over both settings (Figure 8): small has 1 rejection in 4 naming + 8 usage prompts
     assert float(rej[("small", "all")]["rejection_rate"]) == pytest.approx(1 / 12)
     html = (out / "index.html").read_text(encoding="utf-8")

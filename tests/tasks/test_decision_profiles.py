@@ -1,5 +1,5 @@
-"""Profiles split per writer for the marked words (German paper §6.1), and the prefix comparison of App. B.1
-(Welch's t-test against scipy)."""
+"""Profiles split per writer for the marked words (German paper §6.1), grouped per setting, and the prefix
+comparison of App. B.1 (Welch's t-test against scipy)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from dialectbias.tasks import _decision_report
 from dialectbias.tasks._decision_profiles import split_profiles
 from dialectbias.tasks._probe_prefix import prefix_tables
 
@@ -62,3 +63,33 @@ def test_prefix_comparison_is_welch_against_the_default() -> None:
     assert row["diff"] == pytest.approx(-0.5 - 1 / 3)
     want = stats.ttest_ind(imagine, default, equal_var=False)
     assert row.t == pytest.approx(want.statistic) and row.p == pytest.approx(want.pvalue)
+
+
+def _profile(a: str, b: str) -> str:
+    return f"Task 1:\nWriter A: {a}\nWriter B: {b}\nTask 2:\nWriter A: x\nWriter B: y"
+
+
+def test_marked_words_keep_the_naming_and_usage_profiles_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19 item 11: per setting × scenario × model × dialect, the prior from the same setting only."""
+    answers = {"n1": _profile("farmer of fields", "banker of towers"), "u1": _profile("baker", "lawyer"),
+               "n2": _profile("named other", "named prior"), "u2": _profile("usage other", "usage prior")}
+    monkeypatch.setattr(_decision_report, "_generations", lambda task, store: iter(answers.items()))
+    rows = pd.DataFrame([
+        {"request_id": "n1", "setting": "naming", "model": "m", "dialect": "bar", "scenario": "rural-1",
+         "dialect_writer": "A"},
+        {"request_id": "u1", "setting": "usage", "model": "m", "dialect": "bar", "scenario": "rural-1",
+         "dialect_writer": "B"},
+        {"request_id": "n2", "setting": "naming", "model": "m", "dialect": "bar", "scenario": "rural-2",
+         "dialect_writer": "A"},
+        {"request_id": "u2", "setting": "usage", "model": "m", "dialect": "bar", "scenario": "rural-2",
+         "dialect_writer": "A"},
+    ])
+    groups, unsplit = _decision_report.profile_inputs(None, None, rows)  # type: ignore[arg-type]
+    by_key = {(g.setting, g.task): g for g in groups}
+    assert unsplit == 0 and set(by_key) == {("naming", "rural-1"), ("usage", "rural-1"), ("naming", "rural-2"),
+                                            ("usage", "rural-2")}
+    naming, usage = by_key[("naming", "rural-1")], by_key[("usage", "rural-1")]
+    assert (naming.dialect_texts, naming.standard_texts) == (["farmer of fields"], ["banker of towers"])
+    assert (usage.dialect_texts, usage.standard_texts) == (["lawyer"], ["baker"])
+    assert sorted(naming.prior_texts) == ["named other", "named prior"]  # not the usage profiles
+    assert sorted(usage.prior_texts) == ["usage other", "usage prior"]

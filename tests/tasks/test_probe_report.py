@@ -1,8 +1,7 @@
-"""Shared probe tables (tasks/_probe_report.py) and the paper's association rejection rule, by hand and scipy."""
+"""Shared probe tables (tasks/_probe_report.py), by hand and scipy (the paper's rule: test_association_strict)."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +10,6 @@ import pytest
 from scipy import stats
 
 from dialectbias.providers import ModelConfig
-from dialectbias.tasks._association import build_association_prompt, load_traits
-from dialectbias.tasks._association_strict import paper_rule_accepts
 from dialectbias.tasks._probe_report import (
     MarkedWordsInput,
     comparison_table,
@@ -113,35 +110,14 @@ def test_marked_words_inputs_take_the_prior_from_the_other_tasks() -> None:
         marked_words_inputs(profiles.drop(columns="writer"))
 
 
-def _prompt(allow_neutral: bool = False):  # type: ignore[no-untyped-def]
-    trait = load_traits()["rural"]
-    return trait, build_association_prompt("Standard.", "Dialekt.", trait, random.Random(0), allow_neutral)
-
-
-def test_paper_rule_accepts_exactly_ten_plain_lines() -> None:
-    trait, p = _prompt()
-    words = trait.trait.adjectives + trait.opposite.adjectives
-    good = "\n".join(f"{a}: {'A' if i % 2 else 'B'}" for i, a in enumerate(p.adjectives))
-    assert paper_rule_accepts(good + "\n", p, words)  # surrounding whitespace is stripped
-    assert paper_rule_accepts(good.replace(": A", ": Writer A"), p, words)
-    reversed_order = "\n".join(f"Writer {'A' if i % 2 else 'B'}: {a}" for i, a in enumerate(p.adjectives))
-    assert paper_rule_accepts(reversed_order, p, words)
-    assert not paper_rule_accepts("Answers:\n" + good, p, words)  # 11 lines
-    assert not paper_rule_accepts("\n".join(f"{i}. {x}" for i, x in enumerate(good.split("\n"))), p, words)
-    assert not paper_rule_accepts(good.replace(": A", ": A."), p, words)  # "a." is not a writer
-    assert not paper_rule_accepts(good.replace(p.adjectives[0], "urbane"), p, words)
-    assert not paper_rule_accepts(good.replace(f"{p.adjectives[0]}:", f"**{p.adjectives[0]}**:"), p, words)
-    # any of the 40 list words passes, even one the prompt did not show (the script checks the lists only)
-    unshown = next(w for w in words if w not in p.adjectives)
-    assert paper_rule_accepts(good.replace(f"{p.adjectives[0]}:", f"{unshown}:"), p, words)
-
-
-def test_paper_rule_neutral_answers_only_in_the_equal_option_variant() -> None:
-    trait, p = _prompt()
-    words = trait.trait.adjectives + trait.opposite.adjectives
-    answer = "\n".join(f"{a}: {'None' if i == 0 else 'A'}" for i, a in enumerate(p.adjectives))
-    assert not paper_rule_accepts(answer, p, words)
-    _, q = _prompt(allow_neutral=True)
-    answer = "\n".join(f"{a}: {'Both' if i == 0 else 'B'}" for i, a in enumerate(q.adjectives))
-    assert paper_rule_accepts(answer, q, words)
-    assert len(q.adjectives) == 10
+def test_marked_words_inputs_keep_the_settings_apart() -> None:
+    profiles = pd.DataFrame([
+        {"setting": s, "task": t, "model": "m", "dialect": "bar", "writer": w, "text": f"{s} {t} {w}"}
+        for s in ("naming", "usage") for t in ("rural-1", "rural-2") for w in ("dialect", "standard")])
+    groups = {(g.setting, g.task): g for g in marked_words_inputs(profiles)}
+    assert set(groups) == {(s, t) for s in ("naming", "usage") for t in ("rural-1", "rural-2")}
+    g = groups[("usage", "rural-1")]
+    assert (g.dialect_texts, g.standard_texts) == (["usage rural-1 dialect"], ["usage rural-1 standard"])
+    assert sorted(g.prior_texts) == ["usage rural-2 dialect", "usage rural-2 standard"]
+    table = marked_words_table(groups.values(), top=1)
+    assert set(table.setting) == {"naming", "usage"}

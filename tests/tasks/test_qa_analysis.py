@@ -191,19 +191,63 @@ def test_interval_alpha_hand_checked() -> None:
 # -- breakdowns --------------------------------------------------------------------------------------
 
 
+BREAKDOWN = pd.DataFrame({
+    "model_id": ["m1", "m1", "m1", "m2", "m2", "m2"],
+    "item_id": ["a", "b", "c", "a", "b", "c"],
+    "final_score": [2.0, 4.0, 9.0, 6.0, np.nan, 7.0],
+    "question_type": ["definitional", "definitional", "factual", "definitional", "definitional", None],
+})
+
+
 def test_breakdown_means_hand_checked() -> None:
-    scores = pd.DataFrame({
-        "model_id": ["m1", "m1", "m1", "m2", "m2", "m2"],
-        "item_id": ["a", "b", "c", "a", "b", "c"],
-        "final_score": [2.0, 4.0, 9.0, 6.0, np.nan, 7.0],
-        "question_type": ["definitional", "definitional", "factual", "definitional", "definitional", None],
-    })
-    t = qa.breakdown(scores, "question_type", ["m1", "m2"]).set_index("model")
-    assert list(t.columns) == ["(none)", "definitional", "factual", "all"]
-    assert t.loc["m1", "definitional"] == 3.0 and t.loc["m1", "factual"] == 9.0 and t.loc["m1", "all"] == 5.0
-    assert t.loc["m2", "definitional"] == 6.0 and t.loc["m2", "(none)"] == 7.0 and t.loc["m2", "all"] == 6.5
-    assert t.loc["model_avg", "definitional"] == 4.5 and t.loc["model_avg", "all"] == 5.75
-    assert t.loc["n (scored)"].tolist() == [1, 3, 1, 5]
+    t = qa.breakdown(BREAKDOWN, "question_type", ["m1", "m2"], n_resamples=200).set_index(
+        ["model", "question_type"])
+    assert list(t.reset_index().columns) == ["model", "question_type", "n", "mean_score", "ci_low", "ci_high"]
+    assert t.loc[("m1", "definitional"), "mean_score"] == 3.0 and t.loc[("m1", "factual"), "mean_score"] == 9.0
+    assert t.loc[("m1", "all"), "mean_score"] == 5.0 and t.loc[("m2", "all"), "mean_score"] == 6.5
+    assert t.loc[("m2", "definitional"), "mean_score"] == 6.0 and t.loc[("m2", "(none)"), "mean_score"] == 7.0
+    assert t.loc[("model_avg", "definitional"), "mean_score"] == 4.5
+    assert t.loc[("model_avg", "all"), "mean_score"] == 5.75
+    assert t.loc[("m1", "(none)"), "n"] == 0 and math.isnan(t.loc[("m1", "(none)"), "mean_score"])
+    assert t.loc[("model_avg", "(none)"), "mean_score"] == 7.0  # only m2 has one
+    assert [int(t.loc[("m1", g), "n"]) for g in ("definitional", "factual", "all")] == [2, 1, 3]
+
+
+def test_breakdown_cis_are_seeded_and_contain_the_mean() -> None:
+    scores = synthetic_frame()
+    scores = scores[scores.judge_id == "gemini"].assign(
+        domain=lambda f: f.item_id.map({"i1": "x", "i2": "x", "i3": "y", "i4": "y"}))
+    t = qa.breakdown(scores, "domain", MODELS, n_resamples=1000, seed=4)
+    assert t.ci_low.notna().all() and t.ci_high.notna().all()
+    assert ((t.ci_low <= t.mean_score) & (t.mean_score <= t.ci_high)).all()
+    pd.testing.assert_frame_equal(t, qa.breakdown(scores, "domain", MODELS, n_resamples=1000, seed=4))
+    assert not np.allclose(t.ci_low, qa.breakdown(scores, "domain", MODELS, n_resamples=1000, seed=5).ci_low)
+
+
+def test_breakdown_ci_is_table_4s_on_the_same_data() -> None:
+    """One dialect and one question type: the breakdown cell is the gap table's cell, so its interval is the
+    gap's mirrored (score = 10 − gap), from the same item resamples."""
+    frame = synthetic_frame()
+    scores = frame[(frame.judge_id == "gemini") & (frame.variant == "sylhet")].assign(question_type="why")
+    t = qa.breakdown(scores, "question_type", MODELS, n_resamples=700, seed=9).set_index(["model", "question_type"])
+    gaps = qa.gap_table(scores, MODELS, ["sylhet"], n_resamples=700, seed=9).set_index(["model", "dialect"])
+    for m in MODELS:
+        assert t.loc[(m, "why"), "ci_low"] == pytest.approx(10 - gaps.loc[(m, "sylhet"), "ci_high"])
+        assert t.loc[(m, "why"), "ci_high"] == pytest.approx(10 - gaps.loc[(m, "sylhet"), "ci_low"])
+    assert t.loc[("model_avg", "why"), "ci_low"] == pytest.approx(10 - gaps.loc[("all", "sylhet"), "ci_high"])
+
+
+def test_breakdown_ci_hand_checked() -> None:
+    """Items pooled over dialects: a resample draws items, each with all its judgments (ratio of sums)."""
+    scores = pd.DataFrame({"model_id": "m", "item_id": ["a", "a", "b", "c"], "final_score": [1.0, 3.0, 6.0, 8.0],
+                           "domain": "d"})
+    b, seed = 400, 2
+    t = qa.breakdown(scores, "domain", ["m"], n_resamples=b, seed=seed).set_index(["model", "domain"])
+    sums, counts = np.array([4.0, 6.0, 8.0]), np.array([2.0, 1.0, 1.0])
+    draws = np.random.default_rng(seed).integers(0, 3, size=(b, 3))
+    lo, hi = np.quantile(sums[draws].sum(axis=1) / counts[draws].sum(axis=1), [0.025, 0.975])
+    assert t.loc[("m", "d"), "mean_score"] == pytest.approx(18 / 4)
+    assert (t.loc[("m", "d"), "ci_low"], t.loc[("m", "d"), "ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
 
 
 def test_model_size_and_scale_spearman() -> None:
@@ -215,11 +259,28 @@ def test_model_size_and_scale_spearman() -> None:
     configs = [M("a", "x", 1), M("b", "x", 10), M("c", "x", 100), M("d", "y", None)]
     sizes = qa.model_size_table(matrix, configs)
     assert sizes.mean_gap.tolist() == [4.0, 2.0, 3.0, 5.0]
+    assert sizes.gap_ci_low.isna().all()  # no gap table given
     scale = qa.scale_spearman(sizes).set_index("family")
     assert scale.loc["x", "n_models"] == 3
     assert scale.loc["x", "spearman_params_vs_score"] == pytest.approx(0.5)
     assert "y" not in scale.index  # no size
     assert scale.loc["all", "n_models"] == 3
+
+
+def test_model_size_gap_ci_is_the_gap_tables_model_row() -> None:
+    class M:
+        def __init__(self, id: str) -> None:
+            self.id, self.family, self.params_b = id, "f", 1.0
+
+    scores = synthetic_frame()
+    scores = scores[scores.judge_id == "gemini"]
+    gaps = qa.gap_table(scores, MODELS, DIALECTS, n_resamples=500, seed=1)
+    matrix = pd.DataFrame({"model": MODELS, "avg": [10 - g for g in gaps.set_index(["model", "dialect"]).loc[
+        [(m, "all") for m in MODELS], "gap"]]})
+    sizes = qa.model_size_table(matrix, [M(m) for m in MODELS], gaps=gaps).set_index("model")
+    row = gaps.set_index(["model", "dialect"]).loc[("m2", "all")]
+    assert (sizes.loc["m2", "gap_ci_low"], sizes.loc["m2", "gap_ci_high"]) == (row.ci_low, row.ci_high)
+    assert sizes.loc["m2", "gap_ci_low"] <= sizes.loc["m2", "mean_gap"] <= sizes.loc["m2", "gap_ci_high"]
 
 
 # -- gap with bootstrap CIs --------------------------------------------------------------------------

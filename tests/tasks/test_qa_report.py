@@ -182,15 +182,23 @@ def test_report_tables(project: Path, tmp_path: Path) -> None:
     assert header(out / "qa_bias_judge_alpha.csv") == ["judges", "units", "alpha_interval", "note"]
 
     # breakdowns
-    qt = read(out / "qa_bias_by_question_type.csv").set_index("model")
+    assert header(out / "qa_bias_by_question_type.csv") == ["model", "question_type", "n", "mean_score", "ci_low",
+                                                              "ci_high"]
+    qt = read(out / "qa_bias_by_question_type.csv").set_index(["model", "question_type"])
     want = np.mean([primary_score("m-small", i, d) for i in ("q1", "q3") for d in DIALECTS])
-    assert qt.loc["m-small", "definitional"] == pytest.approx(want)
-    dom = read(out / "qa_bias_by_domain.csv").set_index("model")
+    assert qt.loc[("m-small", "definitional"), "mean_score"] == pytest.approx(want)
+    assert (qt.ci_low <= qt.mean_score + 1e-9).all() and (qt.mean_score <= qt.ci_high + 1e-9).all()
+    dom = read(out / "qa_bias_by_domain.csv").set_index(["model", "domain"])
     want = np.mean([primary_score("m-large", i, d) for i in ("q3", "q4") for d in DIALECTS])
-    assert dom.loc["m-large", "farming"] == pytest.approx(want)
+    assert dom.loc[("m-large", "farming"), "mean_score"] == pytest.approx(want)
+    assert dom.ci_low.notna().all()
     size = read(out / "qa_bias_by_model_size.csv")
-    assert list(size.columns) == ["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"]
+    assert list(size.columns) == ["model", "family", "params_b", "avg_score", "mean_gap", "gap_ci_low", "gap_ci_high",
+                                  "dialects_scored"]
     assert size.set_index("model").loc["m-large", "mean_gap"] == pytest.approx(10 - t4.loc["m-large", "avg"])
+    size_ci = size.set_index("model").loc["m-large", ["gap_ci_low", "gap_ci_high"]].tolist()
+    assert size_ci == pytest.approx(read(out / "qa_bias_gap.csv").set_index(["model", "dialect"]).loc[
+        ("m-large", "all"), ["ci_low", "ci_high"]].tolist())
     scale = read(out / "qa_bias_scale_by_family.csv").set_index("family")
     assert scale.loc["fam", "spearman_params_vs_score"] == pytest.approx(1.0)
 
@@ -282,5 +290,6 @@ def test_model_missing_a_dialect_has_no_avg_and_sorts_last(project: Path, tmp_pa
     # and it never feeds the size tables as if complete
     size = read(out / "qa_bias_by_model_size.csv").set_index("model")
     assert math.isnan(size.loc["m-large", "avg_score"]) and size.loc["m-large", "dialects_scored"] == 2
+    assert math.isnan(size.loc["m-large", "gap_ci_low"]) and not math.isnan(size.loc["m-small", "gap_ci_low"])
     scale = read(out / "qa_bias_scale_by_family.csv").set_index("family")
     assert scale.loc["fam", "n_models"] == 1 and math.isnan(scale.loc["fam", "spearman_params_vs_score"])

@@ -135,3 +135,75 @@ def test_token_length_parity_hand_computed() -> None:
     assert rows[("words", "standard")]["ratio_to_dialect"] == pytest.approx(6 / 9)
     assert rows[("words", "bavarian")]["ratio_to_standard"] == pytest.approx(6 / 4)
     assert math.isnan(rows[("words", "bavarian")]["ratio_to_dialect"])  # one dialect per item: no pair
+
+
+# -- letters of the word's script, lowercase; hyphenated words whole (issue 19 item 11) -------------------
+
+
+def _new_tokens(noisy: str, vocabulary: list[str]) -> list[str]:
+    """Output words that are not vocabulary words, i.e. the ones a character edit made (or left alone)."""
+    return [t for t in tokenize(noisy, keep_hyphens=True) if t not in vocabulary]
+
+
+def test_character_edits_insert_no_capital() -> None:
+    vocabulary = ["eBay", "iPhone", "McDonald"]  # capitals inside words: the old letter pool had B, P, M, D
+    for seed in range(60):
+        noisy = add_noise("haus maus laus", p=1.0, vocabulary=vocabulary, seed=seed)
+        for token in _new_tokens(noisy, vocabulary):
+            assert token.islower(), (seed, noisy)
+
+
+def test_character_edits_keep_to_the_words_script() -> None:
+    vocabulary = ["und", "der", "আমরা", "কিন্তু"]  # a mixed vocabulary: Latin and Bengali letters
+    for seed in range(60):
+        noisy = add_noise("Hund bellt খাই ভাত", p=1.0, vocabulary=vocabulary, seed=seed)
+        for token in _new_tokens(noisy, vocabulary):
+            latin = any("a" <= ch.lower() <= "z" for ch in token)
+            bengali = any("\u0980" <= ch <= "\u09ff" for ch in token)
+            assert not (latin and bengali), (seed, noisy)
+
+
+def test_letters_for_a_german_word_are_lowercase_latin_with_umlauts_and_eszett() -> None:
+    words = ["Über", "schön", "größer", "Straße", "groß", "Mädchen", "Äpfel", "für"]
+    words += [f"wort{c}{i}" for c in "abcdefghijklmnopqrstuvwxyz" for i in range(40)]
+    vocab = Vocabulary.from_words([*words, "Café"], top=None)  # é: 1 word of 1,049, under MIN_LETTER_SHARE
+    letters = set(vocab.letters_for("Hund"))
+    assert set("äöüß") <= letters and set("abcdefghijklmnopqrstuvwxyz") <= letters
+    assert not any(ch.isupper() for ch in letters) and "é" not in letters
+
+
+def test_letters_for_a_bengali_word_are_bengali_letters_only() -> None:
+    vocab = Vocabulary.from_words(["আমরা", "কিন্তু", "হয়", "the", "Dhaka"], top=None)
+    letters = vocab.letters_for("খাই")
+    assert letters and all("\u0980" <= ch <= "\u09ff" and ch.isalpha() for ch in letters)
+    assert "\u09be" not in letters and "\u09c1" not in letters  # vowel signs are marks, not letters
+    assert set(vocab.letters_for("Hund")) == set("thedak")  # the vocabulary's lowercase Latin letters
+
+
+def test_a_word_in_a_script_the_vocabulary_lacks_draws_its_own_letters() -> None:
+    vocab = Vocabulary.from_words(["আমরা", "কিন্তু"], top=None)
+    assert set(vocab.letters_for("Dhaka")) == set("dhak")
+
+
+def test_german_news_letters_are_the_german_alphabet() -> None:
+    vocab = load_vocabulary(_german_vocabulary())
+    assert set(vocab.letters_for("Hund")) == set("abcdefghijklmnopqrstuvwxyzäöüß")
+
+
+def test_a_hyphenated_word_is_one_word() -> None:
+    assert add_noise("Die E-Mail kam.", p=1.0, vocabulary=["und"], mode="replace") == "und und und."
+
+
+def test_character_edits_keep_the_hyphen() -> None:
+    for seed in range(40):
+        noisy = add_noise("Schwarz-Weiß", p=1.0, vocabulary=["qq"], seed=seed)
+        if "qq" not in noisy and noisy:  # a character edit
+            assert noisy.count("-") == 1 and not noisy.startswith("-") and not noisy.endswith("-"), (seed, noisy)
+
+
+def test_tokenize_keeps_hyphenated_words_on_request() -> None:
+    assert tokenize("good-natured, well - read and E\u2011Mail-") == ["good", "natured", "well", "read", "and", "E",
+                                                                      "Mail"]
+    assert tokenize("good-natured, well - read and E\u2011Mail-", keep_hyphens=True) == [
+        "good-natured", "well", "read", "and", "E\u2011Mail"]
+    assert count_words(["good-natured people, good people"]) == {"good-natured": 1, "people": 2, "good": 1}

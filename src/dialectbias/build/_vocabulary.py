@@ -3,7 +3,7 @@
 German ships with a list (the Leipzig news words in ../shared/data/german_dialect_bias); for Bengali or any
 other language, build one from text you have, e.g. the standard side of the Vashantor CSVs. Words are
 counted with `dialectbias.text.tokenize`, which keeps Bengali vowel signs inside their word (a `\\w` regex
-splits `খাই` into `খ`, `ই`).
+splits `খাই` into `খ`, `ই`), and keeps a hyphenated word whole ("E-Mail", as the noise treats it).
 """
 
 from __future__ import annotations

@@ -31,8 +31,10 @@ from dialectbias.metrics._probes import (
     stereotypical_share,
 )
 from dialectbias.metrics._stats import (
+    GroupCI,
     PairedTestResult,
     bootstrap_ci,
+    cluster_bootstrap_cis,
     cohens_d,
     independent_ttest,
     one_sample_ttest,
@@ -47,6 +49,7 @@ __all__ = [
     "Z_SIGNIFICANT",
     "BiasTest",
     "DecisionChoice",
+    "GroupCI",
     "GroupComparison",
     "MarkedWord",
     "PairedTestResult",
@@ -54,6 +57,7 @@ __all__ = [
     "bertscore_f1",
     "bias_vs_zero",
     "bootstrap_ci",
+    "cluster_bootstrap_cis",
     "cohen_kappa",
     "cohens_d",
     "compare_groups",

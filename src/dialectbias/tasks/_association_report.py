@@ -203,8 +203,10 @@ def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
     return [Section(heading="Rejection rate: ours and the paper's rule (German paper Figure 8)", table=table,
                     image_png=png, image_alt="rejection rates per model", legend=REJECTION_LEGEND,
                     text="Our parser tolerates formatting (list markers, bold, blank lines) and rejects wrong "
-                         "content; the paper's script needs exactly 10 plain lines. Both rates are over every "
-                         "prompt answered, the noisy control included.")]
+                         "content; the paper's script needs exactly 10 plain lines, counted without stripping the "
+                         "reply (a trailing newline makes 11), and reads any of the trait's 40 list words. Both "
+                         "rates are over every prompt answered, the noisy control included; mean_bias_paper_rule "
+                         "is the script's own score (0 when a writer got no adjective).")]
 
 
 def _wide(by_trait: pd.DataFrame, scored: pd.DataFrame, models: Sequence[str], traits: list[str]) -> pd.DataFrame:

@@ -131,28 +131,31 @@ def _legend(columns: list[str]) -> dict[str, str]:
 
 
 def profile_inputs(task: DecisionTask, store: Store, rows: pd.DataFrame) -> tuple[list[MarkedWordsInput], int]:
-    """Marked-words inputs per scenario × model × dialect (German paper §6.1): the dialect writers' and the
-    standard writers' profiles (`split_profiles`), the prior from the same model's profiles in the other
-    scenarios; and how many answers had no two profiles to split (left out, counted)."""
-    keep = rows.set_index("request_id")[["model", "dialect", "scenario", "dialect_writer"]]
-    split: list[tuple[str, str, str, str, str]] = []  # model, dialect, scenario, dialect profile, standard profile
+    """Marked-words inputs per setting × scenario × model × dialect (German paper §6.1): the dialect writers'
+    and the standard writers' profiles (`split_profiles`), the prior from the same model's profiles in the
+    other scenarios of the same setting (naming and usage profiles are never pooled); and how many answers
+    had no two profiles to split (left out, counted)."""
+    keep = rows.set_index("request_id")[["setting", "model", "dialect", "scenario", "dialect_writer"]]
+    # setting, model, dialect, scenario, dialect profile, standard profile
+    split: list[tuple[str, str, str, str, str, str]] = []
     unsplit = 0
     for row in _generations(task, store):
         if row[0] not in keep.index:
             continue
-        model, dialect, scenario, dialect_writer = keep.loc[row[0]]
+        setting, model, dialect, scenario, dialect_writer = keep.loc[row[0]]
         profiles = split_profiles(row[1])
         if profiles is None:
             unsplit += 1
             continue
         standard_writer = "B" if dialect_writer == "A" else "A"
-        split.append((model, dialect, scenario, profiles[dialect_writer], profiles[standard_writer]))
+        split.append(("" if pd.isna(setting) else str(setting), model, dialect, scenario, profiles[dialect_writer],
+                      profiles[standard_writer]))
     groups = []
-    for model, dialect, scenario in sorted({(m, d, s) for m, d, s, _, _ in split}):
-        mine = [p for p in split if p[:3] == (model, dialect, scenario)]
-        prior = [t for p in split if p[0] == model and p[2] != scenario for t in p[3:]]
-        groups.append(MarkedWordsInput(task=scenario, model=model, dialect=dialect,
-                                       dialect_texts=[p[3] for p in mine], standard_texts=[p[4] for p in mine],
+    for setting, model, dialect, scenario in sorted({p[:4] for p in split}):
+        mine = [p for p in split if p[:4] == (setting, model, dialect, scenario)]
+        prior = [t for p in split if p[0] == setting and p[1] == model and p[3] != scenario for t in p[4:]]
+        groups.append(MarkedWordsInput(task=scenario, model=model, dialect=dialect, setting=setting,
+                                       dialect_texts=[p[4] for p in mine], standard_texts=[p[5] for p in mine],
                                        prior_texts=prior))
     return groups, unsplit
 
@@ -303,8 +306,9 @@ def _marked_words_sections(task: DecisionTask, store: Store, rows: pd.DataFrame,
     return [Section(heading="Marked words of the profiles (German paper §6.1)", table=summary,
                     legend=MARKED_SUMMARY_LEGEND, empty="no profiles to compare",
                     text=f"Weighted log-odds with an informative Dirichlet prior (Monroe et al. 2008) between the "
-                         f"profiles written for dialect writers and for standard writers, per scenario × model × "
-                         f"dialect; the prior is the same model's profiles in the other scenarios. All words are in "
+                         f"profiles written for dialect writers and for standard writers, per setting × scenario × "
+                         f"model × dialect; the prior is the same model's profiles in the other scenarios of the "
+                         f"setting. All words are in "
                          f"decision_marked_words.csv ({', '.join(MARKED_WORDS_LEGEND)}). {unsplit} answer(s) had no "
                          f"two profiles to split and are left out. Profile length: "
                          + (f"median {words.median():.0f} words, {over} of {len(words)} profiles over the "

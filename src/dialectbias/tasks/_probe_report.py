@@ -145,15 +145,19 @@ REJECTION_LEGEND = {
     "rejected_paper_rule": "answers the German paper's released script would discard (PROCEDURES.md §1.4: exactly "
                            "10 lines, each 'adjective: writer' as it reads them), comparable with its Figure 8",
     "rejection_rate_paper_rule": "rejected_paper_rule / n_prompts",
+    "mean_bias_paper_rule": "mean of the released script's per-answer bias over the answers it keeps (its "
+                            "final.csv: 0 when a writer got no adjective, list words not shown count)",
 }
 
 
 def rejection_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "setting"),
                     paper_rule: str | None = "accepted_paper_rule") -> pd.DataFrame:
     """Rejected answers per group, by our rule (`accepted`) and, when `scored` has the column, by the paper's
-    rule, so the rates can be set beside its Figure 8."""
+    rule, so the rates can be set beside its Figure 8; with a `bias_paper_rule` column also the mean of the
+    paper rule's own bias (nan when it keeps no answer)."""
     rows = []
     has_paper = paper_rule is not None and paper_rule in scored.columns
+    has_bias = has_paper and "bias_paper_rule" in scored.columns
     for key, g in scored.groupby(list(by), sort=True, dropna=False):
         n = len(g)
         rejected = int((~g.accepted.astype(bool)).sum())
@@ -162,16 +166,22 @@ def rejection_table(scored: pd.DataFrame, by: Sequence[str] = ("model", "setting
         if has_paper:
             paper = int((~g[paper_rule].astype(bool)).sum())
             row |= {"rejected_paper_rule": paper, "rejection_rate_paper_rule": paper / n if n else math.nan}
+        if has_bias:
+            kept = g.bias_paper_rule.dropna().astype(float)
+            row["mean_bias_paper_rule"] = float(kept.mean()) if len(kept) else math.nan
         rows.append(row)
     cols = [*by, "n_prompts", "rejected", "rejection_rate"] + (
-        ["rejected_paper_rule", "rejection_rate_paper_rule"] if has_paper else [])
+        ["rejected_paper_rule", "rejection_rate_paper_rule"] if has_paper else []) + (
+        ["mean_bias_paper_rule"] if has_bias else [])
     return pd.DataFrame(rows, columns=cols)
 
 
 @dataclass(frozen=True)
 class MarkedWordsInput:
-    """Profiles of one task × model × dialect: those written for the dialect writer and for the standard
-    writer, and the prior texts (the other tasks' profiles of both writers, German paper §6.1)."""
+    """Profiles of one setting × task × model × dialect: those written for the dialect writer and for the
+    standard writer, and the prior texts (the other tasks' profiles of both writers in the same setting,
+    German paper §6.1). `setting`: naming or usage (the paper runs the analysis per setting; profiles of a
+    named dialect and of a dialect text are never pooled), "" when the run has no setting."""
 
     task: str
     model: str
@@ -179,32 +189,38 @@ class MarkedWordsInput:
     dialect_texts: Sequence[str]
     standard_texts: Sequence[str]
     prior_texts: Sequence[str]
+    setting: str = ""
 
 
 def marked_words_inputs(profiles: pd.DataFrame) -> list[MarkedWordsInput]:
     """Group generated profiles for `marked_words_table` the way the German paper does (§6.1): one group per
-    task × model × dialect, the dialect writers' profiles against the standard writers', with the prior from
-    the same model's profiles in every *other* task (both writers, every dialect).
+    setting × task × model × dialect, the dialect writers' profiles against the standard writers', with the
+    prior from the same model's profiles in every *other* task of the same setting (both writers, every
+    dialect). The naming and usage settings are never pooled, in the groups or in the prior.
 
-    `profiles`: columns `task`, `model`, `dialect`, `writer` ('dialect' or 'standard') and `text`. A group
-    without a profile on either side is left out.
+    `profiles`: columns `task`, `model`, `dialect`, `writer` ('dialect' or 'standard') and `text`, and
+    optionally `setting`. A group without a profile on either side is left out.
     """
     missing = {"task", "model", "dialect", "writer", "text"} - set(profiles.columns)
     if missing:
         raise ValueError(f"profiles lack the column(s) {sorted(missing)}")
+    profiles = profiles.assign(setting=profiles["setting"].fillna("").astype(str)
+                               if "setting" in profiles.columns else "")
     out = []
-    for (task, model, dialect), g in profiles.groupby(["task", "model", "dialect"], sort=True):
+    for (setting, task, model, dialect), g in profiles.groupby(["setting", "task", "model", "dialect"], sort=True):
         dialect_texts = g.loc[g.writer == "dialect", "text"].astype(str).tolist()
         standard_texts = g.loc[g.writer == "standard", "text"].astype(str).tolist()
         if not dialect_texts or not standard_texts:
             continue
-        prior = profiles.loc[(profiles.model == model) & (profiles.task != task), "text"].astype(str).tolist()
-        out.append(MarkedWordsInput(task=str(task), model=str(model), dialect=str(dialect),
+        prior = profiles.loc[(profiles.setting == setting) & (profiles.model == model) & (profiles.task != task),
+                             "text"].astype(str).tolist()
+        out.append(MarkedWordsInput(task=str(task), model=str(model), dialect=str(dialect), setting=str(setting),
                                     dialect_texts=dialect_texts, standard_texts=standard_texts, prior_texts=prior))
     return out
 
 
 MARKED_WORDS_LEGEND = {
+    "setting": "naming or usage: the profiles of each setting are compared on their own",
     "task": "the decision scenario whose profiles were compared",
     "model": "the model that wrote the profiles",
     "dialect": "the dialect of the dialect writer",
@@ -220,31 +236,34 @@ MARKED_WORDS_LEGEND = {
 
 
 def marked_words_table(groups: Iterable[MarkedWordsInput], *, top: int = 10, min_count: int = 1) -> pd.DataFrame:
-    """The `top` marked words per side for each task × model × dialect (`dialectbias.metrics.marked_words`)."""
+    """The `top` marked words per side for each setting × task × model × dialect
+    (`dialectbias.metrics.marked_words`)."""
     rows = []
     for g in groups:
         for w in marked_words(g.dialect_texts, g.standard_texts, g.prior_texts, top=top, min_count=min_count):
-            rows.append({"task": g.task, "model": g.model, "dialect": g.dialect,
+            rows.append({"setting": g.setting, "task": g.task, "model": g.model, "dialect": g.dialect,
                          "side": "dialect" if w.side == "a" else "standard", "rank": w.rank, "word": w.word,
                          "z": w.z, "count_dialect": w.count_a, "count_standard": w.count_b, "prior": w.prior,
                          "significant": w.significant})
-    return pd.DataFrame(rows, columns=list(("task", "model", "dialect", "side", "rank", "word", "z", "count_dialect",
-                                            "count_standard", "prior", "significant")))
+    return pd.DataFrame(rows, columns=["setting", "task", "model", "dialect", "side", "rank", "word", "z",
+                                       "count_dialect", "count_standard", "prior", "significant"])
 
 
 def marked_words_summary(table: pd.DataFrame, per_side: int = 5) -> pd.DataFrame:
-    """One row per task × model × dialect with its top significant words on each side (a compact view)."""
+    """One row per setting × task × model × dialect with its top significant words on each side (a compact
+    view)."""
     rows = []
-    for key, g in table.groupby(["task", "model", "dialect"], sort=True):
+    for key, g in table.groupby(["setting", "task", "model", "dialect"], sort=True):
         def top(side: str, g: pd.DataFrame = g) -> str:
             s = g[(g.side == side) & g.significant.astype(bool)].sort_values("rank").head(per_side)
             return ", ".join(f"{w} ({z:+.1f})" for w, z in zip(s.word, s.z, strict=True))
-        rows.append({"task": key[0], "model": key[1], "dialect": key[2], "dialect_words": top("dialect"),
-                     "standard_words": top("standard")})
-    return pd.DataFrame(rows, columns=["task", "model", "dialect", "dialect_words", "standard_words"])
+        rows.append({"setting": key[0], "task": key[1], "model": key[2], "dialect": key[3],
+                     "dialect_words": top("dialect"), "standard_words": top("standard")})
+    return pd.DataFrame(rows, columns=["setting", "task", "model", "dialect", "dialect_words", "standard_words"])
 
 
 MARKED_SUMMARY_LEGEND = {
+    "setting": MARKED_WORDS_LEGEND["setting"],
     "task": MARKED_WORDS_LEGEND["task"], "model": MARKED_WORDS_LEGEND["model"],
     "dialect": MARKED_WORDS_LEGEND["dialect"],
     "dialect_words": "significant words (|z| > 1.96) marking the dialect writers' profiles, with z",
@@ -262,10 +281,10 @@ def marked_words_sections(groups: Iterable[MarkedWordsInput], out_dir: Path, *, 
     return [Section(
         heading="Marked words in the generated profiles (German paper §6.1)", table=summary,
         legend=MARKED_SUMMARY_LEGEND, empty="none: no profiles to compare yet",
-        text=f"Per task × model × dialect: the words of the profiles written for the dialect writer against those "
-             f"for the standard writer, by the weighted log-odds ratio with an informative Dirichlet prior "
-             f"(Monroe et al. 2008; prior: the other tasks' profiles of both writers). The top {top} words per "
-             f"side with z and counts are in {prefix}_marked_words.csv.")]
+        text=f"Per setting × task × model × dialect: the words of the profiles written for the dialect writer "
+             f"against those for the standard writer, by the weighted log-odds ratio with an informative Dirichlet "
+             f"prior (Monroe et al. 2008; prior: the other tasks' profiles of both writers in the same setting). "
+             f"The top {top} words per side with z and counts are in {prefix}_marked_words.csv.")]
 
 
 __all__ = ["FAMILY_LEGEND", "MARKED_SUMMARY_LEGEND", "MARKED_WORDS_LEGEND", "REJECTION_LEGEND", "STAT_COLUMNS",

@@ -4,8 +4,9 @@ Pure pandas/numpy functions over the frames `_qa_report` loads from the store (S
 dialect-bias paper §3.4, §4.2–4.3). Everything is vectorised so that a study of the paper's size
 (19 models × 3,600 dialect pairs × 3 judges) is analysed in seconds:
 
-- the bootstrap draws one item-resample count matrix W (resamples × items) per block and gets the
-  resampled mean of every model × dialect cell at once as (W @ sums) / (W @ counts);
+- the bootstrap (`metrics.cluster_bootstrap_cis`, one function for Table 4's gaps and every breakdown)
+  draws one item-resample count matrix W (resamples × items) per block and gets the resampled mean of
+  every cell at once as (W @ sums) / (W @ counts);
 - paired t and Wilcoxon tests run on all pairs of a family at once (pairwise deletion of missing
   rows), with scipy's formulas; small or degenerate samples fall back to `metrics.paired_test`.
 
@@ -27,6 +28,7 @@ from scipy import special
 
 from dialectbias.metrics import (
     MIN_PAIRS,
+    cluster_bootstrap_cis,
     cohen_kappa,
     critical_bias_sensitivity,
     lin_ccc,
@@ -46,7 +48,6 @@ PAIRED_STAT_COLUMNS = ["n", "mean_a", "mean_b", "mean_diff", "t_statistic", "t_p
                        "wilcoxon_statistic", "wilcoxon_pvalue", "wilcoxon_pvalue_holm"]
 ALL = "all"
 NONE_LABEL = "(none)"
-_BLOCK_ELEMENTS = 500_000  # bootstrap resamples are drawn in blocks of ≈ this many item counts (4 MB)
 _WILCOXON_EXACT_MAX = 50  # scipy's method='auto' is asymptotic above this many pairs
 
 
@@ -247,39 +248,68 @@ def interval_alpha(judgments: pd.DataFrame, judges: Sequence[str], value: str = 
 # -- breakdowns ------------------------------------------------------------------------------------
 
 
-def breakdown(scores: pd.DataFrame, by: str, models: Sequence[str]) -> pd.DataFrame:
-    """Mean final score per model × `by` (question_type, domain), with a last `model_avg` row
-    (mean of each column over models, like Table 4's dialect average) and an `n` row of counts."""
+def breakdown(scores: pd.DataFrame, by: str, models: Sequence[str], *, n_resamples: int = 10_000,
+              confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Mean final score per model × `by` (question_type, domain) with percentile-bootstrap CIs, long format:
+    columns model, `by`, n, mean_score, ci_low, ci_high.
+
+    Rows: every model × group (`(none)` = items without a value), each model's `all` row (its judgments of
+    every group pooled), and `model_avg` rows (the mean of the models' means in that group, over the
+    models scored in it; like Table 4's dialect average). All dialects of an item are pooled. The CIs come
+    from `metrics.cluster_bootstrap_cis`, the function behind Table 4's gaps: items are resampled with all
+    their judgments, one resample shared by every cell, so the `all` and `model_avg` rows are bootstrapped
+    consistently. Seeded, reproducible; fewer than 2 scored judgments → no interval."""
     s = scores.dropna(subset=["final_score"])
+    s = s[s.model_id.isin(list(models))]
     key = s[by].astype(object).where(s[by].notna(), NONE_LABEL)
-    table = s.assign(_k=key).pivot_table(index="model_id", columns="_k", values="final_score",
-                                         aggfunc="mean", observed=True)
-    cols = sorted(table.columns.tolist(), key=str)
-    table = table.reindex(index=list(models), columns=cols)
-    table["all"] = s.groupby("model_id", observed=True).final_score.mean().reindex(list(models))
-    table.loc["model_avg"] = table.mean(axis=0)
-    counts = s.assign(_k=key).groupby("_k").size().reindex(cols, fill_value=0)
-    table = table.astype(object)  # the counts row stays integer next to the mean rows
-    table.loc["n (scored)"] = [*(int(c) for c in counts), len(s)]
-    out = table.reset_index().rename(columns={"index": "model"})
-    out.columns.name = None
-    return out.rename(columns={out.columns[0]: "model"})
+    groups_of_by = sorted(pd.unique(key).tolist(), key=str)
+    columns = [*groups_of_by, ALL]
+    items = sorted(pd.unique(s.item_id.astype(object)).tolist(), key=str)
+    n_c = len(columns)
+    sums = np.zeros((len(items), len(models) * n_c))
+    cnts = np.zeros_like(sums)
+    ii = pd.Categorical(s.item_id.astype(object), categories=items).codes
+    mi = pd.Categorical(s.model_id.astype(object), categories=list(models)).codes
+    gi = pd.Categorical(key, categories=groups_of_by).codes
+    values = s.final_score.to_numpy(float)
+    for col in (mi * n_c + gi, mi * n_c + n_c - 1):  # the judgment's own group, and the model's `all`
+        np.add.at(sums, (ii, col), values)
+        np.add.at(cnts, (ii, col), 1.0)
+    has = cnts.sum(axis=0).reshape(len(models), n_c) > 0
+    labels = [(m, g) for m in models for g in columns]
+    groups = [[k] for k in range(len(models) * n_c)]
+    for gi_, g in enumerate(columns):
+        labels.append(("model_avg", g))
+        groups.append([m * n_c + gi_ for m in range(len(models)) if has[m, gi_]])
+    cis = cluster_bootstrap_cis(sums, cnts, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    rows = [{"model": m, by: g, "n": ci.n, "mean_score": ci.mean, "ci_low": ci.ci_low, "ci_high": ci.ci_high}
+            for (m, g), ci in zip(labels, cis, strict=True)]
+    return pd.DataFrame(rows, columns=["model", by, "n", "mean_score", "ci_low", "ci_high"])
 
 
-def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any], max_score: float = 10.0) -> pd.DataFrame:
-    """model, family, params_b, avg score (Table 4 avg: macro over dialects), mean gap max_score − avg and the
-    dialects the model is scored in. A model missing a dialect has no avg (Table 4 leaves it empty), so
-    it has an empty avg score and gap here and never enters `scale_spearman`."""
+def model_size_table(matrix: pd.DataFrame, configs: Sequence[Any], max_score: float = 10.0,
+                     gaps: pd.DataFrame | None = None) -> pd.DataFrame:
+    """model, family, params_b, avg score (Table 4 avg: macro over dialects), mean gap max_score − avg with
+    its 95% bootstrap CI (`gaps`: `gap_table`'s rows, whose per-model `all` row is this gap; no CI without
+    it) and the dialects the model is scored in. A model missing a dialect has no avg (Table 4 leaves it
+    empty), so it has an empty avg score, gap and CI here and never enters `scale_spearman`."""
     rows_by_model = matrix.set_index("model")
     avg = rows_by_model["avg"]
     covered = rows_by_model.get("dialects_scored")
-    rows = [{"model": m.id, "family": m.family, "params_b": _whole(m.params_b),
-             "avg_score": float(avg.get(m.id, math.nan)),
-             "mean_gap": max_score - float(avg.get(m.id, math.nan)),
-             "dialects_scored": None if covered is None or m.id not in covered.index else int(covered[m.id])}
-            for m in configs]
-    return pd.DataFrame(rows, columns=["model", "family", "params_b", "avg_score", "mean_gap", "dialects_scored"],
-                        dtype=object).astype({"avg_score": float, "mean_gap": float})
+    ci: dict[Any, tuple[float, float]] = {}
+    if gaps is not None:
+        per_model = gaps[(gaps.dialect == ALL) & (gaps.model != ALL)]
+        ci = {m: (lo, hi) for m, lo, hi in zip(per_model.model, per_model.ci_low, per_model.ci_high, strict=True)}
+    rows = []
+    for m in configs:
+        score = float(avg.get(m.id, math.nan))
+        lo, hi = ci.get(m.id, (math.nan, math.nan)) if not math.isnan(score) else (math.nan, math.nan)
+        rows.append({"model": m.id, "family": m.family, "params_b": _whole(m.params_b), "avg_score": score,
+                     "mean_gap": max_score - score, "gap_ci_low": float(lo), "gap_ci_high": float(hi),
+                     "dialects_scored": None if covered is None or m.id not in covered.index else int(covered[m.id])})
+    columns = ["model", "family", "params_b", "avg_score", "mean_gap", "gap_ci_low", "gap_ci_high", "dialects_scored"]
+    return pd.DataFrame(rows, columns=columns, dtype=object).astype(
+        {"avg_score": float, "mean_gap": float, "gap_ci_low": float, "gap_ci_high": float})
 
 
 def _whole(value: float | None) -> float | int | None:
@@ -332,55 +362,27 @@ def gap_table(scores: pd.DataFrame, models: Sequence[str], dialects: Sequence[st
     present = ~np.isnan(cube)
     vals = np.where(present, cube, 0.0).transpose(1, 0, 2).reshape(n_i, n_m * n_d)
     cnts = present.astype(float).transpose(1, 0, 2).reshape(n_i, n_m * n_d)
-    n_cell = cnts.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        point = vals.sum(axis=0) / n_cell
-    reps = _bootstrap_cell_means(vals, cnts, n_resamples, seed) if n_i >= 1 else None
-
-    groups: list[tuple[str, str, np.ndarray]] = []
+    labels: list[tuple[str, str]] = []
+    groups: list[np.ndarray] = []
     cell = np.arange(n_m * n_d).reshape(n_m, n_d)
     for mi, m in enumerate(models):
         for di, d in enumerate(dialects):
-            groups.append((m, d, cell[mi, di:di + 1]))
-    complete = (n_cell.reshape(n_m, n_d) > 0).all(axis=1)  # models scored in every dialect
+            labels.append((m, d))
+            groups.append(cell[mi, di:di + 1])
+    complete = (cnts.sum(axis=0).reshape(n_m, n_d) > 0).all(axis=1)  # models scored in every dialect
     for mi, m in enumerate(models):
-        groups.append((m, ALL, cell[mi, :]))
+        labels.append((m, ALL))
+        groups.append(cell[mi, :])
     for di, d in enumerate(dialects):
-        groups.append((ALL, d, cell[complete, di]))
-    groups.append((ALL, ALL, cell[complete].ravel()))
-    alpha = (1.0 - confidence) / 2.0
-    rows = []
-    with np.errstate(invalid="ignore"):
-        for m, d, idx in groups:
-            n = int(n_cell[idx].sum())
-            mean = float(np.mean(point[idx])) if idx.size else math.nan
-            lo = hi = math.nan
-            if reps is not None and n >= 2:
-                stat = reps[:, idx].mean(axis=1) if idx.size > 1 else reps[:, idx[0]]
-                if not np.isnan(mean):
-                    q = np.nanquantile(stat, [alpha, 1 - alpha]) if np.isnan(stat).any() else \
-                        np.quantile(stat, [alpha, 1 - alpha])
-                    lo, hi = float(q[0]), float(q[1])
-            rows.append({"model": m, "dialect": d, "n": n, "mean_score": mean, "gap": max_score - mean,
-                         "ci_low": max_score - hi, "ci_high": max_score - lo})
+        labels.append((ALL, d))
+        groups.append(cell[complete, di])
+    labels.append((ALL, ALL))
+    groups.append(cell[complete].ravel())
+    cis = cluster_bootstrap_cis(vals, cnts, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    rows = [{"model": m, "dialect": d, "n": ci.n, "mean_score": ci.mean, "gap": max_score - ci.mean,
+             "ci_low": max_score - ci.ci_high, "ci_high": max_score - ci.ci_low}
+            for (m, d), ci in zip(labels, cis, strict=True)]
     return pd.DataFrame(rows, columns=GAP_COLUMNS)
-
-
-def _bootstrap_cell_means(vals: np.ndarray, cnts: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """Resampled cell means, shape (n_resamples, cells): each replicate draws n_items items with
-    replacement (counts W) and every cell's mean is Σ W·sum / Σ W·count over its present items."""
-    n_items = vals.shape[0]
-    rng = np.random.default_rng(seed)
-    out = np.empty((n_resamples, vals.shape[1]))
-    block = max(1, _BLOCK_ELEMENTS // max(1, n_items))
-    for start in range(0, n_resamples, block):
-        b = min(block, n_resamples - start)
-        draws = rng.integers(0, n_items, size=(b, n_items))
-        w = np.bincount((draws + (np.arange(b) * n_items)[:, None]).ravel(),
-                        minlength=b * n_items).reshape(b, n_items).astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:start + b] = (w @ vals) / (w @ cnts)
-    return out
 
 
 # -- paired tests ----------------------------------------------------------------------------------

@@ -249,19 +249,23 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
         facets, on="item_id", how="left") if len(scores) else scores.assign(question_type=None, domain=None)
     for by, name, heading in (("question_type", "qa_bias_by_question_type.csv", "By question type"),
                               ("domain", "qa_bias_by_domain.csv", "By domain")):
-        tab = qa.breakdown(with_facets, by, models)
+        tab = qa.breakdown(with_facets, by, models, n_resamples=opts.n_resamples, seed=task.exp.seed)
         _csv(tab, out_dir / name)
         what = by.replace("_", " ")
-        groups = [str(c) for c in tab.columns if c not in ("model", "all")]
+        view = breakdown_view(tab, by)
+        groups = [str(c) for c in view.columns if c not in ("model", qa.ALL)]
         sections.append(Section(
-            heading=heading, table=tab,
-            text=f"Mean final score per model and {what}, all dialects pooled.",
-            legend={"model": f"the model's id; model_avg = mean of each column over the models; n (scored) = "
-                             f"scored judgments per {what}",
-                    **({", ".join(groups): f"mean final score ({_num(lo)}–{top}) on items of that {what}; "
-                                           f"(none) = items without a {what}"} if groups else {}),
-                    "all": f"the model's mean over every {what}"}))
-    sizes = qa.model_size_table(table, task.exp.models, max_score=hi)
+            heading=heading, table=view,
+            text=f"Mean final score per model and {what}, all dialects pooled, with its 95% percentile-bootstrap "
+                 f"interval in brackets: items resampled with all their judgments ({opts.n_resamples:,} "
+                 f"resamples, seed {task.exp.seed}), as the gaps above. n, the mean and the interval bounds are "
+                 f"columns of {name}.",
+            legend={"model": "the model's id; model_avg = mean of each column over the models scored there",
+                    **({", ".join(groups): f"mean final score ({_num(lo)}–{top}) [95% CI] on items of that "
+                                           f"{what}, (n scored judgments); (none) = items without a {what}; "
+                                           "no interval with fewer than 2"} if groups else {}),
+                    qa.ALL: f"the model's judgments of every {what} pooled"}))
+    sizes = qa.model_size_table(table, task.exp.models, max_score=hi, gaps=gaps)
     _csv(sizes, out_dir / "qa_bias_by_model_size.csv")
     scale = qa.scale_spearman(sizes)
     _csv(scale, out_dir / "qa_bias_scale_by_family.csv")
@@ -273,7 +277,10 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
                         "params_b": "parameters in billions (experiment file); — = not given",
                         "avg_score": "the model × dialect table's avg (mean over dialects); — = a dialect "
                                      "is missing",
-                        "mean_gap": f"{top} − avg score", "dialects_scored": f"dialects scored, of {len(dialects)}"}),
+                        "mean_gap": f"{top} − avg score",
+                        "gap_ci_low, gap_ci_high": "95% percentile-bootstrap interval of mean_gap (the gap "
+                                                   "table's row for the model: items resampled)",
+                        "dialects_scored": f"dialects scored, of {len(dialects)}"}),
         Section(heading="Does scale reduce the gap?", table=scale,
                 text="Spearman ρ of params_b vs avg score within each family and over all models with a size "
                      "and a complete row: ρ > 0 means larger models score higher, i.e. a smaller gap.",
@@ -324,6 +331,25 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     metadata.update({"judgments": len(scores), "scored": n_scored,
                      "mean score": "— (nothing scored)" if mean is None else f"{mean:.3f}"})
     return {"title": f"{task.exp.name}: QA dialect bias", "sections": sections, "metadata": metadata}
+
+
+def breakdown_view(tab: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The long breakdown (`qa.breakdown`) as a model × group table of "mean [ci_low, ci_high] (n)" cells."""
+    def cell(r: Any) -> str:
+        if r.n == 0 or np.isnan(r.mean_score):
+            return "—"
+        ci = "" if np.isnan(r.ci_low) else f" [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+        return f"{r.mean_score:.2f}{ci} ({r.n})"
+
+    if tab.empty:
+        return pd.DataFrame(columns=["model", qa.ALL])
+    shown = tab.assign(_cell=[cell(r) for r in tab.itertuples()])
+    order = list(dict.fromkeys(shown.model))
+    columns = list(dict.fromkeys(shown[by]))
+    view = shown.pivot(index="model", columns=by, values="_cell").reindex(index=order, columns=columns)
+    view = view.reset_index()
+    view.columns.name = None
+    return view
 
 
 def _gap_legend(lo: float, hi: float) -> dict[str, str]:

@@ -29,7 +29,7 @@ from dialectbias.tasks._association import (
     parse_association,
 )
 from dialectbias.tasks._association_prompt import writer_prefix
-from dialectbias.tasks._association_strict import paper_rule_accepts
+from dialectbias.tasks._association_strict import paper_rule_score
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 
@@ -132,12 +132,14 @@ class AssociationTask(ProbeTask):
             output = json_answer_to_lines(output)
         parsed = parse_association(output, prompt)
         trait = self.traits_for(meta.get("language") or language_of(row.variant, self.exp.dialects)).get(meta["trait"])
-        list_words = trait.trait.adjectives + trait.opposite.adjectives if trait else prompt.adjectives
+        poles = (trait.trait.adjectives, trait.opposite.adjectives) if trait else \
+            (prompt.trait_adjectives, prompt.opposite_adjectives)
+        paper = paper_rule_score(output, prompt, *poles)
         out = {"request_id": row.request_id, "model": row.model_id, "item_id": row.item_id,
                "language": meta.get("language"), "dialect": row.variant, "trait": meta["trait"],
                "setting": meta.get("setting"), "prefix": meta.get("prefix", DEFAULT_PREFIX),
                "accepted": parsed.ok, "reject_reason": parsed.reason,
-               "accepted_paper_rule": paper_rule_accepts(output, prompt, list_words),
+               "accepted_paper_rule": paper.accepted, "bias_paper_rule": paper.bias,
                "bias": None, "flagged": None, "n_neutral": None}
         if parsed.ok:
             score = association_bias(parsed, prompt)

@@ -11,12 +11,22 @@ lengths). A distorted word gets, with equal probability,
 
 `mode="replace"` is the simpler control some studies use: every distorted word is replaced by a random
 frequent word. Punctuation and whitespace are kept as they are; only word tokens change. Words are the
-tokens of `dialectbias.text.tokenize` (letters, digits and combining marks, so a Bengali vowel sign stays
-in its word), and character edits work on grapheme-like clusters (a base character with its combining
-marks), so an edit never leaves a vowel sign without its consonant. Random characters come from the
-letters of the vocabulary (the released code uses a–z, PROCEDURES.md §1.2; that would put Latin letters
-into Bengali text). Everything is drawn from one `random.Random(seed)`: same text, vocabulary and seed →
-same output.
+tokens of `dialectbias.text.tokenize(keep_hyphens=True)` (letters, digits and combining marks, so a Bengali
+vowel sign stays in its word; a hyphenated word such as "E-Mail" is one word: one draw, and a word edit
+replaces or deletes it whole), and character edits work on grapheme-like clusters (a base character with its
+combining marks), so an edit never leaves a vowel sign without its consonant; they never touch the hyphen.
+
+Inserted and substituted characters are the *lowercase letters of the word's script* that the vocabulary
+uses (`Vocabulary.letters_for`): the released code draws from a–z (PROCEDURES.md §1.2), which would put
+Latin letters into Bengali text. For a German word that is a–z plus ä, ö, ü and ß (the letters of the
+lowercased frequent words; ß is lowercase, and German words use these letters in the middle), never a
+capital in mid-word and never a letter of another script. A letter must occur in at least
+`MIN_LETTER_SHARE` of the vocabulary's words, so a loanword's letter (the é of "Café") is not drawn. For a
+Bengali word it is the Bengali-block letters (no case) of the vocabulary; vowel signs are marks, not
+letters, and stay attached to their consonant. A word in a script the vocabulary lacks (a Latin name in
+Bengali text) draws from its own lowercased letters; a word without letters (a number) from the
+vocabulary's main script. Everything is drawn from one `random.Random(seed)`: same text, vocabulary and
+seed → same output.
 """
 
 from __future__ import annotations
@@ -31,7 +41,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol
 
-from dialectbias.text._normalize import _is_word_char, tokenize
+from dialectbias.text._normalize import WORD_HYPHENS, _is_word_char, tokenize
+from dialectbias.text._script import dominant_script
 
 NOISY = "noisy"
 """Variant name of a noised standard text in an items file (`dialectbias build noise`)."""
@@ -40,12 +51,45 @@ DEFAULT_TOP = 2000
 NoiseMode = Literal["mixed", "replace"]
 
 
+#: a letter is drawn for character edits only if at least this share of the vocabulary's words contain it
+MIN_LETTER_SHARE = 0.001
+
+
+def _noise_letters(words: Iterable[str]) -> tuple[str, ...]:
+    """The lowercase and caseless letters (Ll, Lo) of the lowercased `words` that occur in at least
+    `MIN_LETTER_SHARE` of them (and in one word at least), sorted."""
+    counts: Counter[str] = Counter()
+    n = 0
+    for w in words:
+        n += 1
+        counts.update({ch for ch in w.lower() if unicodedata.category(ch) in ("Ll", "Lo")})
+    floor = max(1, math.ceil(MIN_LETTER_SHARE * n))
+    return tuple(sorted(ch for ch, c in counts.items() if c >= floor))
+
+
+@lru_cache(maxsize=256)
+def _letters_of_script(letters: tuple[str, ...], script: str | None) -> tuple[str, ...]:
+    return tuple(ch for ch in letters if dominant_script(ch) == script)
+
+
 @dataclass(frozen=True)
 class Vocabulary:
-    """Frequent words of a language, most frequent first, and the letters they use."""
+    """Frequent words of a language, most frequent first, and the letters character edits draw from (the
+    lowercase or caseless letters its words use, see `MIN_LETTER_SHARE`)."""
 
     words: tuple[str, ...]
     letters: tuple[str, ...]
+
+    def letters_for(self, word: str) -> tuple[str, ...]:
+        """The letters a character edit of `word` may insert: the vocabulary's letters in the word's script
+        (a word without letters: the vocabulary's main script); none there → the word's own lowercase
+        letters; still none → all the vocabulary's letters."""
+        script = dominant_script(word) or dominant_script("".join(self.letters))
+        found = _letters_of_script(self.letters, script)
+        if found:
+            return found
+        own = tuple(sorted({ch for ch in word.lower() if unicodedata.category(ch) in ("Ll", "Lo")}))
+        return own or self.letters
 
     @classmethod
     def from_words(cls, words: Iterable[str], top: int | None = DEFAULT_TOP) -> Vocabulary:
@@ -59,10 +103,10 @@ class Vocabulary:
                     break
         if not seen:
             raise ValueError("the vocabulary has no word")
-        letters = sorted({ch for w in seen for ch in w if unicodedata.category(ch).startswith("L")})
+        letters = _noise_letters(seen)
         if not letters:
             raise ValueError("the vocabulary has no letter to draw random characters from")
-        return cls(words=tuple(seen), letters=tuple(letters))
+        return cls(words=tuple(seen), letters=letters)
 
 
 @lru_cache(maxsize=8)
@@ -87,17 +131,19 @@ def count_words(texts: Iterable[str], lowercase: bool = False) -> Counter[str]:
     counts: Counter[str] = Counter()
     for text in texts:
         text = unicodedata.normalize("NFC", text)
-        for tok in tokenize(text.lower() if lowercase else text):
+        for tok in tokenize(text.lower() if lowercase else text, keep_hyphens=True):
             if not tok.isdigit() and any(unicodedata.category(c).startswith("L") for c in tok):
                 counts[tok] += 1
     return counts
 
 
 def _segments(text: str) -> list[tuple[bool, str]]:
-    """Split text into (is_word, chunk) runs; concatenating the chunks gives back the text."""
+    """Split text into (is_word, chunk) runs; concatenating the chunks gives back the text. A hyphen between
+    two word characters belongs to the word ("E-Mail" is one chunk), as in `tokenize(keep_hyphens=True)`."""
     out: list[tuple[bool, str]] = []
-    for ch in text:
-        is_word = _is_word_char(ch)
+    for i, ch in enumerate(text):
+        is_word = _is_word_char(ch) or (ch in WORD_HYPHENS and bool(out) and out[-1][0]
+                                        and i + 1 < len(text) and _is_word_char(text[i + 1]))
         if out and out[-1][0] == is_word:
             out[-1] = (is_word, out[-1][1] + ch)
         else:
@@ -117,16 +163,19 @@ def _clusters(word: str) -> list[str]:
 
 
 def _char_edit(word: str, vocab: Vocabulary, rng: random.Random) -> str:
+    """Substitute, delete (2+ clusters) or insert one character; the hyphens of a hyphenated word stay."""
     clusters = _clusters(word)
-    ops = ["substitute", "delete", "insert"] if len(clusters) >= 2 else ["substitute", "insert"]
+    letters = vocab.letters_for(word)
+    editable = [i for i, c in enumerate(clusters) if c not in WORD_HYPHENS]
+    ops = ["substitute", "delete", "insert"] if len(editable) >= 2 else ["substitute", "insert"]
     op = rng.choice(ops)
     if op == "substitute":
-        i = rng.randrange(len(clusters))
-        clusters[i] = rng.choice(vocab.letters)
+        i = rng.choice(editable)
+        clusters[i] = rng.choice(letters)
     elif op == "delete":
-        del clusters[rng.randrange(len(clusters))]
+        del clusters[rng.choice(editable)]
     else:
-        clusters.insert(rng.randrange(len(clusters) + 1), rng.choice(vocab.letters))
+        clusters.insert(rng.randrange(len(clusters) + 1), rng.choice(letters))
     return "".join(clusters)
 
 
@@ -252,5 +301,6 @@ def token_length_parity(
     return rows
 
 
-__all__ = ["BUILTIN_TOKENIZERS", "DEFAULT_P", "DEFAULT_TOP", "NOISY", "Encoder", "NoiseMode", "TokenCounter",
-           "Vocabulary", "add_noise", "count_words", "load_vocabulary", "token_counts", "token_length_parity"]
+__all__ = ["BUILTIN_TOKENIZERS", "DEFAULT_P", "DEFAULT_TOP", "MIN_LETTER_SHARE", "NOISY", "Encoder", "NoiseMode",
+           "TokenCounter", "Vocabulary", "add_noise", "count_words", "load_vocabulary", "token_counts",
+           "token_length_parity"]

@@ -41,17 +41,24 @@ def _is_word_char(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "LMN" or ch in _JOINERS
 
 
-def tokenize(text: str) -> list[str]:
+#: hyphens that join the parts of one word ("good-natured", "E‑Mail") when `tokenize(keep_hyphens=True)`
+WORD_HYPHENS = frozenset("-\u2010\u2011")
+
+
+def tokenize(text: str, *, keep_hyphens: bool = False) -> list[str]:
     """Split into word tokens at whitespace, punctuation (incl. danda । and ॥) and symbols.
 
     Unlike regex `\\w`, keeps combining marks (Unicode Mn/Mc) inside tokens, so Bengali vowel signs
-    survive: 'আমি ভাত খাই।' → ['আমি', 'ভাত', 'খাই']. Hyphenated words split ('Wi-Fi' → ['Wi', 'Fi']).
-    Does not normalise; call `normalize_text` first when matching.
+    survive: 'আমি ভাত খাই।' → ['আমি', 'ভাত', 'খাই']. Hyphenated words split ('Wi-Fi' → ['Wi', 'Fi'])
+    unless `keep_hyphens`: then a hyphen between two word characters stays inside the word ('Wi-Fi' →
+    ['Wi-Fi']; 'Wi - Fi' and a trailing 'Wi-' still split). Does not normalise; call `normalize_text`
+    first when matching.
     """
     tokens: list[str] = []
     current: list[str] = []
-    for ch in (*text, " "):  # trailing space flushes the last token
-        if _is_word_char(ch):
+    padded = (*text, " ")
+    for i, ch in enumerate(padded):  # trailing space flushes the last token
+        if _is_word_char(ch) or (keep_hyphens and ch in WORD_HYPHENS and current and _is_word_char(padded[i + 1])):
             current.append(ch)
         elif current:
             token = "".join(current).strip("\u200c\u200d")  # joiners only count inside a word
