@@ -12,9 +12,10 @@ from dialectbias.dialects import language_of
 from dialectbias.judges import Rubric
 from dialectbias.review._calibration import Thresholds, miscalibrated
 from dialectbias.review._kinds import ReviewConfig
+from dialectbias.review._routing import ROUTE_REVIEW, ROUTE_WARN, miscalibrated_routes
 from dialectbias.store import Store
 
-ROUTE_WARN, ROUTE_REVIEW = "warn", "review"
+__all__ = ["ROUTE_REVIEW", "ROUTE_WARN", "review_config", "store_language", "thresholds_of"]
 
 
 def thresholds_of(exp: Experiment) -> Thresholds:
@@ -37,14 +38,19 @@ def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store, 
                   judgment_panels: Callable[[Store, Any], list[Any]] | None = None) -> ReviewConfig:
     """The queue kinds' view of an experiment: the judgments of `judge_id` (default: the primary judge) are
     reviewed; with `review.on_miscalibrated: review`, every judgment of that judge in a dialect its latest
-    calibration snapshot found below a threshold goes to review too. `translations`: the task's own
-    post-processed translations (see `_kind_translations`), else the raw `translate` stage results. `judged`:
+    calibration snapshot found below a threshold goes to review too, and so do the primary judge's with
+    `on_miscalibrated: <judge id>` where that judge is not calibrated itself (`_routing`). `translations`: the
+    task's own post-processed translations (see `_kind_translations`), else the raw `translate` stage results. `judged`:
     what else than `models:` the judges judged (translation_quality's systems), `judgment_panels` how to show
     it (see `ReviewConfig`)."""
     judge = judge_id or (exp.primary_judge.id if exp.primary_judge else None)
     routed: set[tuple[str, str]] = set()
     if judge and exp.review.on_miscalibrated == ROUTE_REVIEW:
         routed = miscalibrated(store, judge)
+    elif judge and exp.primary_judge is not None and judge == exp.primary_judge.id:
+        # on_miscalibrated: <judge id> whose own calibration fails or is unchecked there: review instead
+        routed = {(judge, d) for d, r in miscalibrated_routes(store, judge, exp.review.on_miscalibrated,
+                                                               thresholds_of(exp)).items() if r.judge is None}
     return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[*(m.id for m in exp.models), *judged],
                         rubrics=dict(rubrics), overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
                         language=store_language(store, exp.dialects), translations=translations,
