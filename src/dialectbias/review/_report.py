@@ -13,8 +13,8 @@ import pandas as pd
 from dialectbias.config import Experiment
 from dialectbias.judges import Rubric
 from dialectbias.review._calibration import ALL, annotator_agreement, judge_calibration, snapshot_history
-from dialectbias.review._routing import Route, calibration_alert, miscalibrated_routes
-from dialectbias.review._setup import review_config, thresholds_of
+from dialectbias.review._routing import calibration_alert
+from dialectbias.review._setup import primary_routes, review_config, thresholds_of
 from dialectbias.store import Store, human_score_label
 
 ANNOTATOR_AGREEMENT_LEGEND = {
@@ -65,14 +65,6 @@ def review_summary(store: Store, exp: Experiment, rubrics: Mapping[str, Rubric])
     warnings = [calibration_alert(r, primary, exp.review.on_miscalibrated, routes) for r in rows
                 if r.below and r.dialect != ALL]
     return ReviewSummary(agreement, table, warnings, len({h["taken_at"] for h in history}), human_score_label(mode))
-
-
-def primary_routes(store: Store, exp: Experiment) -> dict[str, Route]:
-    """dialect -> where the primary judge's scores go in each dialect it is miscalibrated in, by the latest
-    calibration snapshot and the experiment's current thresholds (see `_routing`)."""
-    primary = exp.primary_judge
-    return miscalibrated_routes(store, primary.id if primary else None, exp.review.on_miscalibrated,
-                                thresholds_of(exp))
 
 
 def routed_to_judge(store: Store, exp: Experiment) -> dict[str, str]:
