@@ -150,3 +150,57 @@ def test_a_judgments_sample_restricts_the_judgments_csv(project: Any, cli: Any, 
     assert res.exit_code == 0 and "sampled judgment(s) to review" in res.output
     rows = read(tmp_path / "q.csv")
     assert rows and {r["judgment_id"] for r in rows} <= set(sample.ids)
+
+
+def _ccc(x: list[float], y: list[float]) -> float:
+    import numpy as np
+
+    x_, y_ = np.array(x), np.array(y)
+    return float(2 * np.mean((x_ - x_.mean()) * (y_ - y_.mean()))
+                 / (x_.var() + y_.var() + (x_.mean() - y_.mean()) ** 2))
+
+
+@pytest.mark.parametrize("mode", ["mean", "latest"])
+def test_two_annotators_of_one_judgment_give_the_mean_or_the_latest_human_score(
+        qa_server: Any, qa_project: Any, cli: Any, qa: Any, tmp_path: Path, mode: str) -> None:
+    """review.human_score: every judgment scored by two annotators (imported one after the other); the
+    calibration table, its CSV and Table 4 use their mean (the default: the key is left out) or the second
+    one's score, and say which."""
+    project = qa_project(qa_server.base_url, n_items=6)
+    project.rewrite(review={"confidence_threshold": 5, "calibration_min_pairs": 3,
+                            **({"human_score": mode} if mode == "latest" else {})})
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    assert cli("review", "export", project.yaml_path, "--out", tmp_path / "queue.csv").exit_code == 0
+    rows = read(tmp_path / "queue.csv")
+    assert len(rows) == 24  # 6 items × 2 dialects × 2 models, all with confidence ≤ 5
+    likert = {"ann-a": {r["judgment_id"]: [k % 6] * 5 for k, r in enumerate(rows)},
+              "ann-b": {r["judgment_id"]: [k % 3 + 3] * 5 for k, r in enumerate(rows)}}
+    for annotator, scores in likert.items():
+        filled = [{**r, **dict(zip(HUMAN_COLUMNS, map(str, scores[r["judgment_id"]]), strict=True))} for r in rows]
+        res = cli("review", "import", project.yaml_path, write(tmp_path / f"{annotator}.csv", filled),
+                  "--annotator", annotator)
+        assert "24 imported" in res.output, res.output
+    a, b = ({rid: rlaif_score(x) for rid, x in likert[n].items()} for n in ("ann-a", "ann-b"))
+    human = {rid: (a[rid] + b[rid]) / 2 if mode == "mean" else b[rid] for rid in a}
+    assert any(a[rid] != b[rid] for rid in a)  # the two modes differ
+
+    label = {"mean": "human score = mean over annotators (review.human_score: mean)",
+             "latest": "human score = latest stored, whoever gave it (review.human_score: latest)"}[mode]
+    judged = table(project, qa)
+    ids = list(judged.index)
+    assert cli("report", project.yaml_path, "--out", tmp_path / "report").exit_code == 0
+    matrix = pd.read_csv(tmp_path / "report" / "qa_bias_model_by_dialect.csv").set_index("model")
+    cell = [human[i] for i in ids if judged.loc[i, "model_id"] == "model-a" and judged.loc[i, "variant"] == "sylhet"]
+    assert matrix.loc["model-a", "sylhet"] == pytest.approx(sum(cell) / len(cell))
+    calibration = pd.read_csv(tmp_path / "report" / "qa_bias_judge_calibration.csv")
+    assert set(calibration.human_score) == {mode}
+    assert label in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+
+    res = cli("review", "calibration", project.yaml_path, "--csv", tmp_path / "cal.csv")
+    assert res.exit_code == 0, res.output
+    assert label in " ".join(res.stdout.split())
+    overall = next(r for r in read(tmp_path / "cal.csv")
+                   if r["table"] == "judge_calibration" and r["judge_or_queue"] == qa.JUDGE and r["dialect"] == "all")
+    assert (overall["n"], overall["multi"], overall["human_score"]) == ("24", "24", mode)
+    expected = _ccc([human[i] for i in ids], [judged.loc[i, "judge_score"] for i in ids])
+    assert float(overall["ccc"]) == pytest.approx(expected, abs=1e-4)

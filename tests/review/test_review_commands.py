@@ -170,52 +170,99 @@ def test_serve_listens_where_told_and_warns(reviewed_project: Any, serve: Any, c
     assert addresses in ({"0.0.0.0"}, set())
 
 
-def test_a_miscalibrated_dialect_is_scored_by_the_judge_it_is_routed_to(qa_server: Any, qa_project: Any, cli: Any,
-                                                                        tmp_path: Path) -> None:
-    from dialectbias.api import open_experiment
-    from dialectbias.review import queue_kind, review_config, save_annotation
-    from dialectbias.store import OVERRIDE_KIND
+def _routed_project(qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path, humans_agree_with_judge_2: bool
+                    ) -> tuple[Any, dict[str, float], Any]:
+    """A qa_bias run with judges judge-1 (primary) and judge-2, `on_miscalibrated: judge-2`; the chittagong
+    judgments of items q01–q03 human-scored through `review export` / `review import`: the scores of judge-2
+    (judge-1 miscalibrated there, judge-2 not) or their mirror image 5 − x (both miscalibrated); then
+    `review calibration`. Returns the project, judgment id -> human score, and the calibration result."""
+    import json
 
     project = qa_project(qa_server.base_url, n_items=6)
     judges = project.config["judges"]
     project.rewrite(judges=[*judges, {**judges[0], "id": "judge-2", "model": "judge-model-2", "role": "secondary"}],
-                    review={"confidence_threshold": 5, "calibration_min_pairs": 3, "min_ccc": 1.01,
+                    review={"confidence_threshold": 5, "calibration_min_pairs": 3, "min_ccc": 0.99,
                             "on_miscalibrated": "judge-2"})
     assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
-    exp, task = open_experiment(project.yaml_path)
-    kind = queue_kind("judgments")
+    assert cli("review", "export", project.yaml_path, "--out", tmp_path / "queue.csv").exit_code == 0
     with Store.open(project.store_path, create=False) as store:
-        config = review_config(exp, task.rubrics, store)
-        humans = {}
-        for target in list(kind.targets(config, store)):
-            if target.dialect == "chittagong" and target.item_id in ("q01", "q02", "q03"):
-                value = kind.annotation(config, store, target, dict.fromkeys(
-                    ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
-                     "appropriate_length"), 2))
-                save_annotation(store, target.target_id, "lead", OVERRIDE_KIND, value)
-                humans[target.target_id] = value["score"]
+        judge2 = {(r[0], r[1], r[2]): json.loads(r[3]) for r in store.query(
+            "SELECT model_id, item_id, variant, parsed FROM judgments WHERE judge_id = 'judge-2'")}
+    with (tmp_path / "queue.csv").open(encoding="utf-8-sig", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    fields = [c.removeprefix("human_") for c in rows[0] if c.startswith("human_") and c != "human_script_valid"]
+    humans: dict[str, float] = {}
+    for r in rows:
+        if r["dialect"] == "chittagong" and r["item_id"] in ("q01", "q02", "q03"):
+            theirs = judge2[(r["model"], r["item_id"], "chittagong")]
+            r.update({f"human_{f}": str(theirs[f] if humans_agree_with_judge_2 else 5 - theirs[f]) for f in fields})
+            humans[r["judgment_id"]] = 0.0
+    with (tmp_path / "queue.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    result = cli("review", "import", project.yaml_path, tmp_path / "queue.csv", "--annotator", "lead")
+    assert "6 imported" in result.output, result.output
+    with Store.open(project.store_path, create=False) as store:
+        for rid, score in store.query("SELECT target_id, json_extract(value, '$.score') FROM annotations"):
+            humans[rid] = score
     calibration = cli("review", "calibration", project.yaml_path)
     assert calibration.exit_code == 0, calibration.output
-    assert "judge judge-1 is below the thresholds for chittagong" in calibration.stderr
-    assert "judge judge-2's scores are used for chittagong" in calibration.stderr
-    assert cli("report", project.yaml_path, "--out", tmp_path / "report").exit_code == 0
-    with (tmp_path / "report" / "qa_bias_model_by_dialect.csv").open(encoding="utf-8") as fh:
-        table = {r["model"]: r for r in csv.DictReader(fh)}
+    return project, humans, calibration
+
+
+def _table4(project: Any, cli: Any, out: Path) -> dict[str, dict[str, str]]:
+    assert cli("report", project.yaml_path, "--out", out).exit_code == 0
+    with (out / "qa_bias_model_by_dialect.csv").open(encoding="utf-8") as fh:
+        return {r["model"]: r for r in csv.DictReader(fh)}
+
+
+def _expected(project: Any, humans: dict[str, float], chittagong_judge: str) -> dict[tuple[str, str], float]:
+    """(model, dialect) -> the mean final score: a human score, else chittagong's routed judge's, else judge-1's."""
     with Store.open(project.store_path, create=False) as store:
         rows = store.query("SELECT request_id, judge_id, model_id, item_id, variant, score FROM judgments")
-    judge2 = {(r[2], r[3], r[4]): r[5] for r in rows if r[1] == "judge-2"}
-    unrouted = [humans.get(r[0], r[5]) for r in rows if r[1] == "judge-1" and r[2] == "model-a"
-                and r[4] == "chittagong"]
-    assert float(table["model-a"]["chittagong"]) != pytest.approx(sum(unrouted) / len(unrouted), abs=1e-3)
-    for model in ("model-a", "model-b"):
-        final = {"chittagong": [], "sylhet": []}
-        for r in rows:
-            if r[1] == "judge-1" and r[2] == model:
-                if r[4] == "chittagong":
-                    final["chittagong"].append(humans.get(r[0], judge2[(model, r[3], "chittagong")]))
-                else:
-                    final["sylhet"].append(r[5])
-        for dialect, values in final.items():
-            assert float(table[model][dialect]) == pytest.approx(sum(values) / len(values), abs=1e-3), (model, dialect)
+    other = {(r[2], r[3], r[4]): r[5] for r in rows if r[1] == chittagong_judge}
+    final: dict[tuple[str, str], list[float]] = {}
+    for rid, judge, model, item, variant, score in rows:
+        if judge == "judge-1":
+            fallback = other[(model, item, variant)] if variant == "chittagong" else score
+            final.setdefault((model, variant), []).append(humans.get(rid, fallback))
+    return {k: sum(v) / len(v) for k, v in final.items()}
+
+
+def test_a_miscalibrated_dialect_is_scored_by_the_judge_it_is_routed_to(qa_server: Any, qa_project: Any, cli: Any,
+                                                                        tmp_path: Path) -> None:
+    project, humans, calibration = _routed_project(qa_server, qa_project, cli, tmp_path, True)
+    assert "warning: judge judge-1 is below the thresholds for chittagong" in calibration.stderr
+    assert "judge judge-2's scores replace judge-1's for chittagong" in calibration.stderr
+    assert "judge judge-2 is below" not in calibration.stderr
+    table = _table4(project, cli, tmp_path / "report")
+    unrouted = _expected(project, humans, "judge-1")
+    assert float(table["model-a"]["chittagong"]) != pytest.approx(unrouted[("model-a", "chittagong")], abs=1e-3)
+    for (model, dialect), value in _expected(project, humans, "judge-2").items():
+        assert float(table[model][dialect]) == pytest.approx(value, abs=1e-3), (model, dialect)
     html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
-    assert "WARNING: judge judge-1 falls below the thresholds for chittagong" in html
+    assert "WARNING: judge judge-1 is below the thresholds for chittagong" in html
+
+
+def test_a_miscalibrated_fallback_judge_does_not_replace_the_primary(qa_server: Any, qa_project: Any, cli: Any,
+                                                                     tmp_path: Path) -> None:
+    """judge-2 is below the thresholds in chittagong too: judge-1's scores stay (a human's still win), its
+    chittagong judgments go to review, and every alert names the judge whose scores are used."""
+    project, humans, calibration = _routed_project(qa_server, qa_project, cli, tmp_path, False)
+    alerts = ["warning: " + a.strip() for a in " ".join(calibration.stderr.split()).split("warning: ")[1:]]
+    assert len(alerts) == 2, calibration.stderr
+    assert alerts[0].startswith("warning: judge judge-1 is below the thresholds for chittagong")
+    assert alerts[0].endswith("review.on_miscalibrated names judge judge-2, but judge judge-2 is itself below the "
+                              "thresholds for chittagong: " + alerts[1].split("(")[1].split(";")[0]
+                              + ": its scores are not used, judge-1's chittagong judgments go to review instead")
+    assert alerts[1].startswith("warning: judge judge-2 is below the thresholds for chittagong")
+    assert alerts[1].endswith("as review.on_miscalibrated's fallback judge it does not replace judge-1's scores for "
+                              "chittagong")
+    assert "scores replace" not in calibration.stderr and "scores are used" not in calibration.stderr
+    table = _table4(project, cli, tmp_path / "report")
+    for (model, dialect), value in _expected(project, humans, "judge-1").items():
+        assert float(table[model][dialect]) == pytest.approx(value, abs=1e-3), (model, dialect)
+    html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "sent to review, not to the fallback judge" in html
+    assert "judge-2&#x27;s scores replace" not in html and "judge-2's scores replace" not in html

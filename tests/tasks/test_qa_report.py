@@ -96,7 +96,8 @@ def project(tmp_path: Path) -> Path:
                 judge, model, item, dialect) == ("judge-p", "m-small", "q4", "chittagong") else {}
             insert_judgment(conn, rid, judge, model, item, dialect, likert_for(judge, model, item, dialect),
                             **extra)
-        # a human override of one primary judgment: the latest one wins
+        # two annotators override one primary judgment: their mean counts (review.human_score: mean, the
+        # default), or the latest one (latest)
         target = "judge-p/m-large/q1/sylhet"
         for value, annotator in ((1.0, "ann-a"), (9.5, "ann-b")):
             conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) VALUES "
@@ -108,7 +109,7 @@ def project(tmp_path: Path) -> Path:
 
 def primary_score(model: str, item: str, dialect: str) -> float:
     if (model, item, dialect) == ("m-large", "q1", "sylhet"):
-        return 9.5
+        return (1.0 + 9.5) / 2
     if (model, item, dialect) == ("m-small", "q4", "chittagong"):
         return 0.0
     return score(likert_for("judge-p", model, item, dialect))
@@ -125,7 +126,8 @@ def header(path: Path) -> list[str]:
 
 def test_load_judgments_latest_overrides_and_likert(project: Path) -> None:
     with Store.open(project.parent / "rep.sqlite", create=False) as store:
-        frame = load_judgments(store, [j for j, _ in JUDGES], list(MODELS), FIELDS)
+        frame = load_judgments(store, [j for j, _ in JUDGES], list(MODELS), FIELDS, human="latest")
+        mean = load_judgments(store, [j for j, _ in JUDGES], list(MODELS), FIELDS)
     assert len(frame) == len(JUDGES) * len(MODELS) * len(ITEMS) * len(DIALECTS)
     key = (frame.judge_id == "judge-p") & (frame.model_id == "m-small") & (frame.item_id == "q2")
     latest = frame[key & (frame.variant == "sylhet")].iloc[0]
@@ -134,6 +136,7 @@ def test_load_judgments_latest_overrides_and_likert(project: Path) -> None:
     over = frame[(frame.judge_id == "judge-p") & (frame.model_id == "m-large") & (frame.item_id == "q1")
                  & (frame.variant == "sylhet")].iloc[0]
     assert over.human_score == 9.5 and over.final_score == 9.5 and over.judge_score != 9.5
+    assert mean.loc[over.name, "final_score"] == 5.25  # the default: the mean of ann-a's 1.0 and ann-b's 9.5
     failed = frame[(frame.judge_id == "judge-s1") & (frame.model_id == "m-large") & (frame.item_id == "q3")
                    & (frame.variant == "tangail")].iloc[0]
     assert failed.parse_status == "failed" and math.isnan(failed.judge_score)

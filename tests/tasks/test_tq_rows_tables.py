@@ -179,3 +179,20 @@ def test_normalised_scale_and_item_rows() -> None:
     assert first["chrf"] == 15.0 and first["judge_j1"] == 1.0 and first["judge_j1_clipped"] is False
     last = next(r for r in rows if r["row"] == "r9" and r["system"] == "A")
     assert (last["judge_j1"], last["judge_j1_own"], last["judge_j1_reviewed"]) == (10.0, 9.0, True)
+
+
+@pytest.mark.parametrize(("mode", "want"), [("mean", 5.0), ("latest", 8.0)])
+def test_two_annotators_of_one_translation_give_the_mean_or_the_latest_score(tmp_path: Path, mode: str,
+                                                                             want: float) -> None:
+    """Table 3's human reference with two annotators (review.human_score): ann-b scored after ann-a; ann-a's
+    own earlier score is replaced by their later one either way."""
+    from dialectbias.review import save_annotation
+    from dialectbias.store import Store
+    from dialectbias.tasks._tq_tables import HUMAN_KIND, read_human, target_id
+
+    row = TQRow(key="k1", id="1", dialect="sylhet", source="s", reference="r", where="w", systems={"sysA": "t"})
+    with Store.open(tmp_path / "s.sqlite") as store:
+        save_annotation(store, target_id("k1", "sysA"), "ann-a", HUMAN_KIND, {"score": 9}, now=1.0)
+        save_annotation(store, target_id("k1", "sysA"), "ann-a", HUMAN_KIND, {"score": 2}, now=2.0)
+        save_annotation(store, target_id("k1", "sysA"), "ann-b", HUMAN_KIND, {"score": 8}, now=3.0)
+        assert read_human(store, [row], ["sysA"], mode) == {("k1", "sysA"): (want, 2)}

@@ -240,10 +240,11 @@ def calibration(experiment: ExperimentArg,
     """Every judge against the human scores per dialect (CCC, CBS, kappa), agreement between annotators, and
     each annotator's progress.
 
-    Human scores are the reviewed judgments (review app or CSV import; several annotators are averaged).
-    Each call stores a snapshot, so calibration is tracked over time; a judge below review.min_ccc,
-    min_cbs or min_kappa for a dialect is a warning (and, with review.on_miscalibrated, the dialect is
-    routed to review or to another judge). With --out, writes a calibration sample instead: N random
+    Human scores are the reviewed judgments (review app or CSV import); when several annotators scored a
+    judgment, review.human_score says which counts: mean (default) or latest. Each call stores a snapshot,
+    so calibration is tracked over time; a judge below review.min_ccc, min_cbs or min_kappa for a dialect
+    is a warning (and, with review.on_miscalibrated, the dialect is routed to review or to another judge,
+    if that judge is calibrated there itself; else to review). With --out, writes a calibration sample instead: N random
     judgments per confidence level 1–5 as review CSV, to check the confidence threshold.
 
     Example: dialectbias review calibration bn-qa.yaml
@@ -278,24 +279,28 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
     from dialectbias.review import (
         annotator_agreement,
         annotators,
+        calibration_alert,
         judge_calibration,
+        primary_routes,
         save_snapshot,
         tasks_of,
         thresholds_of,
     )
-    from dialectbias.store import Store
+    from dialectbias.store import Store, human_score_label
 
     exp, task = open_experiment(experiment)
     thresholds = thresholds_of(exp)
     with Store.open(exp.store_path, create=False) as store:
         config = _review_config(exp, task, store)
+        mode = exp.review.human_score
         rows = judge_calibration(store, [j.id for j in exp.judges], [m.id for m in exp.models], _rubrics(task),
-                                 thresholds)
+                                 thresholds, human=mode)
         agreement = annotator_agreement(store, config)
         progress = [(a, queue, sum(t.done for t in tasks), len(tasks)) for a in annotators(store)
                     for queue in a.queues if (tasks := tasks_of(store, a, queue))]
         if rows:
             save_snapshot(store, rows, thresholds)
+        routes = primary_routes(store, exp)
     if progress:
         t = Table(title="annotators: review tasks done")
         for col in ("annotator", "dialects", "queue", "done", "assigned"):
@@ -308,12 +313,13 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
                            "import a filled CSV (`dialectbias review import`)", highlight=False)
     else:
         t = Table(title=f"judges vs human scores (CCC ≥ {thresholds.min_ccc:g}, CBS ≥ {thresholds.min_cbs:g}, "
-                        f"kappa ≥ {thresholds.min_kappa:g}; over ≥ {thresholds.min_pairs} judgments)")
-        for col in ("judge", "rubric", "dialect", "n", "ccc", "cbs", "kappa", "below"):
+                        f"kappa ≥ {thresholds.min_kappa:g}; over ≥ {thresholds.min_pairs} judgments; "
+                        f"{human_score_label(mode)}; multi = judgments scored by two or more annotators)")
+        for col in ("judge", "rubric", "dialect", "n", "multi", "ccc", "cbs", "kappa", "below"):
             t.add_column(col)
         for r in rows:
-            t.add_row(r.judge, r.rubric, r.dialect, str(r.n), *(_cell(v) for v in (r.ccc, r.cbs, r.kappa)),
-                      ", ".join(r.below) or r.note)
+            t.add_row(r.judge, r.rubric, r.dialect, str(r.n), str(r.multi),
+                      *(_cell(v) for v in (r.ccc, r.cbs, r.kappa)), ", ".join(r.below) or r.note)
         _app.console.print(t)
     if agreement:
         t = Table(title="agreement between annotators (quadratic-weighted kappa per pair; Krippendorff's alpha)")
@@ -323,25 +329,23 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
             t.add_row(a["queue"], a["value"], a["dialect"], a["pair"], str(a["n"]), _cell(a["kappa"]),
                       _cell(a["alpha"]), a["note"])
         _app.console.print(t)
+    primary = exp.primary_judge.id if exp.primary_judge else None
     for r in rows:
         if r.below and r.dialect != "all":
-            route = exp.review.on_miscalibrated
-            then = {"warn": "", "review": f"; its {r.dialect} judgments go to review"}.get(
-                route, f"; judge {route}'s scores are used for {r.dialect}")
-            _app.err_console.print(f"warning: judge {r.judge} is below the thresholds for {r.dialect} "
-                                   f"({', '.join(r.below)}; n={r.n}){then}", highlight=False)
+            _app.err_console.print(f"warning: {calibration_alert(r, primary, exp.review.on_miscalibrated, routes)}",
+                                   highlight=False)
     if table is not None:
         table.parent.mkdir(parents=True, exist_ok=True)
         with table.open("w", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh)
-            writer.writerow(["table", "judge_or_queue", "rubric_or_value", "dialect", "pair", "n", "ccc", "cbs",
-                             "kappa", "alpha", "below_or_note"])
+            writer.writerow(["table", "judge_or_queue", "rubric_or_value", "dialect", "pair", "n", "multi",
+                             "human_score", "ccc", "cbs", "kappa", "alpha", "below_or_note"])
             for r in rows:
-                writer.writerow(["judge_calibration", r.judge, r.rubric, r.dialect, "", r.n, r.ccc, r.cbs, r.kappa,
-                                 "", "; ".join(r.below) or r.note])
+                writer.writerow(["judge_calibration", r.judge, r.rubric, r.dialect, "", r.n, r.multi, mode, r.ccc,
+                                 r.cbs, r.kappa, "", "; ".join(r.below) or r.note])
             for a in agreement:
                 writer.writerow(["annotator_agreement", a["queue"], a["value"], a["dialect"], a["pair"], a["n"], "",
-                                 "", a["kappa"], a["alpha"], a["note"]])
+                                 "", "", "", a["kappa"], a["alpha"], a["note"]])
         _app.console.print(f"tables → {table}", highlight=False)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -46,7 +46,13 @@ class ReviewSettings(BaseModel):
     on_miscalibrated: str = Field(default="warn", description="what happens to a dialect where the primary "
                                   "judge is miscalibrated: warn (report only), review (all its judgments of "
                                   "that dialect go to the review queue), or a judge id (qa_bias: that judge's "
-                                  "scores replace the primary's for the dialect in the final tables)")
+                                  "scores replace the primary's for the dialect in the final tables, when that "
+                                  "judge's own latest calibration for the dialect passes; else the dialect goes "
+                                  "to review as with `review`)")
+    human_score: Literal["mean", "latest"] = Field(
+        default="mean", description="the human score of a judgment several annotators scored (review.overlap "
+        "≥ 2, or several CSV imports): mean (of each annotator's latest score) or latest (the last score stored, "
+        "whoever gave it); used wherever a human score replaces a judge's or a judge is calibrated against it")
 
 
 #: task settings an experiment file may give at the top level as well as under `options:` (the contracts of
@@ -142,6 +148,10 @@ class Experiment(BaseModel):
         if route not in ("warn", "review") and route not in judges:
             raise ValueError(f"on_miscalibrated: {route!r} is neither warn, review nor a judge id "
                              f"(judges: {', '.join(judges) or 'none'})")
+        primaries = [j.id for j in info.data.get("judges") or [] if j.role in (None, "primary")]
+        if primaries and route == primaries[0]:
+            raise ValueError(f"on_miscalibrated: {route!r} is the primary judge itself; name another judge (its "
+                             "scores replace the primary's where the primary is miscalibrated), or warn or review")
         return value
 
     @field_validator("roles")

@@ -4,8 +4,9 @@
 - Annotators: for each queue and each rated value, quadratic-weighted Cohen's kappa for every pair of
   annotators (unweighted for nominal values) and Krippendorff's alpha over all of them (interval, ordinal or
   nominal by the value), overall and per dialect. Each annotator's latest annotation of a target counts.
-- Judges: the human score of a (model, item, variant) is the mean over annotators of their latest
-  `judgment_override` of any judgment of it on the same rubric (the CSV import's and the app's alike); each
+- Judges: the human score of a (model, item, variant) comes from the `judgment_override`s of any judgment of
+  it on the same rubric (the CSV import's and the app's alike): by `review.human_score`, the mean over
+  annotators of each one's latest (default), or the latest stored whoever gave it; each
   judge's own score is compared with it per dialect: Lin's CCC, CBS with the human as the reference (critical
   = human score below 40% of the rubric's range: 4.0 on RLAIF's 0–10), and quadratic-weighted kappa of the
   rubric's Likert fields (the mean over fields; human means rounded). A judge is *miscalibrated* for a
@@ -29,7 +30,7 @@ import numpy as np
 from dialectbias.judges import Rubric, load_rubric, packaged_rubrics
 from dialectbias.metrics import MIN_PAIRS, cohen_kappa, critical_bias_sensitivity, krippendorff_alpha, lin_ccc
 from dialectbias.review._kinds import ReviewConfig, latest_annotations, queue_kinds
-from dialectbias.store import OVERRIDE_KIND, Store, iter_judgments
+from dialectbias.store import HUMAN_SCORE_MODES, OVERRIDE_KIND, Store, iter_judgments
 
 ALL = "all"
 #: CBS's critical set: human scores below this share of the rubric's range (RLAIF: 4.0 of 10, SPEC §4 P3)
@@ -129,6 +130,7 @@ class CalibrationRow:
     kappa: float | None
     below: list[str] = field(default_factory=list)
     note: str = ""
+    multi: int = 0  # of the n, judgments whose human score comes from two or more annotators
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"below": ", ".join(self.below)}
@@ -141,40 +143,45 @@ def _rubric(name: str, rubrics: Mapping[str, Rubric]) -> Rubric | None:
     return found
 
 
-def human_scores(store: Store) -> dict[tuple[str, str, str, str], dict[str, Any]]:
-    """(rubric, model, item, variant) -> {"score": mean, "fields": {field: mean}, "annotators": n}: the mean of
-    each annotator's latest override of any judgment of that answer on that rubric."""
-    latest = latest_annotations(store, OVERRIDE_KIND)
-    if not latest:
-        return {}
-    keys = {r[0]: (r[1], r[2], r[3], r[4]) for r in store.query(
-        "SELECT request_id, rubric, model_id, item_id, variant FROM judgments WHERE request_id IN "
-        "(SELECT DISTINCT target_id FROM annotations WHERE kind = ?)", (OVERRIDE_KIND,))}
+def human_scores(store: Store, mode: str = "mean") -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(rubric, model, item, variant) -> {"score", "fields": {field: value}, "annotators": n}: the human score
+    of an answer on a rubric from the overrides of any judgment of it, as `review.human_score` (`mode`) says:
+    `mean` = the mean over annotators of each one's latest override, `latest` = the latest override stored,
+    whoever gave it. `annotators` counts the annotators with a score either way."""
+    if mode not in HUMAN_SCORE_MODES:
+        raise ValueError(f"human score {mode!r}: one of {', '.join(HUMAN_SCORE_MODES)}")
+    rows = store.query(
+        "SELECT a.annotator, a.value, j.rubric, j.model_id, j.item_id, j.variant FROM annotations a JOIN judgments j "
+        "ON j.request_id = a.target_id WHERE a.kind = ? ORDER BY a.annotation_id", (OVERRIDE_KIND,))
     per_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for (target, annotator), (value, _, created) in latest.items():
-        key = keys.get(target)
-        if key is None or value.get("score") is None:
+    last: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for annotator, raw, *key_parts in rows:
+        value = json.loads(raw)
+        if not isinstance(value, dict) or value.get("score") is None:
             continue
-        seen = per_key[key].get(annotator)
-        if seen is None or created >= seen["_at"]:
-            per_key[key][annotator] = {**value, "_at": created}
+        key = (key_parts[0], key_parts[1], key_parts[2], key_parts[3])
+        per_key[key].pop(annotator, None)  # re-inserted: the dict keeps annotators in order of their latest
+        per_key[key][annotator] = value
+        last[key] = value
     out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for key, by_annotator in per_key.items():
-        values = list(by_annotator.values())
+        values = list(by_annotator.values()) if mode == "mean" else [last[key]]
         fields: dict[str, list[float]] = defaultdict(list)
         for v in values:
             for name, x in (v.get("fields") or {}).items():
                 if isinstance(x, int | float) and not isinstance(x, bool):
                     fields[name].append(float(x))
         out[key] = {"score": float(np.mean([v["score"] for v in values])),
-                    "fields": {k: float(np.mean(xs)) for k, xs in fields.items()}, "annotators": len(values)}
+                    "fields": {k: float(np.mean(xs)) for k, xs in fields.items()}, "annotators": len(by_annotator)}
     return out
 
 
 def judge_calibration(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
-                      rubrics: Mapping[str, Rubric], thresholds: Thresholds = Thresholds()) -> list[CalibrationRow]:
-    """Each judge's agreement with the human scores, per dialect and overall (see the module docstring)."""
-    humans = human_scores(store)
+                      rubrics: Mapping[str, Rubric], thresholds: Thresholds = Thresholds(), *,
+                      human: str = "mean") -> list[CalibrationRow]:
+    """Each judge's agreement with the human scores (`human`: mean or latest, see `human_scores`), per dialect
+    and overall (see the module docstring)."""
+    humans = human_scores(store, human)
     rows: list[CalibrationRow] = []
     if not humans:
         return rows
@@ -216,15 +223,19 @@ def _calibration_row(judge: str, rubric: Rubric | None, rubric_name: str, dialec
             if not math.isnan(k):
                 kappas.append(k)
     kappa = float(np.mean(kappas)) if kappas else None
-    row = CalibrationRow(judge, rubric_name, dialect, len(pairs), _num(ccc), _num(cbs), _num(kappa))
+    row = CalibrationRow(judge, rubric_name, dialect, len(pairs), _num(ccc), _num(cbs), _num(kappa),
+                         multi=sum(p[1]["annotators"] >= 2 for p in pairs))
     if len(pairs) < t.min_pairs:
         row.note = f"fewer than {t.min_pairs} human-scored judgments: not checked"
         return row
-    checks = (("ccc", row.ccc, t.min_ccc), ("cbs", row.cbs, t.min_cbs), ("kappa", row.kappa, t.min_kappa))
-    for name, value, bar in checks:
-        if value is not None and value < bar:
-            row.below.append(f"{name} {value:.3f} < {bar:g}")
+    row.below = below_thresholds(row.ccc, row.cbs, row.kappa, t)
     return row
+
+
+def below_thresholds(ccc: float | None, cbs: float | None, kappa: float | None, t: Thresholds) -> list[str]:
+    """The thresholds a calibration misses, as `name value < bar` (an undefined value is not checked)."""
+    checks = (("ccc", ccc, t.min_ccc), ("cbs", cbs, t.min_cbs), ("kappa", kappa, t.min_kappa))
+    return [f"{name} {value:.3f} < {bar:g}" for name, value, bar in checks if value is not None and value < bar]
 
 
 # -- snapshots -------------------------------------------------------------------------------------------

@@ -26,6 +26,30 @@ _ZEROED_SQL = f"(j.parse_status != 'failed' AND substr(coalesce(j.reason, ''), 1
 LATEST_OVERRIDE_SQL = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
                        f"MAX(annotation_id) FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
 
+#: how a judgment's human score is read when several annotators scored it (`review.human_score`): the mean of
+#: each annotator's latest override, or the latest override whoever wrote it
+HUMAN_SCORE_MODES = ("mean", "latest")
+
+# The mean over annotators of each one's latest override per judgment (overrides without a score left out).
+MEAN_OVERRIDE_SQL = (f"SELECT target_id, AVG(score) AS score, COUNT(score) AS annotators FROM (SELECT target_id, "
+                     f"annotator, json_extract(value, '$.score') AS score, MAX(annotation_id) FROM annotations "
+                     f"WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id, annotator) GROUP BY target_id")
+
+
+def human_score_label(mode: str) -> str:
+    """How the tables name the human score in use, e.g. `human score = mean over annotators (review.human_score:
+    mean)`."""
+    what = {"mean": "mean over annotators", "latest": "latest stored, whoever gave it"}[mode]
+    return f"human score = {what} (review.human_score: {mode})"
+
+
+def human_override_sql(mode: str) -> str:
+    """SQL giving `target_id, score` per overridden judgment, the human score `review.human_score` names."""
+    if mode not in HUMAN_SCORE_MODES:
+        raise ValueError(f"human score {mode!r}: one of {', '.join(HUMAN_SCORE_MODES)}")
+    return MEAN_OVERRIDE_SQL if mode == "mean" else LATEST_OVERRIDE_SQL
+
+
 # The latest current judgment per (judge, model, item, variant).
 LATEST_CURRENT_SQL = ("j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 JOIN current_requests c "
                       "ON c.request_id = j2.request_id GROUP BY j2.judge_id, j2.model_id, j2.item_id, j2.variant)")
@@ -38,11 +62,13 @@ BASE_COLUMNS = ("judge", "model", "item_id", "variant", "score", "human_score", 
 
 
 def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
-                     fields: Sequence[str] = (), *, chunk_rows: int = 20_000) -> Iterator[dict[str, tuple[Any, ...]]]:
+                     fields: Sequence[str] = (), *, chunk_rows: int = 20_000,
+                     human: str = "latest") -> Iterator[dict[str, tuple[Any, ...]]]:
     """The current judgments of the given judges and models, column-wise in chunks of `chunk_rows`.
 
     Each chunk maps a column to a tuple: `judge` and `model` (positions in `judge_ids`/`model_ids`),
-    item_id, variant, score (the judge's), human_score (the latest override's, else None), confidence,
+    item_id, variant, score (the judge's), human_score (`human`: the latest override's, or the mean of each
+    annotator's latest; else None), confidence,
     needs_review, flagged, zeroed (the script/refusal rule set the score), unscored (the answer did not
     parse), and one column per name in `fields`: that field's value in `parsed` (None when absent, e.g.
     another rubric's field, or unparsed; booleans read as 0/1).
@@ -58,7 +84,7 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
     extracts = "".join(", json_extract(j.parsed, ?)" for _ in fields)
     sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, j.confidence, "
            f"j.needs_review, j.flagged, {_ZEROED_SQL}, j.parse_status = 'failed'{extracts} "
-           f"FROM judgments j NOT INDEXED LEFT JOIN ({LATEST_OVERRIDE_SQL}) o ON o.target_id = j.request_id "
+           f"FROM judgments j NOT INDEXED LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id "
            "WHERE j.request_id IN (SELECT request_id FROM current_requests) "
            f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
            f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
@@ -186,3 +212,8 @@ def latest_overrides(store: Store, request_ids: Sequence[str] | None = None) -> 
     rows = store.query(f"SELECT target_id, score, annotator FROM ({LATEST_OVERRIDE_SQL})")
     wanted = None if request_ids is None else set(request_ids)
     return {r[0]: (r[1], r[2]) for r in rows if wanted is None or r[0] in wanted}
+
+
+def human_overrides(store: Store, mode: str) -> dict[str, float | None]:
+    """judgment request id -> its human score as `review.human_score` (`mode`) reads it (see `human_override_sql`)."""
+    return {r[0]: r[1] for r in store.query(f"SELECT target_id, score FROM ({human_override_sql(mode)})")}

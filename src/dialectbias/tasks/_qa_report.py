@@ -19,8 +19,8 @@ from pandas.api.types import union_categoricals
 from dialectbias.judges import Rubric
 from dialectbias.report import Section, heatmap
 from dialectbias.report._plots import agreement_scatter, gap_ci_plot
-from dialectbias.review import ANNOTATOR_AGREEMENT_LEGEND, JUDGE_CALIBRATION_LEGEND, routed_to_judge
-from dialectbias.store import Store, iter_judgments, judgment_columns, latest_overrides
+from dialectbias.review import ANNOTATOR_AGREEMENT_LEGEND, JUDGE_CALIBRATION_LEGEND, primary_routes
+from dialectbias.store import Store, human_score_label, iter_judgments, judgment_columns, latest_overrides
 from dialectbias.tasks import _qa_analysis as qa
 
 if TYPE_CHECKING:
@@ -33,12 +33,13 @@ _CHUNK_ROWS = 20_000
 
 
 def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
-                   fields: Sequence[str] = ()) -> pd.DataFrame:
+                   fields: Sequence[str] = (), *, human: str = "mean") -> pd.DataFrame:
     """The latest judgment per (judge, model, item, variant) of the given judges and models, one row each.
 
-    Columns: judge_id, model_id, item_id, variant (categorical), judge_score, human_score (the latest
-    human override, else NaN), final_score (human score where present, else the judge's), confidence,
-    parse_status ('failed' or 'parsed'), needs_review, flagged, zeroed (script/refusal rule on a parsed
+    Columns: judge_id, model_id, item_id, variant (categorical), judge_score, human_score (`human`, as
+    `review.human_score`: the mean of each annotator's latest override, or the latest override; else NaN),
+    final_score (human score where present, else the judge's), confidence, parse_status ('failed' or
+    'parsed'), needs_review, flagged, zeroed (script/refusal rule on a parsed
     judgment), then one float column per name in `fields`: that rubric field's value (NaN when the judge's
     rubric has no such field or the answer did not parse).
 
@@ -50,7 +51,7 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
     fields = list(dict.fromkeys(fields))
     columns = [*BASE_COLUMNS, *fields]
     parts: dict[str, list[Any]] = {}
-    for chunk in judgment_columns(store, judge_ids, model_ids, fields, chunk_rows=_CHUNK_ROWS):
+    for chunk in judgment_columns(store, judge_ids, model_ids, fields, chunk_rows=_CHUNK_ROWS, human=human):
         for name, values in (("judge", np.array(chunk["judge"], dtype=np.int16)),
                              ("model", np.array(chunk["model"], dtype=np.int16)),
                              ("item", pd.Categorical(np.array(chunk["item_id"], dtype=object))),
@@ -177,19 +178,25 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     secondaries = [j.id for j in task.exp.judges if j.id != judge.id]
     rubrics = task.rubrics
     fields = [f.name for jid in (judge.id, *secondaries) for f in rubrics[jid].numeric_fields]
-    frame = load_judgments(store, [judge.id, *secondaries], models, fields)
+    mode = task.exp.review.human_score
+    frame = load_judgments(store, [judge.id, *secondaries], models, fields, human=mode)
     lo, hi = rubrics[judge.id].score_bounds or (0.0, 10.0)
     top = f"{_num(hi)}"
     scores = frame[frame.judge_id == judge.id]
-    routes = routed_to_judge(store, task.exp)
+    routing = primary_routes(store, task.exp)
+    routes = {d: r.judge for d, r in routing.items() if r.judge is not None}
     if routes:
         scores = route_dialects(frame, scores, routes)
     dialects = dialect_order(task, scores)
     sections: list[Section] = []
-    metadata: dict[str, Any] = {"primary judge": judge.id}
+    metadata: dict[str, Any] = {"primary judge": judge.id, "human score": human_score_label(mode)}
     if routes:
         metadata["scored by another judge (miscalibrated primary)"] = ", ".join(
             f"{d}: {j}" for d, j in sorted(routes.items()))
+    fallback_refused = {d: r.why for d, r in routing.items() if r.why}
+    if fallback_refused:
+        metadata["sent to review, not to the fallback judge (review.on_miscalibrated)"] = "; ".join(
+            f"{d}: {why}" for d, why in sorted(fallback_refused.items()))
 
     # Table 4 and heatmap
     table = model_by_dialect(scores, models, dialects)
@@ -203,7 +210,8 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     sections += [
         Section(heading=f"Model × dialect ({what})", table=table,
                 text=f"Mean final score of the primary judge ({judge.id}) per model and dialect (the paper's "
-                     "Table 4); human review overrides replace judge scores; unscored judgments are excluded "
+                     f"Table 4); human review overrides replace judge scores ({human_score_label(mode)}); "
+                     "unscored judgments are excluded "
                      "and counted below. Rows are sorted by avg; a model without a scored judgment in some "
                      "dialect has no avg (a mean over fewer dialects is not comparable) and comes last.",
                 legend={"model": "the model's id; dialect_avg = mean of each column over the models scored in "
@@ -534,7 +542,7 @@ def _review_sections(task: QABiasTask, store: Store, out_dir: Path) -> list[Sect
     r = task.exp.review
     return [
         Section(heading="Judges against human scores, per dialect", table=summary.calibration,
-                text=f"Each judge's own score against the human scores of the same answers (mean over annotators), "
+                text=f"Each judge's own score against the human scores of the same answers ({summary.human}), "
                      f"per dialect. Thresholds: CCC ≥ {r.min_ccc:g}, CBS ≥ {r.min_cbs:g}, kappa ≥ {r.min_kappa:g} "
                      f"over ≥ {r.calibration_min_pairs} judgments; {summary.snapshots} snapshot(s) stored "
                      f"(`dialectbias review calibration` adds one).{warnings}",

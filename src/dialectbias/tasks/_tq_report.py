@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from dialectbias.report import Section
+from dialectbias.store import human_score_label
 from dialectbias.tasks._tq_tables import (
     ALL,
     VERDICTS,
@@ -111,7 +112,9 @@ def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> d
         text=f"Every metric compares a system's translation with the human reference on text normalised as: "
              f"{o.normalization.describe()}. BLEU, chrF and WER are corpus scores (their CIs resample sentences); "
              "the others are means over the translations. translation_quality_by_dialect.csv has every value "
-             "and CI bound; translation_quality_items.csv (and `dialectbias export`) the per-row scores.")]
+             "and CI bound; translation_quality_items.csv (and `dialectbias export`) the per-row scores."
+             + (f" A reviewer's score replaces a judge's ({human_score_label(data.human_score)})." if data.judges
+                else ""))]
     t3 = table3(data, min_ccc=o.min_ccc, min_pairs=o.min_pairs)
     if t3:
         frame = pd.DataFrame(t3)
@@ -121,8 +124,9 @@ def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> d
         annotators = max((n for _, n in data.human.values()), default=0)
         sections.append(Section(
             heading="Metrics against human scores (Table 3)", table=frame.round(3), legend=TABLE3_LEGEND,
-            text=f"{n_rows} translations scored 0–10 by native speakers (up to {annotators} per translation, "
-                 f"averaged). A metric whose CCC is below {o.min_ccc:g} for a dialect is not to be trusted there"
+            text=f"{n_rows} translations scored 0–10 by native speakers (up to {annotators} per translation; "
+                 f"{human_score_label(data.human_score)}). A metric whose CCC is below {o.min_ccc:g} for a "
+                 "dialect is not to be trusted there"
                  + (f": {', '.join(untrusted)}." if untrusted else "; every metric with enough rows passes.")))
     else:
         sections.append(Section(

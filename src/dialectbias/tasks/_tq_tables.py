@@ -22,7 +22,7 @@ import numpy as np
 from dialectbias.metrics import bootstrap_ci, lin_ccc, pearson, spearman
 from dialectbias.metrics._translation import TextNormalization, bootstrap_corpus_score
 from dialectbias.review import latest_annotations
-from dialectbias.store import Store, iter_judgments, latest_overrides
+from dialectbias.store import Store, human_overrides, iter_judgments
 from dialectbias.tasks._tq_data import TQRow
 from dialectbias.tasks._tq_scores import Pair, scored_pairs
 
@@ -74,6 +74,7 @@ class TQData:
     judges: dict[str, dict[Pair, Judged]] = field(default_factory=dict)
     human: dict[Pair, tuple[float, int]] = field(default_factory=dict)
     dialect_id: dict[Pair, dict[str, Any]] = field(default_factory=dict)
+    human_score: str = "mean"  # review.human_score: how several annotators' scores of one target combine
 
     def columns(self) -> list[str]:
         """Every metric column: local metrics, then one per judge (`judge_<id>`)."""
@@ -88,27 +89,34 @@ class TQData:
         return None if value is None or math.isnan(value) else value
 
 
-def read_judges(store: Store, judge_ids: Sequence[str], systems: Sequence[str]) -> dict[str, dict[Pair, Judged]]:
+def read_judges(store: Store, judge_ids: Sequence[str], systems: Sequence[str],
+                human: str = "mean") -> dict[str, dict[Pair, Judged]]:
+    """judge -> (row key, system) -> its judgment, a reviewer's score (`human`: review.human_score) replacing
+    the judge's."""
     out: dict[str, dict[Pair, Judged]] = {}
-    overrides = latest_overrides(store)
+    overrides = human_overrides(store, human)
     for judge in judge_ids:
         out[judge] = {}
         for j in iter_judgments(store, judge, list(systems)):
-            human = overrides.get(j.request_id)
-            out[judge][(j.item_id, j.model_id)] = Judged(human[0] if human else j.score, bool(j.clipped),
-                                                         j.parse_status, own=j.score, reviewed=human is not None)
+            score = overrides.get(j.request_id)
+            out[judge][(j.item_id, j.model_id)] = Judged(j.score if score is None else score, bool(j.clipped),
+                                                         j.parse_status, own=j.score, reviewed=score is not None)
     return out
 
 
-def read_human(store: Store, rows: Sequence[TQRow], systems: Sequence[str]) -> dict[Pair, tuple[float, int]]:
-    """(row key, system) -> (mean human score 0–10 over annotators, number of annotators)."""
+def read_human(store: Store, rows: Sequence[TQRow], systems: Sequence[str],
+               human: str = "mean") -> dict[Pair, tuple[float, int]]:
+    """(row key, system) -> (human score 0–10, number of annotators): by `human` (review.human_score), the
+    mean over annotators of each one's latest score, or the latest score stored whoever gave it."""
     wanted = {target_id(r.key, s): (r.key, s) for r in rows for s in systems}
-    scores: dict[Pair, list[float]] = defaultdict(list)
-    for (target, _annotator), (value, _comment, _at) in latest_annotations(store, HUMAN_KIND).items():
+    scores: dict[Pair, list[tuple[float, float]]] = defaultdict(list)
+    for (target, _annotator), (value, _comment, at) in latest_annotations(store, HUMAN_KIND).items():
         pair = wanted.get(target)
         if pair is not None and isinstance(value.get("score"), int | float):
-            scores[pair].append(float(value["score"]))
-    return {pair: (float(np.mean(v)), len(v)) for pair, v in scores.items()}
+            scores[pair].append((at, float(value["score"])))
+    if human == "latest":
+        return {pair: (max(v)[1], len(v)) for pair, v in scores.items()}
+    return {pair: (float(np.mean([x for _, x in v])), len(v)) for pair, v in scores.items()}
 
 
 # -- Table 2 ----------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pandas as pd
 from dialectbias.errors import ConfigError
 from dialectbias.metrics import bertscore_f1
 from dialectbias.report import Section, heatmap
-from dialectbias.store import Store
+from dialectbias.store import Store, human_score_label
 from dialectbias.tasks._vlm_stats import (
     ALL,
     accuracy_table,
@@ -187,7 +187,8 @@ def write_vqa_report(task: VQATask, store: Store, out_dir: Path) -> dict[str, An
     return {"title": title, "sections": sections,
             "metadata": {"strategies": ", ".join(task.options.strategies), "vqa_parse": task.options.vqa_parse,
                          "temperature": task.options.temperature,
-                         "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none"}}
+                         "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none",
+                         "reviewed judge scores": human_score_label(task.exp.review.human_score)}}
 
 
 _RULES = {"index+text": "answers whose index and quoted text agreed", "index": "decided by the index alone "

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import Item
 from dialectbias.errors import DataError
-from dialectbias.store import Store
-from dialectbias.store._judgments import LATEST_OVERRIDE_SQL
+from dialectbias.store import Store, human_override_sql
 from dialectbias.tasks._vlm_items import caption_reference, vqa_variant
 from dialectbias.tasks._vlm_parse import clean_caption, parse_vqa
 from dialectbias.text import script_violation
@@ -78,13 +77,13 @@ def vqa_summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def caption_judgments(store: Store) -> dict[str, dict[str, dict[str, Any]]]:
-    """generation request id → judge id → {score, fields, human}: current judgments; a human override's
-    score replaces the judge's (`human` True)."""
+def caption_judgments(store: Store, human: str = "mean") -> dict[str, dict[str, dict[str, Any]]]:
+    """generation request id → judge id → {score, fields, human}: current judgments; a human score (`human`:
+    review.human_score, the mean over annotators or the latest) replaces the judge's (`human` True)."""
     rows = store.query(
         "SELECT j.judge_id, j.score, j.parsed, q.refs, o.score FROM judgments j "
         "JOIN current_requests c ON c.request_id = j.request_id JOIN requests q ON q.request_id = j.request_id "
-        f"LEFT JOIN ({LATEST_OVERRIDE_SQL}) o ON o.target_id = j.request_id")
+        f"LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id")
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for judge, score, parsed, refs, human in rows:
         ref = json.loads(refs)[0]
@@ -97,7 +96,7 @@ def caption_rows(task: CaptionTask, store: Store) -> list[dict[str, Any]]:
     """One row per current caption request with a result, with each judge's score (None: not judged or
     unscored) as `judge:<id>` and its numeric rubric fields as `judge:<id>:<field>`."""
     items: dict[str, Item] = {i.id: i for i in store.iter_items()}
-    judged = caption_judgments(store)
+    judged = caption_judgments(store, task.exp.review.human_score)
     judges = [j.id for j in task.exp.judges]
     rows = []
     for r in store.stage_results("generate", ok_only=False, ordered=True):

@@ -376,9 +376,11 @@ class TranslationQualityTask(Task):
 
         rows = self.rows(store)
         judges = [j.id for j in self.exp.judges] if "judge" in self.metrics else []
+        mode = self.exp.review.human_score
         return TQData(rows=rows, systems=self.systems, metrics=self.metrics, local=local_scores(self, store, rows),
-                      judges=read_judges(store, judges, self.systems), human=read_human(store, rows, self.systems),
-                      dialect_id=dialect_id_checks(self, store, rows))
+                      judges=read_judges(store, judges, self.systems, mode),
+                      human=read_human(store, rows, self.systems, mode),
+                      dialect_id=dialect_id_checks(self, store, rows), human_score=mode)
 
     def summary_lines(self, store: Store) -> list[str]:
         from dialectbias.tasks._tq_report import summary
