@@ -61,7 +61,8 @@ def made_layout(root: Path) -> int:
         pairs = []
         for i in range(1, 3):
             image_id = f"{domain}_{i:03d}"
-            Image.new("RGB", (32, 24), (60 * i, 90 * d, 120)).save(root / "data" / domain / "images" / f"{image_id}.jpg")
+            image = Image.new("RGB", (32, 24), (60 * i, 90 * d, 120))
+            image.save(root / "data" / domain / "images" / f"{image_id}.jpg")
             pairs.append({"image_id": image_id, "question": question, "options": options, "answer": options[i]})
         (root / "data" / domain / "annotations" / f"{domain}_qa_pairs.json").write_text(
             json.dumps(pairs, ensure_ascii=False), encoding="utf-8")

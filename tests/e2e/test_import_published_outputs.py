@@ -108,6 +108,18 @@ def test_caption_all_imported_without_images_is_judged(vlm_server: Any, cli: Any
         "zero_shot": ("4", "4"), "few_shot": ("4", "4")}
 
 
+def test_a_listed_model_is_never_asked_about_an_item_without_image(vlm_server: Any, cli: Any,
+                                                                  tmp_path: Path) -> None:
+    vlm_items(tmp_path)
+    path = write_yaml(tmp_path / "vqa.yaml", {
+        "name": "vqa-direct", "task": "vqa", "data": "items.jsonl",
+        "models": [{"id": "vlm-a", "provider": "openai", "base_url": vlm_server.base_url, "model": "vlm-a"}]})
+    vlm_server.reset_stats()
+    run = cli("run", path, "--no-progress")
+    assert vlm_server.stats()["chat_requests"] == 0  # a text-only prompt would be answered, and scored
+    assert run.exit_code == 4 and "item without image (only imported answers can be scored on it)" in run.output
+
+
 # -- decision: request keys ------------------------------------------------------------------------------------
 
 
