@@ -208,3 +208,30 @@ def test_tasks_without_generations_say_why_they_take_no_import(cli: Any, tmp_pat
     result = cli("import-generations", path, gen)
     assert result.exit_code == 1
     assert f"task {task!r} has no generation stage to import into: " in result.stderr and why in result.stderr
+
+
+def test_association_lines_with_a_prefix_are_scored(probe_server: Any, cli: Any, tmp_path: Path) -> None:
+    path = write_yaml(tmp_path / "assoc.yaml", {
+        "name": "assoc-imp", "task": "association", "seed": 3,
+        "models": [{"id": "m1", "provider": "openai", "base_url": probe_server.base_url, "model": "m1"}],
+        "options": {"setting": "naming", "languages": {"de": ["bavarian"]}, "samples": 2, "traits": ["uneducated"],
+                    "prefix": ["default", "imagine"]}})
+    exp = load_experiment(path)
+    task: Any = get_task(exp.task)(exp)
+    lines = []
+    for item in task.load_items():
+        for prefix in ("default", "imagine"):
+            p = task._prompt(item, prefix)  # every trait adjective to the dialect writer: bias +1
+            writer = {a: p.dialect_writer if a in p.trait_adjectives else p.standard_writer for a in p.adjectives}
+            lines.append({"item_id": item.id, "variant": "bavarian", "model": "m1", "setting": "naming",
+                          "prefix": prefix, "output": "\n".join(f"{a}: {writer[a]}" for a in p.adjectives)})
+    result = cli("import-generations", path, write_jsonl(tmp_path / "gen.jsonl", lines))
+    assert result.exit_code == 0, result.output
+    probe_server.reset_stats()
+    run = cli("run", path, "--no-progress")
+    assert run.exit_code == 0, run.output
+    assert probe_server.stats()["chat_requests"] == 0
+    assert cli("report", path, "--out", tmp_path / "report").exit_code == 0
+    rows = read_csv(tmp_path / "report/association_bias_by_prefix.csv")
+    assert {(r["prefix"], r["n_prompts"], r["n_accepted"], float(r["bias"])) for r in rows} == {
+        ("default", "2", "2", 1.0), ("imagine", "2", "2", 1.0)}

@@ -68,10 +68,15 @@ class GenerationRecord(BaseModel):
 class ImportTarget(StagedTask, Protocol):
     """What importing needs of a task beyond running it (`dialectbias.tasks.Task` is one)."""
 
-    #: key -> description: request-meta keys an import line may give to pick one of an item × variant's requests
-    request_keys: Mapping[str, str]
-    #: why the task takes no imported generations ('' when it does)
-    no_imports: str
+    @property
+    def request_keys(self) -> Mapping[str, str]:
+        """key -> description: the request-meta keys a line may give to pick one of an item × variant's requests."""
+        ...
+
+    @property
+    def no_imports(self) -> str:
+        """Why the task takes no imported generations ('' when it does)."""
+        ...
 
 
 #: the keys every import line may have
