@@ -175,6 +175,10 @@ def test_a_decision_line_matching_several_requests_names_the_missing_key(probe_s
     assert result.exit_code == 1
     assert (f"{gen.resolve()}:1: m1/{line['item_id']}/bavarian/uneducated_1: matches 2 requests of the task: "
             "give 'prefix' (one of consider, default)") in result.stderr
+    other = write_jsonl(tmp_path / "other.jsonl", [{**line, "prefix": "imagine"}])
+    result = cli("import-generations", path, other)
+    assert result.exit_code == 1
+    assert "prefix 'imagine' is not among its requests (prefix: consider, default)" in result.stderr
     unknown = write_jsonl(tmp_path / "typo.jsonl", [{**line, "scenaro": "uneducated_1"}])
     result = cli("import-generations", path, unknown)
     assert result.exit_code == 1 and "scenaro: unknown key" in result.stderr
