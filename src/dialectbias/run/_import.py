@@ -138,19 +138,27 @@ def _read(path: Path, task_name: str, request_keys: Mapping[str, str]) -> Iterat
         yield lineno, record
 
 
+def _coordinate(spec: RequestSpec, key: str) -> Any:
+    """A request's value of a request key: its `meta` entry, else its own field of that name (e.g. a sample
+    index kept on the spec); None when it has neither."""
+    if key in spec.meta:
+        return spec.meta[key]
+    return getattr(spec, key) if key in RequestSpec.model_fields else None
+
+
 def _same(given: Any, stored: Any) -> bool:
     """A line's key value against a request's meta value: equal, or equal as text (3 vs "3")."""
     return given == stored or (stored is not None and str(given) == str(stored))
 
 
 def _values(specs: list[RequestSpec], key: str) -> list[str]:
-    return sorted({str(s.meta.get(key)) for s in specs if s.meta.get(key) is not None})
+    return sorted({str(v) for s in specs if (v := _coordinate(s, key)) is not None})
 
 
 def _no_match(rec: GenerationRecord, candidates: list[RequestSpec]) -> str:
     """Why no request of the line's model × item × variant has the line's key values."""
     for key, value in rec.coordinates.items():
-        if not any(_same(value, s.meta.get(key)) for s in candidates):
+        if not any(_same(value, _coordinate(s, key)) for s in candidates):
             known = _values(candidates, key)
             return (f"{key} {value!r} is not among its requests ({key}: {', '.join(known)})" if known
                     else f"its requests carry no {key!r}: leave it out")
@@ -219,7 +227,7 @@ def import_generations(exp: Experiment, task: ImportTarget, path: str | Path) ->
             label = "/".join([rec.model, rec.item_id, rec.variant, *map(str, rec.coordinates.values())])
             candidates = built.get((rec.model, rec.item_id, rec.variant), [])
             matches = [s for s in candidates
-                       if all(_same(v, s.meta.get(k)) for k, v in rec.coordinates.items())]
+                       if all(_same(v, _coordinate(s, k)) for k, v in rec.coordinates.items())]
             if len(matches) != 1:
                 if rec.item_id not in items:
                     problems.append(f"{where}: item {rec.item_id!r} is not in the experiment's data ({exp.data})")
