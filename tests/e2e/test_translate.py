@@ -237,10 +237,12 @@ def test_kill_9_midway_then_resume_without_duplicates(server: Any, corpus: Path,
                                                for r in exported)
 
 
-def test_export_items_needs_a_run_store(qa: Any, cli: Any, tmp_path: Path) -> None:
+def test_export_items_of_translate_needs_a_run_store(qa: Any, cli: Any, tmp_path: Path) -> None:
     project = qa.make_project(tmp_path / "qa", "http://127.0.0.1:9/v1", n_items=1)
-    result = cli("export", project.yaml_path, "--items", tmp_path / "x.jsonl")  # any task (gold labelling)
-    assert result.exit_code == 1 and "no run store yet" in result.stderr
+    result = cli("export", project.yaml_path, "--items", tmp_path / "x.jsonl")  # any task: its items as read
+    assert result.exit_code == 0 and "1 items →" in result.stdout
+    assert [r["id"] for r in qa.read_jsonl(tmp_path / "x.jsonl")] == ["q01"]
+    assert not project.store_path.exists()  # no store is made
     result = cli("export", project.yaml_path)
     assert result.exit_code == 1 and "give --out DIR" in result.stderr
     exp = translate_project(tmp_path / "tr", "http://127.0.0.1:9/v1", None)

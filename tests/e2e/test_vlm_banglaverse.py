@@ -151,9 +151,10 @@ def test_imported_answers_give_the_same_accuracy_as_the_direct_run(vqa_run: dict
     imports.mkdir()
     (imports / "answers.jsonl").write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines),
                                            encoding="utf-8")
+    # all imported: no image file is needed and no few-shot example held out, so the whole release (1,150
+    # items, most without their image in the sample) is the data, and only the imported answers are scored
     path = write_experiment(imports, "bv-imported", "vqa", None, str(DATA), models=0,
-                            strategies=["zero_shot", "few_shot", "cot"], only_with_images=True,
-                            max_items_per_domain=2)
+                            strategies=["zero_shot", "few_shot", "cot"])
     result = cli("import-generations", path, imports / "answers.jsonl")
     assert result.exit_code == 0, result.output
     assert f"{len(lines)} imported" in result.output
@@ -173,7 +174,8 @@ def test_import_line_without_strategy_is_refused(vqa_run: dict[str, Any], cli: A
                                                    "output": "Index: 0"}), encoding="utf-8")
     result = cli("import-generations", path, directory / "a.jsonl")
     assert result.exit_code != 0
-    assert "'strategy' must be one of cot, zero_shot" in result.output
+    assert "x/food_001/standard: matches 2 requests of the task: give 'strategy' (one of cot, zero_shot)" in \
+        result.output
 
 
 def test_caption_runs_with_two_judges_that_see_the_image(vlm_server: Any, cli: Any, tmp_path: Path) -> None:

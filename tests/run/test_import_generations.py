@@ -104,6 +104,8 @@ def test_a_failed_result_is_replaced(exp: Any, qa: Any, tmp_path: Path) -> None:
      ":1: item 'q01' has no variant 'rangpur' in the experiment (variants: chittagong"),
     (line(output="  "), ":1: output: Value error, empty output"),
     (line(tokens=3), ":1: tokens: unknown key"),
+    (line(strategy="cot"), ":1: strategy: unknown key (keys: item_id, variant, model, output, finish_reason, "
+     "tokens_in, tokens_out, latency_s, metadata; task 'qa_bias' takes no request keys"),
     ({"item_id": "q01", "variant": "standard", "model": "model-a"}, ":1: output: Field required"),
 ])
 def test_bad_lines_name_the_file_and_line(exp: Any, qa: Any, tmp_path: Path, row: dict[str, Any],

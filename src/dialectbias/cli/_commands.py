@@ -196,6 +196,8 @@ def export(experiment: ExperimentArg,
     (is_human_validated: false); on any experiment, the review's translation corrections (review app or
     `review import`) are applied and the corrected or confirmed variants marked human-validated
     (validated_by, is_human_validated: true, validation: annotator, time, corrected, 3-point labels).
+    Before a run, the items are written as the experiment reads them (e.g. a folder in the BanglaVerse
+    layout as the flat JSONL that translate reads); relative image paths are rewritten for the file's folder.
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
@@ -212,14 +214,16 @@ def export(experiment: ExperimentArg,
 
         exp, task = open_experiment(experiment)
         export_items = getattr(task, "export_items", None)
-        with Store.open(exp.store_path, create=False) as store:
-            if export_items is None and not store.query("SELECT 1 FROM items LIMIT 1"):
-                raise ConfigError(f"{exp.store_path}: no items stored yet: run the experiment first "
-                                  f"(`dialectbias run {experiment}`)")
-            written = export_items(store, items) if export_items is not None else export_store_items(exp, store,
-                                                                                                     items)
-            for line in written.lines():
-                console.print(line, highlight=False)
+        if export_items is None and not _has_items(exp.store_path):  # no run yet: the items as read
+            written = export_store_items(exp, None, items, task.load_items())
+            for line in task.input_warnings():
+                err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
+        else:
+            with Store.open(exp.store_path, create=False) as store:
+                written = export_items(store, items) if export_items is not None else export_store_items(
+                    exp, store, items)
+        for line in written.lines():
+            console.print(line, highlight=False)
     if out is None:
         return
     if format not in ("csv", "jsonl", "parquet"):
@@ -234,6 +238,16 @@ def export(experiment: ExperimentArg,
     for name, n in counts.items():
         old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""
         console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}{old}", highlight=False)
+
+
+def _has_items(store_path: Path) -> bool:
+    """True when the store exists and holds the experiment's items (a run or an import stored them)."""
+    from dialectbias.store import Store
+
+    if not store_path.is_file():
+        return False
+    with Store.open(store_path, create=False) as store:
+        return bool(store.query("SELECT 1 FROM items LIMIT 1"))
 
 
 @clear_errors

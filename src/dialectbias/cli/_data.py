@@ -23,9 +23,10 @@ def import_generations(
     """Store model outputs produced elsewhere as generations; `dialectbias run` then only judges them.
 
     One JSON object per line: item_id, variant, model (a model id of the experiment), output; optional
-    finish_reason, tokens_in, tokens_out, latency_s, metadata; strategy (zero_shot, few_shot, cot) for the
-    vqa and caption tasks, whose experiments may list no models when every generation is imported. All or
-    nothing; re-importing the same file is a no-op; an output that differs from a stored one is an error.
+    finish_reason, tokens_in, tokens_out, latency_s, metadata; and the task's request keys that pick one of
+    its requests (strategy, scenario, prefix …: `dialectbias tasks NAME` lists them). vqa and caption
+    experiments may list no models when every generation is imported. All or nothing; re-importing the same
+    file is a no-op; an output that differs from a stored one is an error.
 
     Example: dialectbias import-generations bn-qa.yaml outputs/qwen3-8b.jsonl
     """

@@ -1,7 +1,9 @@
-"""`dialectbias tasks [NAME]`: each task's `options:` keys and item format, generated from the task classes.
+"""`dialectbias tasks [NAME]`: each task's `options:` keys, item format and import-generations keys, generated
+from the task classes.
 
 Everything shown comes from the code that reads the experiment file — the task's pydantic Options model
-(field names, types, constraints, defaults, descriptions) and its `item_format` — so it cannot drift.
+(field names, types, constraints, defaults, descriptions), its `item_format` and its `request_keys` (or
+`no_imports`) — so it cannot drift.
 """
 
 from __future__ import annotations
@@ -98,7 +100,26 @@ def task_help(name: str, width: int = 80) -> str:
     lines.append("")
     lines.append("  items:")
     lines.extend(_wrap(cls.item_format or "(not documented)", "    ", width))
+    lines.append("")
+    lines.extend(import_lines(cls, width))
     return "\n".join(lines)
+
+
+def import_lines(cls: Any, width: int) -> list[str]:
+    """What an `import-generations` line of the task holds: the common keys and the task's request keys."""
+    from dialectbias.run import RECORD_KEYS
+
+    if cls.no_imports:
+        return ["  import-generations: not supported", *_wrap(cls.no_imports, "    ", width)]
+    lines = ["  import-generations: (one JSON object per line)"]
+    lines.extend(_wrap(f"keys: {', '.join(RECORD_KEYS)}", "    ", width))
+    if cls.request_keys:
+        lines.extend(_wrap("request keys (give those that tell apart the requests of the line's model × item × "
+                           "variant; a line matching several is an error naming the key):", "    ", width))
+        for key, text in cls.request_keys.items():
+            lines.append(f"      {key}")
+            lines.extend(_wrap(text, " " * 8, width))
+    return lines
 
 
 @clear_errors

@@ -1,5 +1,6 @@
 """Typed records and dataset loaders."""
 
+from dialectbias.data._banglaverse import items_dir
 from dialectbias.data._content import (
     ChatMessage,
     ContentImage,
@@ -25,6 +26,6 @@ from dialectbias.dialects import STANDARD, known_variants, unknown_variant_messa
 
 __all__ = ["DIALECT_HINT", "STANDARD", "ChatMessage", "ContentImage", "ContentPart", "ContentText", "Corpus",
            "CorpusReport", "ImageInfo", "InputLimits", "Item", "LoadReport", "MediaError", "ParallelPair", "image_info",
-           "image_part", "is_url", "iter_items", "known_variants", "load_corpus", "load_image", "message_text",
-           "pair_id", "read_csv_rows", "read_jsonl", "read_xlsx_rows", "resolve_item_image", "text_part",
-           "unknown_variant_message"]
+           "image_part", "is_url", "items_dir", "iter_items", "known_variants", "load_corpus", "load_image",
+           "message_text", "pair_id", "read_csv_rows", "read_jsonl", "read_xlsx_rows", "resolve_item_image",
+           "text_part", "unknown_variant_message"]

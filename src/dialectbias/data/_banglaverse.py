@@ -47,6 +47,12 @@ def banglaverse_root(path: Path) -> Path | None:
     return None
 
 
+def items_dir(path: Path) -> Path:
+    """The folder the relative paths of items read from `path` (an `image`) are relative to: the layout's
+    root for a data folder (the folder itself when it holds no layout), the file's folder for a data file."""
+    return (banglaverse_root(path) or path) if path.is_dir() else path.parent
+
+
 def _image_id(row: dict[str, Any], where: str) -> str:
     keys = [k for k in row if k.endswith("_id") and isinstance(row[k], str | int) and str(row[k]).strip()]
     if not keys:

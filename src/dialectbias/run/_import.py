@@ -2,19 +2,21 @@
 
 Each imported line becomes the exact generate-stage request `dialectbias run` would build for that
 (model, item, variant) — same request id — plus an `ok` result, so a later run finds it done and only
-judges. Provenance: `requests.meta.imported_from` (the file), `results.cache_hit = 0`, and the file's
-`finish_reason`/token counts.
+judges. A task that builds several requests per item × variant (strategies, scenarios, prefixes …) names
+the keys that tell them apart (`Task.request_keys`, listed by `dialectbias tasks NAME`): a line gives
+those it needs, matched against each request's `meta`. Provenance: `requests.meta.imported_from` (the
+file), `results.cache_hit = 0`, and the file's `finish_reason`/token counts.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -31,15 +33,13 @@ MAX_REPORTED_PROBLEMS = 20
 
 
 class GenerationRecord(BaseModel):
-    """One line of an import file."""
+    """One line of an import file: these fields, plus the task's request keys (`coordinates`)."""
 
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    model_config = ConfigDict(extra="allow", protected_namespaces=())
 
     item_id: str = Field(min_length=1)
     variant: str = Field(min_length=1)
     model: str = Field(min_length=1, description="a model id of the experiment (any id when it lists no models)")
-    strategy: str | None = Field(default=None, description="the prompting strategy, for tasks that have several "
-                                 "(vqa, caption: zero_shot, few_shot, cot)")
     output: str
     finish_reason: str | None = None
     tokens_in: int = Field(default=0, ge=0)
@@ -58,6 +58,29 @@ class GenerationRecord(BaseModel):
         if not value.strip():
             raise ValueError("empty output (a run would retry it; leave the line out instead)")
         return value
+
+    @property
+    def coordinates(self) -> dict[str, Any]:
+        """The line's request keys (every key beyond the fields above), in the line's order."""
+        return dict(self.model_extra or {})
+
+
+class ImportTarget(StagedTask, Protocol):
+    """What importing needs of a task beyond running it (`dialectbias.tasks.Task` is one)."""
+
+    @property
+    def request_keys(self) -> Mapping[str, str]:
+        """key -> description: the request-meta keys a line may give to pick one of an item × variant's requests."""
+        ...
+
+    @property
+    def no_imports(self) -> str:
+        """Why the task takes no imported generations ('' when it does)."""
+        ...
+
+
+#: the keys every import line may have
+RECORD_KEYS = tuple(GenerationRecord.model_fields)
 
 
 @dataclass
@@ -93,40 +116,86 @@ def imported_model_ids(exp: Experiment) -> list[str]:
     return [r[0] for r in rows if r[0] not in listed]
 
 
-def _read(path: Path) -> Iterator[tuple[int, GenerationRecord]]:
+def _read(path: Path, task_name: str, request_keys: Mapping[str, str]) -> Iterator[tuple[int, GenerationRecord]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     for lineno, row in read_jsonl(path):
         try:
-            yield lineno, GenerationRecord.model_validate(row)
+            record = GenerationRecord.model_validate(row)
         except ValidationError as exc:
-            details = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'line'}: "
-                f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}" for e in exc.errors())
+            details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors())
             raise DataError(f"{path}:{lineno}: {details}") from None
+        unknown = [k for k in record.coordinates if k not in request_keys]
+        if unknown:
+            keys = (f"task {task_name!r} also takes {', '.join(request_keys)}" if request_keys
+                    else f"task {task_name!r} takes no request keys")
+            raise DataError(f"{path}:{lineno}: {', '.join(unknown)}: unknown key (keys: "
+                            f"{', '.join(RECORD_KEYS)}; {keys}: `dialectbias tasks {task_name}`)")
+        bad = [k for k, v in record.coordinates.items() if not isinstance(v, str | int) or isinstance(v, bool)]
+        if bad:
+            raise DataError(f"{path}:{lineno}: {bad[0]}: a request key's value is a string or an integer "
+                            f"(got {record.coordinates[bad[0]]!r})")
+        yield lineno, record
+
+
+def _coordinate(spec: RequestSpec, key: str) -> Any:
+    """A request's value of a request key: its `meta` entry, else its own field of that name (e.g. a sample
+    index kept on the spec); None when it has neither."""
+    if key in spec.meta:
+        return spec.meta[key]
+    return getattr(spec, key) if key in RequestSpec.model_fields else None
+
+
+def _same(given: Any, stored: Any) -> bool:
+    """A line's key value against a request's meta value: equal, or equal as text (3 vs "3")."""
+    return given == stored or (stored is not None and str(given) == str(stored))
+
+
+def _values(specs: list[RequestSpec], key: str) -> list[str]:
+    return sorted({str(v) for s in specs if (v := _coordinate(s, key)) is not None})
+
+
+def _no_match(rec: GenerationRecord, candidates: list[RequestSpec]) -> str:
+    """Why no request of the line's model × item × variant has the line's key values."""
+    for key, value in rec.coordinates.items():
+        if not any(_same(value, _coordinate(s, key)) for s in candidates):
+            known = _values(candidates, key)
+            return (f"{key} {value!r} is not among its requests ({key}: {', '.join(known)})" if known
+                    else f"its requests carry no {key!r}: leave it out")
+    return "no request has all of these key values together"
+
+
+def _ambiguity(candidates: list[RequestSpec], request_keys: Mapping[str, str], given: Mapping[str, Any]) -> str:
+    """The keys, not given, whose values tell the matching requests apart."""
+    missing = [f"{key!r} (one of {', '.join(values)})" for key in request_keys if key not in given
+               for values in [_values(candidates, key)] if len(values) > 1]
+    return "give " + " and ".join(missing) if missing else "the task's request keys do not tell them apart"
 
 
 def _short(text: str, n: int = 60) -> str:
     return repr(text if len(text) <= n else text[:n] + "…")
 
 
-def import_generations(exp: Experiment, task: StagedTask, path: str | Path, *,
+def import_generations(exp: Experiment, task: ImportTarget, path: str | Path, *,
                        take_over: bool = False) -> GenerationImport:
-    """Store the outputs of a JSONL file ({item_id, variant, model, output, optional strategy, finish_reason,
-    tokens_in, tokens_out, latency_s, metadata}) as generations of the experiment, all or nothing.
+    """Store the outputs of a JSONL file ({item_id, variant, model, output, optional finish_reason, tokens_in,
+    tokens_out, latency_s, metadata, and the task's request keys}) as generations of the experiment, all or
+    nothing.
 
-    `strategy` picks the request among a task's prompting strategies (vqa, caption); an experiment without
-    `models:` takes any model id (`imported_model`).
+    A line's request keys (`task.request_keys`: strategy, scenario, prefix …) pick one of the requests the
+    task builds for its model × item × variant; a line that matches several is an error naming the keys that
+    tell them apart. An experiment without `models:` takes any model id (`imported_model`).
 
     Re-importing the same file is a no-op. Raises DataError naming the file and line for unknown
-    models/items/variants, and naming both sides when an output differs from a stored one.
+    models/items/variants/keys, and naming both sides when an output differs from a stored one.
     """
     path = Path(path).expanduser().resolve()
     stage = next((s for s in task.stages() if s.name == GENERATE_STAGE), None)
     if stage is None:
-        raise ConfigError(f"{exp.path}: task {exp.task!r} has no generation stage to import into")
+        why = f": {task.no_imports}" if task.no_imports else ""
+        raise ConfigError(f"{exp.path}: task {exp.task!r} has no generation stage to import into{why}")
     models = {m.id: m for m in stage.models}
-    records = list(_read(path))
+    records = list(_read(path, exp.task, task.request_keys))
     if not exp.models:  # every generation is imported: a model is known by its id alone
         models.update({rec.model: imported_model(rec.model) for _, rec in records if rec.model not in models})
     summary = GenerationImport(lines=len(records))
@@ -142,59 +211,51 @@ def import_generations(exp: Experiment, task: StagedTask, path: str | Path, *,
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
         store.save_items(task.load_items())
         items = {item.id: set(item.variants) for item in store.iter_items()}
-        wanted: dict[str, set[tuple[str, str, str | None]]] = {}
-        for _, rec in records:
-            wanted.setdefault(rec.model, set()).add((rec.item_id, rec.variant, rec.strategy))
-        specs: dict[tuple[str, str, str, str | None], RequestSpec] = {}
-        strategies: set[str] = set()  # the strategies the task's requests carry (none: a task without them)
+        wanted = {(rec.model, rec.item_id, rec.variant) for _, rec in records}
+        built: dict[tuple[str, str, str], list[RequestSpec]] = {}
         token = importing.set(True)
         try:
-            built = {model_id: list(stage.build(store, models[model_id])) for model_id in wanted}
+            for model_id in sorted({m for m, _, _ in wanted}):
+                for spec in stage.build(store, models[model_id]):
+                    if not isinstance(spec, Skipped) and (model_id, spec.item_id, spec.variant) in wanted:
+                        built.setdefault((model_id, spec.item_id, spec.variant), []).append(spec)
         finally:
             importing.reset(token)
-        for model_id, keys in wanted.items():
-            for spec in built[model_id]:
-                if isinstance(spec, Skipped):
-                    continue
-                strategy = spec.meta.get("strategy")
-                if strategy is not None:
-                    strategies.add(strategy)
-                if (spec.item_id, spec.variant, strategy) in keys:
-                    specs[(model_id, spec.item_id, spec.variant, strategy)] = spec
 
-        seen: dict[tuple[str, str, str, str | None], tuple[int, str]] = {}
+        seen: dict[str, tuple[int, str]] = {}
         todo: list[tuple[int, GenerationRecord, RequestSpec, str | None]] = []
         for line, rec in records:
             where = f"{path}:{line}"
-            key = (rec.model, rec.item_id, rec.variant, rec.strategy)
-            label = "/".join(k for k in key if k is not None)
-            if key in seen:
-                first_line, first_output = seen[key]
+            label = "/".join([rec.model, rec.item_id, rec.variant, *map(str, rec.coordinates.values())])
+            candidates = built.get((rec.model, rec.item_id, rec.variant), [])
+            matches = [s for s in candidates
+                       if all(_same(v, _coordinate(s, k)) for k, v in rec.coordinates.items())]
+            if len(matches) != 1:
+                if rec.item_id not in items:
+                    problems.append(f"{where}: item {rec.item_id!r} is not in the experiment's data ({exp.data})")
+                elif rec.variant not in items[rec.item_id]:
+                    problems.append(f"{where}: item {rec.item_id!r} has no variant {rec.variant!r} in the "
+                                    f"experiment (variants: {', '.join(sorted(items[rec.item_id]))})")
+                elif not candidates:
+                    problems.append(f"{where}: {label}: the task builds no generation request for it "
+                                    "(empty question text?)")
+                elif not matches:
+                    problems.append(f"{where}: {label}: {_no_match(rec, candidates)}")
+                else:
+                    problems.append(f"{where}: {label}: matches {len(matches)} requests of the task: "
+                                    f"{_ambiguity(matches, task.request_keys, rec.coordinates)}")
+                continue
+            spec = matches[0]
+            request_id = spec.request_id()
+            if request_id in seen:
+                first_line, first_output = seen[request_id]
                 if first_output != rec.output:
                     problems.append(f"{where}: {label}: output differs from line {first_line} of the same "
                                     f"file ({_short(rec.output)} vs {_short(first_output)})")
                 else:
                     summary.unchanged += 1
                 continue
-            seen[key] = (line, rec.output)
-            spec = specs.get(key)
-            if spec is None:
-                if strategies and rec.strategy not in strategies:
-                    problems.append(f"{where}: {label}: 'strategy' must be one of {', '.join(sorted(strategies))} "
-                                    f"(got {rec.strategy!r})")
-                elif rec.strategy is not None and not strategies and rec.item_id in items:
-                    problems.append(f"{where}: task {exp.task!r} has no prompting strategies: leave 'strategy' out")
-                elif rec.item_id not in items:
-                    problems.append(f"{where}: item {rec.item_id!r} is not in the experiment's data "
-                                    f"({exp.data})")
-                elif rec.variant not in items[rec.item_id]:
-                    problems.append(f"{where}: item {rec.item_id!r} has no variant {rec.variant!r} in the "
-                                    f"experiment (variants: {', '.join(sorted(items[rec.item_id]))})")
-                else:
-                    problems.append(f"{where}: {label}: the task builds no generation request for it "
-                                    "(empty question text?)")
-                continue
-            request_id = spec.request_id()
+            seen[request_id] = (line, rec.output)
             stored = store.query("SELECT s.status, s.output, q.meta FROM requests q LEFT JOIN results s "
                                  "USING (request_id) WHERE q.request_id = ?", (request_id,))
             existing_meta = stored[0]["meta"] if stored else None

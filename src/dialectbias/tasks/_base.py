@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,6 +40,12 @@ class Task(ABC):
     uses_models: ClassVar[bool] = True
     #: True: an experiment may list no `models:` when all its generations are imported (import-generations)
     imports_only: ClassVar[bool] = False
+    #: key -> what it is: the keys of a generation request's `meta` that tell apart the requests the task builds
+    #: for one model × item × variant; an `import-generations` line gives those it needs (listed by
+    #: `dialectbias tasks NAME`)
+    request_keys: ClassVar[Mapping[str, str]] = {}
+    #: why `import-generations` does not apply to the task ('' when it does)
+    no_imports: ClassVar[str] = ""
 
     def __init__(self, experiment: Experiment) -> None:
         self.exp = experiment
@@ -79,11 +85,16 @@ class Task(ABC):
         report = self.load_report = LoadReport(str(self.exp.data), self.exp.limits)
         yield from iter_items(self.exp.data, base_dir=self.exp.base_dir, required_variants=self.required_variants,
                               known=known_variants(self.exp.dialects), variants=self.exp.variants or None,
-                              limits=self.exp.limits, report=report, image_fields=self.image_fields)
+                              limits=self.exp.limits, report=report,
+                              image_fields=self.image_fields if self.images_needed() else ())
         if self.compares_dialects() and len(report.without_dialect) == report.items:
             kept = f" among variants: {self.exp.variants} of {self.exp.path}" if self.exp.variants else ""
             raise DataError(f"{report.source}: no item has a dialect variant{kept}, only 'standard', so task "
                             f"{self.name!r} has nothing to compare. {DIALECT_HINT}")
+
+    def images_needed(self) -> bool:
+        """False when no image file is read (only imported answers are scored): `image_fields` go unchecked."""
+        return True
 
     def input_warnings(self) -> list[str]:
         """Warnings about the items just loaded (refused or oversized fields, missing variants), each with
@@ -130,7 +141,8 @@ class Task(ABC):
                 except OSError:
                     return None
                 identity.append([str(f), st.st_size, st.st_mtime_ns])
-        return identity + self._image_identity() if self.image_fields and self.exp.data else identity
+        images = self.image_fields and self.exp.data and self.images_needed()
+        return identity + self._image_identity() if images else identity
 
     def _image_identity(self) -> list[Any]:
         """Each image the items name (its file's size and mtime, or its URL), so replacing an image file

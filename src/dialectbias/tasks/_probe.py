@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -81,6 +81,10 @@ class ProbeTask(Task):
     Options = ProbeOptions
     #: what `load_items` names the setting in item metadata and the template label prefix, e.g. "association"
     template_root: str = "probe"
+    request_keys: ClassVar[Mapping[str, str]] = {
+        "setting": "naming or usage (options.setting: both runs the two)",
+        "prefix": "the writer prefix: default, consider or imagine (a list in options.prefix)",
+        "sample": "the sample index of a repeated prompt (options.samples)"}
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dialectbias.data import Item, is_url
+from dialectbias.data import Item, is_url, items_dir
 from dialectbias.errors import DataError
 from dialectbias.review._gold import Correction, Gold, GoldSummary
 from dialectbias.store import Store
@@ -81,8 +81,9 @@ def item_record(item: Item) -> dict[str, Any]:
 
 
 def _data_dir(exp: Experiment) -> Path | None:
+    """The folder the items' relative paths are relative to (a data folder's layout root, a file's folder)."""
     data = exp.data
-    return None if not data or data.startswith("hf://") else exp.resolve(data).parent
+    return None if not data or data.startswith("hf://") else items_dir(exp.resolve(data))
 
 
 def _write_rows(out: Path, rows: Iterable[dict[str, Any]]) -> int:
@@ -98,17 +99,19 @@ def _write_rows(out: Path, rows: Iterable[dict[str, Any]]) -> int:
     return n
 
 
-def export_store_items(exp: Experiment, store: Store, out: Path) -> ItemsExport:
+def export_store_items(exp: Experiment, store: Store | None, out: Path, items: Iterable[Item] = ()) -> ItemsExport:
     """Any experiment's items as loaded (`dialectbias export EXP --items OUT.jsonl`), with the review's
-    corrections of their machine variants applied and the validations recorded."""
-    data_dir, gold = _data_dir(exp), Gold(store)
-    result = ItemsExport(out, gold=gold.summary, translate=False)
+    corrections of their machine variants applied and the validations recorded; without a store (no run
+    yet), `items` as the experiment reads them from its data (e.g. a folder in the BanglaVerse layout)."""
+    data_dir, gold = _data_dir(exp), Gold(store) if store is not None else None
+    result = ItemsExport(out, gold=gold.summary if gold is not None else None, translate=False)
 
     def rows() -> Iterable[dict[str, Any]]:
-        for item in store.iter_items():
+        for item in store.iter_items() if store is not None else items:
             row = item_record(item)
             _rebase_paths(row, data_dir, out.parent.resolve(), item.id)
-            gold.apply_item_variants(row)
+            if gold is not None:
+                gold.apply_item_variants(row)
             yield row
 
     result.items = _write_rows(out, rows())

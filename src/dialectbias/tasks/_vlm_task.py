@@ -1,10 +1,16 @@
 """What `vqa` and `caption` share: items (flat JSONL or the BanglaVerse layout), the few-shot split, images,
-the generation stage over the prompting strategies, and models known only by imported generations."""
+the generation stage over the prompting strategies, and models known only by imported generations.
+
+An experiment that lists no models scores imported generations only (`all_imported`): it holds out no
+few-shot examples (the producer chose its own) and needs no image file unless a judge is shown the image.
+A model known only by its imports gets requests without image or examples (`_spec`): they record which
+item × variant × strategy an answer belongs to, are never sent, and keep their identity whatever the
+image files or the few-shot split."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialectbias.config import Experiment
 from dialectbias.data import Item, LoadReport, MediaError, load_image, resolve_item_image
-from dialectbias.data._banglaverse import BanglaVerseLoad, banglaverse_root, iter_banglaverse
+from dialectbias.data._banglaverse import BanglaVerseLoad, banglaverse_root, items_dir, iter_banglaverse
 from dialectbias.data._loaders import MAX_NAMED
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
@@ -62,6 +68,8 @@ class VLMTask(Task):
     entry_key: ClassVar[str]
     image_fields = ("image",)
     imports_only = True
+    request_keys: ClassVar[Mapping[str, str]] = {
+        "strategy": "the prompting strategy: zero_shot, few_shot, cot (vqa only); one of options.strategies"}
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
@@ -92,9 +100,19 @@ class VLMTask(Task):
     def data_root(self) -> Path | None:
         """The folder image paths are relative to: the BanglaVerse root, or the data file's folder."""
         path = self.data_path()
-        if path is None:
-            return None
-        return banglaverse_root(path) if path.is_dir() else path.parent
+        return None if path is None else items_dir(path)
+
+    def all_imported(self) -> bool:
+        """True when the experiment lists no models: every generation is imported, none is sent."""
+        return not self.exp.models
+
+    def images_needed(self) -> bool:
+        """Image files are read only to prompt a listed model."""
+        return not self.all_imported()
+
+    def holds_out(self, item: Item) -> bool:
+        """True for a few-shot example (shown, never evaluated); nothing is held out when all is imported."""
+        return item.metadata.get("split") == FEW_SHOT_SPLIT and not self.all_imported()
 
     def input_files(self) -> list[Path]:
         return [*super().input_files(), *([self.templates] if self.templates else [])]
@@ -119,7 +137,7 @@ class VLMTask(Task):
             raise DataError(f"{self.exp.data}: no item has a {self.entry_key!r} entry in any variant "
                             f"(task {self.name!r}: {self.item_format.splitlines()[0]})")
         examples: set[str] = set()
-        if "few_shot" in self.options.strategies:
+        if "few_shot" in self.options.strategies and not self.all_imported():
             split = few_shot_split(items, self.options.few_shot_k, self.exp.seed, self.exp.variants,
                                    usable=lambda i: all(self.example_fields(i, v) is not None for v in i.variants
                                                         if has_entry(i, v, self.entry_key)))
@@ -129,7 +147,7 @@ class VLMTask(Task):
             if item.id in examples:
                 yield item.model_copy(update={"metadata": {**item.metadata, "split": FEW_SHOT_SPLIT}})
                 continue
-            if item.metadata.get("split") == FEW_SHOT_SPLIT:
+            if self.holds_out(item):
                 continue  # a marked example not drawn: neither shown nor evaluated
             domain = item.domain or ""
             kept[domain] = kept.get(domain, 0) + 1
@@ -151,7 +169,7 @@ class VLMTask(Task):
         load = BanglaVerseLoad(root)
         wanted = set(self.exp.variants or [])
         for item in iter_banglaverse(root, "vqa" if self.entry_key == "question" else "caption", load):
-            if not item.metadata["image_present"]:
+            if not item.metadata["image_present"] and (self.options.only_with_images or self.images_needed()):
                 if not self.options.only_with_images:
                     report.bad_images.append(f"{item.id}: image file {item.metadata['image']} not found")
                 continue
@@ -202,7 +220,7 @@ class VLMTask(Task):
 
     def held_out_lines(self, store: Store) -> list[str]:
         """How many items are few-shot examples (shown, never evaluated), for the run summary."""
-        held = sum(item.metadata.get("split") == FEW_SHOT_SPLIT for item in store.iter_items())
+        held = sum(self.holds_out(item) for item in store.iter_items())
         return [f"{held} items held out as few-shot examples ({self.options.few_shot_k} per domain; not "
                 "evaluated in any strategy)"] if held else []
 
@@ -230,21 +248,29 @@ class VLMTask(Task):
         generations gets only the requests it has a result for (it is never called)."""
         items = list(store.iter_items())
         examples = self.few_shot_examples(items)
-        imported = model.provider == IMPORTED_PROVIDER and not importing.get()
+        known_by_imports = model.provider == IMPORTED_PROVIDER
+        imported = known_by_imports and not importing.get()
         done = _ok_requests(store, model.id) if imported else set()
         for item in items:
-            if item.metadata.get("split") == FEW_SHOT_SPLIT:
+            if self.holds_out(item):
                 continue
-            try:
-                image = self.image(item)
-            except (MediaError, DataError) as exc:
-                yield Skipped(str(exc), kind="image missing or unreadable")
-                continue
+            image = None
+            if not known_by_imports:  # a model known by its imports is never sent an image
+                try:
+                    image = self.image(item)
+                except (MediaError, DataError) as exc:
+                    yield Skipped(str(exc), kind="image missing or unreadable")
+                    continue
+                if image is None:
+                    yield Skipped(f"{model.id}/{item.id}", kind="item without image (only imported answers "
+                                  "can be scored on it)")
+                    continue
             for variant in item.variants:
                 if not has_entry(item, variant, self.entry_key):
                     continue
                 for strategy in self.options.strategies:
-                    spec = self._spec(model, item, variant, strategy, image, examples.get(item.domain or "", []))
+                    pool = [] if known_by_imports else examples.get(item.domain or "", [])
+                    spec = self._spec(model, item, variant, strategy, image, pool)
                     if isinstance(spec, Skipped):
                         yield spec
                     elif imported and spec.request_id() not in done:
@@ -255,12 +281,14 @@ class VLMTask(Task):
 
     def _spec(self, model: ModelConfig, item: Item, variant: str, strategy: str, image: bytes | None,
               pool: list[Item]) -> RequestSpec | Skipped:
+        """The request of one item × variant × strategy; without image (a model known by its imports), the
+        prompt's text alone, with no example."""
         lang = self.language(variant)
         template = template_name(self.name, strategy, variant, lang, self.templates)
         context = {**language_context(lang), **self.item_context(item, variant)}
         shots: list[Example] = []
         used: list[str] = []
-        if strategy == "few_shot":
+        if strategy == "few_shot" and image is not None:
             for ex in pool:
                 if not has_entry(ex, variant, self.entry_key):
                     continue
@@ -276,8 +304,6 @@ class VLMTask(Task):
                 return Skipped(f"{item.id}/{variant}: domain {item.domain!r}",
                                kind="no few-shot example for the domain and variant")
         if image is None:
-            if shots:
-                return Skipped(f"{item.id}: few-shot prompts need the item's image", kind="item without image")
             from dialectbias.tasks._templates import render
 
             content: Any = render(template, self.templates, examples=[], **context).replace("<<IMAGE>>", "")

@@ -77,6 +77,10 @@ class CaptionTask(VLMTask):
     def allowed_strategies(self) -> tuple[str, ...]:
         return ("zero_shot", "few_shot")
 
+    def images_needed(self) -> bool:
+        """Also when a judge is shown the image (`options.judge_sees_image`)."""
+        return super().images_needed() or (self.options.judge_sees_image and bool(self.exp.judges))
+
     def check_entry(self, item: Item, variant: str) -> None:
         caption_reference(item, variant)
 

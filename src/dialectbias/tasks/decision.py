@@ -14,9 +14,9 @@ import hashlib
 import json
 import random
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -79,6 +79,8 @@ class DecisionTask(ProbeTask):
         "`roles: {extractor: {…}}`: the model that reads the decision out of each answer."
     )
     Options = DecisionOptions
+    request_keys: ClassVar[Mapping[str, str]] = {
+        "scenario": "the decision scenario, e.g. uneducated_1 (options.scenarios)", **ProbeTask.request_keys}
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)

@@ -126,6 +126,8 @@ class TranslateTask(Task):
     Options = TranslateOptions
     required_roles = (ROLE,)
     uses_models = False
+    no_imports = ("translations made elsewhere are item variants: add them to the items file (marked "
+                  "\"is_human_validated\": {variant: false}), or score them as a translation_quality system")
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)

@@ -125,6 +125,8 @@ class TranslationQualityTask(Task):
     name = "translation_quality"
     Options = TranslationQualityOptions
     uses_models = False
+    no_imports = ("it generates nothing, it scores translations: give another tool's translations as a data "
+                  "column named in `systems:`")
     item_format = (
         "`data:` a CSV or JSONL table with columns id, source, reference, dialect (optional gloss/english, "
         "domain) and one column per system named in `systems:`; or an items file (standard variant = source, "
