@@ -14,7 +14,7 @@ from dialectbias.config import Experiment
 from dialectbias.providers import ModelConfig
 from dialectbias.run._executors import Executor, get_executor
 from dialectbias.run._progress import ProgressView
-from dialectbias.run._specs import RequestSpec, content_hash
+from dialectbias.run._specs import RequestSpec, content_hash, engine_seed_note
 from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import SCHEMA_VERSION, RunLock, Store
@@ -48,6 +48,7 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
         else:
             def rows(model: Any = model, stats: StageStats = stats) -> Any:
                 folded: dict[str, str] = {}  # kind -> its note, with the first case as the example
+                said = False  # the seed note, once
                 for spec in stage.build(store, model):
                     if isinstance(spec, Skipped):
                         stats.skipped += 1
@@ -57,6 +58,9 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
                             stats.note(folded.setdefault(spec.kind, f"skipped: {spec.kind} (e.g. {spec.reason})"))
                         continue
                     assert isinstance(spec, RequestSpec)
+                    if spec.draw is not None and not model.PER_REQUEST_SEED and not said:
+                        said = True
+                        stats.note(engine_seed_note(model))
                     yield spec.to_row()
 
             stats.total = store.add_requests(rows(), fingerprint=fingerprint, current=(stage.name, model.id))
