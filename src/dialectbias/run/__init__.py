@@ -11,5 +11,5 @@ from dialectbias.run._summary import RunSummary, StageStats
 
 __all__ = ["Call", "Done", "Executor", "GenerationImport", "GenerationRecord", "NeedsReask", "Outcome", "PostCall",
            "RequestSpec", "RunSummary", "Skipped", "Stage", "StageStats", "StageYield", "StagedTask", "Write",
-           "cached_call", "chat_request", "check_executor", "content_hash", "draw_seed", "executor_names", "get_executor",
-           "import_generations", "read_status", "register_executor", "run_task"]
+           "cached_call", "chat_request", "check_executor", "content_hash", "draw_seed", "executor_names",
+           "get_executor", "import_generations", "read_status", "register_executor", "run_task"]
