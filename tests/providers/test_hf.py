@@ -209,6 +209,7 @@ def test_draws_with_their_own_seeds_share_a_batch(tiny_dir: Path) -> None:
 def test_batch_seed() -> None:
     assert batch_seed([None, None]) is None
     assert batch_seed([7]) == 7  # a batch of one: the request's own seed
+    assert batch_seed([7, 7, 7]) == 7  # one seed for all (a model's params.seed): that seed, as before
     assert batch_seed([1, 2]) == batch_seed([1, 2]) != batch_seed([2, 1])
     assert batch_seed([1, 2]) != batch_seed([1, 3])
 

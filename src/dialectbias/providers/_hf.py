@@ -17,9 +17,9 @@ Decoding parameters (`config.params` overridden by `request.params`):
   else the model's generation config).
 - `max_tokens` (alias `max_new_tokens`): default 256; `finish_reason` is `length` when hit.
 - `seed`: taken per request (`ModelConfig.PER_REQUEST_SEED`), yet requests with different
-  seeds still share a batch: `torch.manual_seed` before each batch with the request's own seed
-  (a batch of one) or a hash of the batch's seeds (`batch_seed`), so no two batches of draws
-  replay one random stream. Sampled outputs then depend on the batch composition (which
+  seeds still share a batch: `torch.manual_seed` before each batch with the requests' seed
+  (when they share one) or a hash of the batch's seeds (`batch_seed`), so no two batches of
+  draws replay one random stream. Sampled outputs then depend on the batch composition (which
   requests were batched together and in which order), so they are reproducible only for
   identical batches; greedy outputs do not depend on it.
 - `stop`: a string or list of strings; output is cut at the first occurrence

@@ -69,12 +69,12 @@ class GenParams:
 
 
 def batch_seed(seeds: Sequence[int | None]) -> int | None:
-    """The seed of one batched `generate` over requests with these seeds, in batch order: the request's own
-    for a batch of one, else a hash of them all (None when no request has one), so batches of different
-    draws never start from the same random state."""
+    """The seed of one batched `generate` over requests with these seeds, in batch order: their seed when they
+    all have the same one (a batch of one; a `seed` set in a model's params), else a hash of them all (None
+    when no request has one), so batches of different draws never start from the same random state."""
     if all(seed is None for seed in seeds):
         return None
-    if len(seeds) == 1:
+    if len(set(seeds)) == 1:
         return seeds[0]
     return int(hashlib.sha256(json.dumps(list(seeds)).encode()).hexdigest()[:15], 16)
 
