@@ -119,7 +119,7 @@ def test_association_samples_get_their_own_seeds(tmp_path: Path, cli: Any, probe
 
 # -- a provider without per-request seeds: vllm on the CPU ---------------------------------------------------
 
-SEED_NOTE = "samples drawn from the engine's seed 5, not one seed each: provider vllm takes no per-request seed"
+SEED_NOTE = "samples drawn from the engine's seed 5 (vllm takes no per-request seed)"
 
 
 class FakeCpuEngine:

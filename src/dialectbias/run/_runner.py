@@ -14,7 +14,7 @@ from dialectbias.config import Experiment
 from dialectbias.providers import ModelConfig
 from dialectbias.run._executors import Executor, get_executor
 from dialectbias.run._progress import ProgressView
-from dialectbias.run._specs import RequestSpec, content_hash, engine_seed_note
+from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, engine_seed_note
 from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import SCHEMA_VERSION, RunLock, Store
@@ -25,7 +25,7 @@ def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model:
     """Everything a stage's request set for one model depends on; None = unknown (always rebuild)."""
     if inputs is None:
         return None
-    return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "stage": stage.name,
+    return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "rules": REQUEST_RULES, "stage": stage.name,
                          "model": model.model_dump(mode="json"), "experiment": exp.model_dump(mode="json"),
                          "inputs": inputs, "upstream": upstream})
 

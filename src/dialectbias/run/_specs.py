@@ -31,6 +31,11 @@ def call_hash(identity: str, params: str, messages: str, schema: str | None, dra
     return _sha("\n".join(parts))
 
 
+#: The rules by which specs become request rows (ids, cache keys, draws): part of every compile fingerprint,
+#: so a store compiled under older rules rebuilds its request sets. 2: a task that samples gives each draw its
+#: own seed and cache entry (issue 19); an unchanged request keeps its id and its result.
+REQUEST_RULES = 2
+
 #: draw seeds are below 2**31: every OpenAI-compatible server takes them (llama.cpp reads a 32-bit seed)
 DRAW_SEEDS = 2**31
 
@@ -43,8 +48,7 @@ def draw_seed(base: int, *coordinates: str) -> int:
 
 def engine_seed_note(model: ModelConfig) -> str:
     """What the run says once when a model's provider takes no per-request seed for a task's draws."""
-    return (f"samples drawn from {model.engine_seed_text()}, not one seed each: provider {model.provider} "
-            "takes no per-request seed")
+    return f"samples drawn from {model.engine_seed_text()} ({model.provider} takes no per-request seed)"
 
 
 class RequestSpec(BaseModel):
