@@ -41,7 +41,8 @@ class ProbeOptions(BaseModel):
     traits: list[str] | None = Field(default=None, description="default: every trait in the traits file")
     samples: int = Field(default=10, ge=1, description="naming setting: prompts per dialect × trait (the usage "
                          "setting makes one prompt per item × dialect × trait; the decision task makes each of "
-                         "them once per scenario)")
+                         "them once per scenario). Each is its own draw with its own seed and cache entry, "
+                         "also when two samples' prompts are the same")
     allow_neutral: bool = Field(default=False, description="equal-option variant (App. B.3)")
     prefix: str | list[str] = Field(
         default=DEFAULT_PREFIX,
