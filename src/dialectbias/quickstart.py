@@ -71,7 +71,8 @@ def write_quickstart(out_dir: Path, samples: int = SAMPLES) -> Path:
     header = ("# Written by `dialectbias quickstart`. Edit and re-run with: dialectbias run quickstart.yaml\n"
               "# To test a real model, replace the model entry, e.g.:\n"
               "#   - id: qwen3-8b\n#     provider: openai\n#     base_url: http://127.0.0.1:8000/v1\n"
-              "#     model: Qwen/Qwen3-8B\n#     api_key_env: VLLM_API_KEY   # optional\n")
+              "#     model: Qwen/Qwen3-8B\n#     api_key_env: VLLM_API_KEY   # optional\n"
+              "#     per_request_seed: false   # only for vLLM on a CPU: a seed kills it\n")
     path.write_text(header + yaml.safe_dump(quickstart_experiment(samples), sort_keys=False,
                                             allow_unicode=True), encoding="utf-8")
     return path

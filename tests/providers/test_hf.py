@@ -24,7 +24,7 @@ from dialectbias.providers._hf import HFModel  # noqa: E402
 from dialectbias.providers._hf_config import HFModelConfig  # noqa: E402
 from dialectbias.providers._hf_messages import fallback_prompt, text_messages  # noqa: E402
 from dialectbias.providers._hf_models import find_smollm2_gguf  # noqa: E402
-from dialectbias.providers._hf_params import GenParams  # noqa: E402
+from dialectbias.providers._hf_params import GenParams, batch_seed  # noqa: E402
 from tiny_llm import build_tiny_llama  # noqa: E402
 
 SCHEMA: dict[str, Any] = {
@@ -181,6 +181,37 @@ def test_sampling_is_seeded(tiny_dir: Path) -> None:
             await hf.aclose()
 
     asyncio.run(main())
+
+
+def test_draws_with_their_own_seeds_share_a_batch(tiny_dir: Path) -> None:
+    """A sampling task sends one seed per draw: those requests still batch, and each batch of draws is seeded
+    from its requests' seeds (two batches of one prompt do not replay one random stream)."""
+    async def main() -> None:
+        hf = make(tiny_dir, batch_size=4)
+        try:
+            await hf.load()
+            calls = count_generate_calls(hf)
+            first = await asyncio.gather(*(hf.complete(req("two plus two", max_tokens=10, temperature=1.0,
+                                                           seed=s)) for s in range(4)))
+            second = await asyncio.gather(*(hf.complete(req("two plus two", max_tokens=10, temperature=1.0,
+                                                            seed=s)) for s in range(4, 8)))
+            assert calls == [4, 4]
+            assert [r.output for r in first] != [r.output for r in second]
+            again = await asyncio.gather(*(hf.complete(req("two plus two", max_tokens=10, temperature=1.0,
+                                                           seed=s)) for s in range(4)))
+            assert [r.output for r in again] == [r.output for r in first]  # the same batch: the same draws
+        finally:
+            await hf.aclose()
+
+    asyncio.run(main())
+
+
+def test_batch_seed() -> None:
+    assert batch_seed([None, None]) is None
+    assert batch_seed([7]) == 7  # a batch of one: the request's own seed
+    assert batch_seed([7, 7, 7]) == 7  # one seed for all (a model's params.seed): that seed, as before
+    assert batch_seed([1, 2]) == batch_seed([1, 2]) != batch_seed([2, 1])
+    assert batch_seed([1, 2]) != batch_seed([1, 3])
 
 
 def test_json_schema_is_enforced(tiny_dir: Path) -> None:

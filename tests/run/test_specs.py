@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from dialectbias.judges import rlaif_json_schema
-from dialectbias.providers import create_model
+from dialectbias.providers import config_class, create_model
 from dialectbias.providers._hf_config import HFModelConfig
 from dialectbias.providers._openai import OpenAIModelConfig
-from dialectbias.run import RequestSpec, content_hash
+from dialectbias.run import RequestSpec, content_hash, draw_seed
 from dialectbias.store import Store, dumps
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
@@ -189,3 +189,28 @@ def test_the_provider_client_reports_the_config_identity(monkeypatch: pytest.Mon
     client = create_model(config)
     assert client.identity() == config.identity()
     assert "sk-never-in-identity" not in dumps(client.identity())
+
+
+def test_a_draw_has_its_own_cache_entry_and_seed() -> None:
+    """Repeated samples of one prompt (issue 19): each draw is its own request and cache entry, and carries its
+    seed where the provider takes one per request."""
+    one, two = spec(draw=draw_seed(0, "q1", "1")), spec(draw=draw_seed(0, "q1", "2"))
+    assert one.draw != two.draw and one.draw == draw_seed(0, "q1", "1")
+    assert one.cache_key() != two.cache_key() and one.request_id() != two.request_id()
+    assert one.chat_request().params["seed"] == one.draw and json.loads(one.to_row()["params"])["seed"] == one.draw
+    assert spec().cache_key() == spec(draw=None).cache_key()  # a task that does not sample keeps its keys
+
+
+def test_a_draw_sends_no_seed_to_a_provider_without_per_request_seeds() -> None:
+    vllm = config_class("vllm").model_validate({"id": "v", "provider": "vllm", "model": "/models/x"})
+    one, two = spec(model=vllm, draw=1), spec(model=vllm, draw=2)
+    assert "seed" not in one.chat_request().params and one.to_row()["params"] == two.to_row()["params"]
+    assert one.cache_key() != two.cache_key()  # still two draws
+
+
+def test_per_request_seed_is_not_in_the_identity_but_drops_the_draws_seed() -> None:
+    """Existing stores keep their keys; a model whose server takes no seed gets none (its draws stay apart)."""
+    unseeded = MODEL.model_copy(update={"per_request_seed": False})
+    assert unseeded.identity() == MODEL.identity() and spec(model=unseeded).cache_key() == spec().cache_key()
+    one, two = spec(model=unseeded, draw=1), spec(model=unseeded, draw=2)
+    assert "seed" not in one.chat_request().params and one.cache_key() != two.cache_key()

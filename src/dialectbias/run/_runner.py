@@ -15,7 +15,7 @@ from dialectbias.config import Experiment
 from dialectbias.providers import ModelConfig
 from dialectbias.run._executors import Executor, get_executor
 from dialectbias.run._progress import ProgressView
-from dialectbias.run._specs import RequestSpec, content_hash
+from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, engine_seed_note
 from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store, earlier_stores
@@ -26,7 +26,7 @@ def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model:
     """Everything a stage's request set for one model depends on; None = unknown (always rebuild)."""
     if inputs is None:
         return None
-    return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "stage": stage.name,
+    return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "rules": REQUEST_RULES, "stage": stage.name,
                          "model": model.model_dump(mode="json"), "experiment": exp.model_dump(mode="json"),
                          "inputs": inputs, "upstream": upstream})
 
@@ -49,6 +49,7 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
         else:
             def rows(model: Any = model, stats: StageStats = stats) -> Any:
                 folded: dict[str, str] = {}  # kind -> its note, with the first case as the example
+                said = False  # the seed note, once
                 for spec in stage.build(store, model):
                     if isinstance(spec, Skipped):
                         stats.skipped += 1
@@ -58,6 +59,9 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
                             stats.note(folded.setdefault(spec.kind, f"skipped: {spec.kind} (e.g. {spec.reason})"))
                         continue
                     assert isinstance(spec, RequestSpec)
+                    if spec.draw is not None and not model.takes_seed() and not said:
+                        said = True
+                        stats.note(engine_seed_note(model))
                     yield spec.to_row()
 
             stats.total = store.add_requests(rows(), fingerprint=fingerprint, current=(stage.name, model.id))

@@ -22,11 +22,35 @@ def content_hash(value: Any) -> str:
     return _sha(dumps(value))
 
 
-def call_hash(identity: str, params: str, messages: str, schema: str | None) -> str:
-    """The cache key: hash of (model identity, parameters, messages, schema), each canonical JSON.
+def call_hash(identity: str, params: str, messages: str, schema: str | None, draw: int | None = None) -> str:
+    """The cache key: hash of (model identity, parameters, messages, schema), each canonical JSON, and the
+    draw of a task that samples (`RequestSpec.draw`), so repeated samples of one prompt never share an answer.
 
     `identity` is `dumps(config.identity())`: provider, model and every other output-affecting setting."""
-    return _sha("\n".join((identity, params, messages, schema or "null")))
+    parts = (identity, params, messages, schema or "null", *(() if draw is None else (f"draw {draw}",)))
+    return _sha("\n".join(parts))
+
+
+#: The rules by which specs become request rows (ids, cache keys, draws): part of every compile fingerprint,
+#: so a store compiled under older rules rebuilds its request sets. 2: a task that samples gives each draw its
+#: own seed and cache entry (issue 19); an unchanged request keeps its id and its result.
+REQUEST_RULES = 2
+
+#: draw seeds are below 2**31: every OpenAI-compatible server takes them (llama.cpp reads a 32-bit seed)
+DRAW_SEEDS = 2**31
+
+
+def draw_seed(base: int, *coordinates: str) -> int:
+    """The seed of one draw of a task that samples: a hash of (the base seed, the draw's coordinates: item,
+    variant, condition, sample index), so draws never share a seed and a rerun gets the same ones."""
+    return int(_sha(dumps([base, *coordinates])), 16) % DRAW_SEEDS
+
+
+def engine_seed_note(model: ModelConfig) -> str:
+    """What the run says once when a model's provider takes no per-request seed for a task's draws."""
+    why = (f"provider {model.provider} takes no per-request seed" if not model.PER_REQUEST_SEED
+           else "per_request_seed is false")
+    return f"samples drawn from {model.engine_seed_text()}: {why}"
 
 
 class RequestSpec(BaseModel):
@@ -46,6 +70,11 @@ class RequestSpec(BaseModel):
     schema_name: str = "response"
     refs: list[str] = Field(default_factory=list, description="request ids this call judges or extends")
     meta: dict[str, Any] = Field(default_factory=dict)
+    draw: int | None = Field(
+        default=None, description="a task that samples (repeated samples of one prompt, e.g. the probes): this "
+        "request's draw seed (`draw_seed`). It is in the cache key and the request id, so two samples never "
+        "share an answer, and it is sent as `params.seed` where the provider takes per-request seeds "
+        "(`ModelConfig.takes_seed`); elsewhere no seed is added and the engine's seed draws")
 
     @field_validator("messages")
     @classmethod
@@ -57,12 +86,18 @@ class RequestSpec(BaseModel):
                     part["mime"] = info.mime
         return messages
 
+    def sent_params(self) -> dict[str, Any]:
+        """The parameters sent: `params`, and a draw's seed as `seed` where the provider takes one per request."""
+        if self.draw is None or not self.model.takes_seed():
+            return self.params
+        return {**self.params, "seed": self.draw}
+
     def cache_key(self) -> str:
         """Content hash of (model identity, parameters, messages, schema): identical calls share it."""
         return self.to_row()["cache_key"]
 
     def request_id(self) -> str:
-        """Cache key plus where the call belongs (model id, item, variant, stage, refs)."""
+        """Cache key (which holds the draw) plus where the call belongs (model id, item, variant, stage, refs)."""
         return self.to_row()["request_id"]
 
     def to_row(self, *, min_ref_chars: float = TEXT_REF_MIN_CHARS) -> dict[str, Any]:
@@ -72,11 +107,11 @@ class RequestSpec(BaseModel):
         holds the stored form, whose images and long texts are references, and `parts` (the `PARTS_KEY`
         entry, not a column) the content rows they refer to, stored with the row."""
         packed = pack_messages(self.messages, min_ref_chars=min_ref_chars)
-        canonical, params = dumps(packed.canonical), dumps(self.params)
+        canonical, params = dumps(packed.canonical), dumps(self.sent_params())
         messages = dumps(packed.stored) if packed.parts else canonical
         schema = None if self.json_schema is None else dumps_ordered(self.json_schema)
         stored_schema, schema_part = pack_schema(schema, min_ref_chars=min_ref_chars)
-        cache_key = call_hash(dumps(self.model.identity()), params, canonical, schema)
+        cache_key = call_hash(dumps(self.model.identity()), params, canonical, schema, self.draw)
         where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
         return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,
                 "item_id": self.item_id, "variant": self.variant, "refs": dumps(self.refs),
@@ -85,5 +120,5 @@ class RequestSpec(BaseModel):
                 "created_at": time.time(), PARTS_KEY: [*packed.parts, *([schema_part] if schema_part else [])]}
 
     def chat_request(self) -> ChatRequest:
-        return ChatRequest(messages=self.messages, params=self.params, json_schema=self.json_schema,
+        return ChatRequest(messages=self.messages, params=self.sent_params(), json_schema=self.json_schema,
                            schema_name=self.schema_name)

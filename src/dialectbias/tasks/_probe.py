@@ -16,6 +16,8 @@ from dialectbias.config import Experiment
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError
+from dialectbias.providers import ModelConfig
+from dialectbias.run._specs import draw_seed
 from dialectbias.tasks._association_prompt import WRITER_PREFIXES
 from dialectbias.tasks._association_traits import Trait, WriterLabels, load_traits, load_writer_labels
 from dialectbias.tasks._base import Task
@@ -39,7 +41,8 @@ class ProbeOptions(BaseModel):
     traits: list[str] | None = Field(default=None, description="default: every trait in the traits file")
     samples: int = Field(default=10, ge=1, description="naming setting: prompts per dialect × trait (the usage "
                          "setting makes one prompt per item × dialect × trait; the decision task makes each of "
-                         "them once per scenario)")
+                         "them once per scenario). Each is its own draw with its own seed and cache entry, "
+                         "also when two samples' prompts are the same")
     allow_neutral: bool = Field(default=False, description="equal-option variant (App. B.3)")
     prefix: str | list[str] = Field(
         default=DEFAULT_PREFIX,
@@ -172,8 +175,17 @@ class ProbeTask(Task):
         return random.Random(int(hashlib.sha256(f"{self.exp.seed}:{item.id}".encode()).hexdigest()[:16], 16))
 
     def generation_params(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens,
-                "seed": self.exp.seed, **params}
+        """The models' decoding parameters; no seed: each draw gets its own (`draw`)."""
+        return {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens, **params}
+
+    def draw(self, model: ModelConfig, item: Item, *condition: str) -> int:
+        """The seed of one prompt's draw (`RequestSpec.draw`): from the experiment's seed (the model's own
+        `params.seed` when it sets one), the item (whose id holds the sample index in the naming setting), its
+        dialect and the condition (prefix, scenario). Repeated samples of one prompt (frequent in the naming
+        setting) are separate requests with their own seeds: independent draws, none answered from another's
+        cache entry (issue 19)."""
+        base = model.params.get("seed", self.exp.seed)
+        return draw_seed(base, item.id, str(item.metadata.get("dialect")), *condition)
 
     def compares_dialects(self) -> bool:
         return self.options.setting in USAGE

@@ -111,7 +111,7 @@ class AssociationTask(ProbeTask):
                     template=f"association/{setting}", params=params,
                     messages=[{"role": "user", "content": prompt.text}],
                     json_schema=_json_answer_schema(prompt) if self.options.answer_format == "json" else None,
-                    schema_name="association_answer",
+                    schema_name="association_answer", draw=self.draw(model, item, prefix),
                     meta={"prompt": prompt.model_dump(), "trait": item.metadata["trait"],
                           "language": item.metadata.get("language"), "setting": setting,
                           "prefix": prefix})

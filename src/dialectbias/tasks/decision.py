@@ -139,6 +139,7 @@ class DecisionTask(ProbeTask):
                         stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
                         template=f"decision/{setting}", params=params,
                         messages=[{"role": "user", "content": prompt.text}],
+                        draw=self.draw(model, item, prefix, scenario.name),
                         meta={"prompt": prompt.model_dump(), "trait": trait, "scenario": scenario.name,
                               "language": item.metadata.get("language"), "setting": setting,
                               "prefix": prefix})
