@@ -182,7 +182,7 @@ def test_a_decision_line_matching_several_requests_names_the_missing_key(probe_s
     unknown = write_jsonl(tmp_path / "typo.jsonl", [{**line, "scenaro": "uneducated_1"}])
     result = cli("import-generations", path, unknown)
     assert result.exit_code == 1 and "scenaro: unknown key" in result.stderr
-    assert "task 'decision' also takes scenario, setting, prefix, sample" in result.stderr
+    assert "task 'decision' also takes scenario, setting, prefix" in result.stderr
 
 
 def test_tasks_lists_the_import_keys(cli: Any) -> None:
@@ -190,7 +190,7 @@ def test_tasks_lists_the_import_keys(cli: Any) -> None:
     assert result.exit_code == 0, result.output
     block = result.stdout[result.stdout.index("import-generations:"):]
     assert [key for key in ("scenario", "setting", "prefix", "sample") if f"\n      {key}\n" in block] == [
-        "scenario", "setting", "prefix", "sample"]
+        "scenario", "setting", "prefix"]
     assert "strategy" in cli("tasks", "vqa").stdout.split("import-generations:")[1]
     translate = cli("tasks", "translate").stdout
     assert "import-generations: not supported" in translate and "item variants" in translate

@@ -86,8 +86,8 @@ class ProbeTask(Task):
     template_root: str = "probe"
     request_keys: ClassVar[Mapping[str, str]] = {
         "setting": "naming or usage (options.setting: both runs the two)",
-        "prefix": "the writer prefix: default, consider or imagine (a list in options.prefix)",
-        "sample": "the sample index of a repeated prompt (options.samples)"}
+        "prefix": "the writer prefix: default, consider or imagine (a list in options.prefix)"}
+    # no `sample` key: a naming item's id holds its sample index (`…/0003`), so `item_id` picks the sample
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
