@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.errors import DataError
-from dialectbias.judges import Rubric, RubricField, load_rubric, packaged_rubrics
+from dialectbias.judges import Rubric, RubricField, judge_answer, load_rubric, packaged_rubrics
+from dialectbias.judges import override_value as judge_override_value
 from dialectbias.store import OVERRIDE_KIND, JudgmentRecord, Store, dumps, get_judgment, iter_judgments
 
 DEFAULT_RUBRIC = "rlaif"
@@ -394,18 +395,6 @@ def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store
 def override_value(rubric: Rubric, record: JudgmentRecord, values: Mapping[str, Any] | None,
                    script_valid: bool | None) -> dict[str, Any]:
     """The `judgment_override` value of a human's field values for a judgment (the CSV import and the review
-    app store the same record): the score recomputed through the rubric (weights, ceilings); with
-    `script_valid` False the score is the rubric's lowest, and with no values every field is at its lowest
-    (Bengali paper App. B.2). Raises ValueError naming the field at fault."""
-    if values is None:
-        if script_valid is not False:
-            raise ValueError(f"{rubric.numeric_fields[0].name}: missing")
-        values = {f.name: f.minimum if f.minimum is not None else 0 for f in rubric.numeric_fields}
-    result = rubric.rescore({**(record.parsed or {}), **values})
-    score = result.score
-    if script_valid is False and score is not None:
-        score = (rubric.score_bounds or (0.0, 0.0))[0]
-    value = {"rubric": rubric.name, "fields": result.fields, "score": score, "script_valid": script_valid}
-    if result.clipped:
-        value["clipped"] = {k: list(v) for k, v in result.clipped.items()}
-    return value
+    app store the same record; `dialectbias.judges.override_value`, which also re-scores it when the rubric
+    changes). Raises ValueError naming the field at fault."""
+    return judge_override_value(rubric, judge_answer(record.parsed or {}, record.clipped), values, script_valid)

@@ -10,6 +10,7 @@ asks for the fields it needs by name, whatever the rubric.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,3 +187,89 @@ def latest_overrides(store: Store, request_ids: Sequence[str] | None = None) -> 
     rows = store.query(f"SELECT target_id, score, annotator FROM ({LATEST_OVERRIDE_SQL})")
     wanted = None if request_ids is None else set(request_ids)
     return {r[0]: (r[1], r[2]) for r in rows if wanted is None or r[0] in wanted}
+
+
+# -- re-scoring: derived values follow the experiment as it is now (migration 8) ------------------------------
+
+#: the derived columns of a judgment (re-scored when its `scoring` fingerprint is not the current one)
+DERIVED_COLUMNS = ("parse_status", "parsed", "score", "confidence", "checks", "flags", "clipped", "needs_review",
+                   "flagged", "reason", "scoring")
+
+
+@dataclass
+class StoredJudgment:
+    """What re-scoring a judgment reads: its parsed answer (fields after ceilings, `clipped` their originals),
+    parse status and reason, and its judge request's item, variant, refs and meta (what the checks read)."""
+
+    request_id: str
+    judge_id: str
+    item_id: str
+    variant: str
+    parse_status: str
+    parsed: dict[str, Any] | None
+    clipped: dict[str, Any]
+    reason: str | None
+    refs: list[str]
+    meta: dict[str, Any]
+
+
+def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str) -> list[StoredJudgment]:
+    """The judge's current judgments whose `scoring` fingerprint is not `fingerprint`."""
+    rows = store.query(
+        "SELECT j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, j.clipped, j.reason, "
+        "q.refs, q.meta FROM judgments j JOIN requests q ON q.request_id = j.request_id WHERE j.judge_id = ? "
+        "AND j.scoring IS NOT ? AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid",
+        (judge_id, fingerprint))
+    return [StoredJudgment(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
+                           json.loads(r[6] or "{}"), r[7], json.loads(r[8] or "[]"), json.loads(r[9] or "{}"))
+            for r in rows]
+
+
+def update_judgments(store: Store, rows: Sequence[dict[str, Any]]) -> None:
+    """Write re-scored derived values (`DERIVED_COLUMNS` of each row, keyed by `request_id`), one transaction."""
+    sql = (f"UPDATE judgments SET {', '.join(f'{c} = ?' for c in DERIVED_COLUMNS)} WHERE request_id = ?")
+    with store.transaction():
+        store.conn.executemany(sql, [(*(r[c] for c in DERIVED_COLUMNS), r["request_id"]) for r in rows])
+
+
+@dataclass
+class StoredOverride:
+    """A human override to re-score: its annotation, its value, and the judgment it overrides (parsed answer
+    and the originals of clipped fields, which a ceiling's condition may read)."""
+
+    annotation_id: int
+    target_id: str
+    value: dict[str, Any]
+    judgment_parsed: dict[str, Any]
+    judgment_clipped: dict[str, Any]
+
+
+def overrides_to_rescore(store: Store, judge_id: str, fingerprint: str) -> list[StoredOverride]:
+    """The overrides of the judge's current judgments whose `scoring` fingerprint is not `fingerprint`."""
+    rows = store.query(
+        "SELECT a.annotation_id, a.target_id, a.value, j.parsed, j.clipped FROM annotations a "
+        "JOIN judgments j ON j.request_id = a.target_id WHERE a.kind = ? AND j.judge_id = ? AND a.scoring IS NOT ? "
+        "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY a.annotation_id",
+        (OVERRIDE_KIND, judge_id, fingerprint))
+    return [StoredOverride(r[0], r[1], json.loads(r[2]), json.loads(r[3] or "{}"), json.loads(r[4] or "{}"))
+            for r in rows]
+
+
+def update_overrides(store: Store, values: Sequence[tuple[int, str, str]]) -> None:
+    """Write re-scored override values: (annotation_id, value JSON, fingerprint) each, one transaction. When a
+    re-scored value makes an annotation identical to another of the same annotator (same target, value and
+    comment: the UNIQUE key), the older of the two goes and the newer keeps its place (the latest answer wins)."""
+    with store.transaction():
+        for annotation_id, value, fingerprint in values:
+            try:
+                store.conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
+                                   (value, fingerprint, annotation_id))
+            except sqlite3.IntegrityError:
+                twin = store.conn.execute(
+                    "SELECT b.annotation_id FROM annotations a JOIN annotations b ON b.target_id = a.target_id "
+                    "AND b.annotator = a.annotator AND b.kind = a.kind AND b.comment = a.comment AND b.value = ? "
+                    "WHERE a.annotation_id = ?", (value, annotation_id)).fetchone()[0]
+                older, newer = sorted((annotation_id, twin))
+                store.conn.execute("DELETE FROM annotations WHERE annotation_id = ?", (older,))
+                store.conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
+                                   (value, fingerprint, newer))
