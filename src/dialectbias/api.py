@@ -59,9 +59,11 @@ def import_generations(path: str | Path, file: str | Path) -> GenerationImport:
 
 def read_status(path: str | Path) -> tuple[Experiment, StatusReport]:
     """Progress per stage × model and the judgment counts of the experiment's store."""
+    from dialectbias.review import routed_to_review
+
     exp, task = open_experiment(path)
     with Store.open(exp.store_path, create=False) as store:
-        return exp, read_store_status(exp, task.stages(), store)
+        return exp, read_store_status(exp, task.stages(), store, routed_to_review(store, exp))
 
 
 __all__ = ["RunSummary", "build_report", "import_generations", "load_experiment", "open_experiment", "read_status",

@@ -218,8 +218,14 @@ def test_status_explains_needs_review_per_judge(qa: Any, server: Any, cli: Any, 
     assert status.exit_code == 0, status.output
     out = status.stdout
     assert "judge judge-1 (primary):" in out and "judge judge-2 (secondary):" in out
-    primary = next(line for line in out.splitlines() if line.startswith("judge judge-1"))
-    secondary = next(line for line in out.splitlines() if line.startswith("judge judge-2"))
-    assert "8 need review" in primary and "review export" in primary
-    assert "8 need review" in secondary and "--judge judge-2" in secondary
-    assert all(len(line) <= 80 for line in out.splitlines() if line.startswith(("judge ", "  ")))
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("judge judge-1"))
+    second = next(i for i, line in enumerate(lines) if line.startswith("judge judge-2"))
+    assert lines[first] == "judge judge-1 (primary): 8 judgments · 8 need review · 0 reviewed"
+    assert lines[first + 1] == "  in the default review queue (`review export`, the review app)"
+    assert lines[second] == "judge judge-2 (secondary): 8 judgments · 8 need review · 0 reviewed"
+    assert lines[second + 1] == "  not in the default queue: `review export --judge judge-2`"
+    # the default queue holds the primary judge's 8, as status says
+    queue = tmp_path / "q.csv"
+    assert cli("review", "export", study.yaml, "--out", queue).exit_code == 0
+    assert {r["judge"] for r in _csv(queue)} == {"judge-1"} and len(_csv(queue)) == 8

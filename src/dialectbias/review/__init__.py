@@ -96,7 +96,7 @@ from dialectbias.review._sample import (
     stored_sample,
 )
 from dialectbias.review._sample import describe as describe_sample
-from dialectbias.review._setup import review_config, store_language, thresholds_of
+from dialectbias.review._setup import miscalibrated_now, review_config, routed_to_review, store_language, thresholds_of
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
 
 # the queue kinds of the review app, in the order its pages list them (one line per kind)
@@ -115,9 +115,9 @@ __all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMA
            "annotator_agreement", "annotator_for_token", "annotators", "assign", "clear_sample", "corrections",
            "csv_kind", "describe_sample", "draw_sample", "hash_token", "human_columns", "human_scores",
            "human_validated_rows", "import_queue_csv", "is_queue_csv", "iso_utc", "judge_calibration", "language_tag",
-           "latest_annotations", "miscalibrated", "override_value", "queue_columns", "queue_kind", "queue_kinds",
-           "queue_rows", "queue_targets", "read_queue_csv", "read_review_csv", "register_queue_kind", "review_config",
-           "review_readme", "review_summary", "routed_to_judge", "sample_queue", "sampled_ids", "save_annotation",
-           "save_snapshot", "snapshot_history", "store_language", "stored_sample", "task_of", "task_translations",
-           "tasks_of", "text_direction", "thresholds_of", "translation_targets", "validation_labels", "write_queue_csv",
-           "write_review_csv"]
+           "latest_annotations", "miscalibrated", "miscalibrated_now", "override_value", "queue_columns",
+           "queue_kind", "queue_kinds", "queue_rows", "queue_targets", "read_queue_csv", "read_review_csv",
+           "register_queue_kind", "review_config", "review_readme", "review_summary", "routed_to_judge",
+           "routed_to_review", "sample_queue", "sampled_ids", "save_annotation", "save_snapshot", "snapshot_history",
+           "store_language", "stored_sample", "task_of", "task_translations", "tasks_of", "text_direction",
+           "thresholds_of", "translation_targets", "validation_labels", "write_queue_csv", "write_review_csv"]

@@ -11,8 +11,8 @@ import pandas as pd
 
 from dialectbias.config import Experiment
 from dialectbias.judges import Rubric
-from dialectbias.review._calibration import ALL, annotator_agreement, judge_calibration, miscalibrated, snapshot_history
-from dialectbias.review._setup import ROUTE_REVIEW, ROUTE_WARN, review_config, thresholds_of
+from dialectbias.review._calibration import ALL, annotator_agreement, judge_calibration, snapshot_history
+from dialectbias.review._setup import ROUTE_REVIEW, ROUTE_WARN, miscalibrated_now, review_config, thresholds_of
 from dialectbias.store import Store
 
 ANNOTATOR_AGREEMENT_LEGEND = {
@@ -69,4 +69,4 @@ def routed_to_judge(store: Store, exp: Experiment) -> dict[str, str]:
     route = exp.review.on_miscalibrated
     if primary is None or route in (ROUTE_WARN, ROUTE_REVIEW) or route == primary.id:
         return {}
-    return {dialect: route for judge, dialect in miscalibrated(store, primary.id) if judge == primary.id}
+    return {dialect: route for judge, dialect in miscalibrated_now(store, exp, primary.id) if judge == primary.id}

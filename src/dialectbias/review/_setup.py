@@ -10,7 +10,7 @@ from typing import Any
 from dialectbias.config import Experiment
 from dialectbias.dialects import language_of
 from dialectbias.judges import Rubric
-from dialectbias.review._calibration import Thresholds, miscalibrated
+from dialectbias.review._calibration import ALL, Thresholds, snapshot_history
 from dialectbias.review._kinds import ReviewConfig
 from dialectbias.store import Store
 
@@ -20,6 +20,33 @@ ROUTE_WARN, ROUTE_REVIEW = "warn", "review"
 def thresholds_of(exp: Experiment) -> Thresholds:
     r = exp.review
     return Thresholds(min_ccc=r.min_ccc, min_cbs=r.min_cbs, min_kappa=r.min_kappa, min_pairs=r.calibration_min_pairs)
+
+
+def miscalibrated_now(store: Store, exp: Experiment, judge: str | None = None) -> set[tuple[str, str]]:
+    """(judge, dialect) pairs whose latest calibration snapshot misses the experiment's thresholds as they are
+    *now* (`review.min_ccc`, `min_cbs`, `min_kappa`, `calibration_min_pairs`): the snapshot keeps the measures,
+    the thresholds come from the experiment file, so editing them re-routes without a new snapshot. `all`
+    (every dialect) is never routed."""
+    t = thresholds_of(exp)
+    rows = snapshot_history(store, judge)
+    latest = {r["judge"]: r["taken_at"] for r in rows}  # oldest first: the last time seen is the latest
+    out: set[tuple[str, str]] = set()
+    for r in rows:
+        if r["taken_at"] != latest[r["judge"]] or r["dialect"] == ALL or r["n"] < t.min_pairs:
+            continue
+        measures = ((r["ccc"], t.min_ccc), (r["cbs"], t.min_cbs), (r["kappa"], t.min_kappa))
+        if any(value is not None and value < bar for value, bar in measures):
+            out.add((r["judge"], r["dialect"]))
+    return out
+
+
+def routed_to_review(store: Store, exp: Experiment) -> set[tuple[str, str]]:
+    """With `review.on_miscalibrated: review`: the (primary judge, dialect) pairs whose every judgment goes to
+    the review queue (`miscalibrated_now`); otherwise none."""
+    judge = exp.primary_judge.id if exp.primary_judge else None
+    if judge is None or exp.review.on_miscalibrated != ROUTE_REVIEW:
+        return set()
+    return miscalibrated_now(store, exp, judge)
 
 
 def store_language(store: Store, extra: Mapping[str, list[str]] | None = None) -> str:
@@ -44,7 +71,7 @@ def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store, 
     judge = judge_id or (exp.primary_judge.id if exp.primary_judge else None)
     routed: set[tuple[str, str]] = set()
     if judge and exp.review.on_miscalibrated == ROUTE_REVIEW:
-        routed = miscalibrated(store, judge)
+        routed = miscalibrated_now(store, exp, judge)
     return ReviewConfig(judge_ids=[judge] if judge else [], model_ids=[*(m.id for m in exp.models), *judged],
                         rubrics=dict(rubrics), overlap=exp.review.overlap, routed=routed, dialects=dict(exp.dialects),
                         language=store_language(store, exp.dialects), translations=translations,

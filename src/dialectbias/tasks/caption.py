@@ -127,7 +127,7 @@ class CaptionTask(JudgedTask, VLMTask):
     def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
                      meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
         """A rubric of your own may ask for the script/refusal checks on the caption (refs: [the caption])."""
-        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[0],))
+        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[0],)) if refs else []
         caption = clean_caption((found[0][0] if found else None) or "")
         return caption, CheckSettings(script=self.language(variant).script)
 

@@ -208,7 +208,7 @@ class QABiasTask(JudgedTask, Task):
     def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
                      meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
         """The code checks read the dialect answer (refs: [standard answer, dialect answer])."""
-        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],))
+        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],)) if len(refs) > 1 else []
         return (found[0][0] if found else None) or "", self.check_settings
 
     def checks_key(self) -> Any:

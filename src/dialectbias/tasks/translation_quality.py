@@ -321,7 +321,7 @@ class TranslationQualityTask(JudgedTask, Task):
                      meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
         """A rubric of your own may ask for the script/refusal checks on the translation (its system's)."""
         found = store.query("SELECT metadata FROM items WHERE item_id = ?", (item_id,))
-        text = json.loads(found[0][0])["tq"]["systems"].get(meta["system"], "") if found else ""
+        text = json.loads(found[0][0]).get("tq", {}).get("systems", {}).get(meta.get("system"), "") if found else ""
         return text, CheckSettings(script=script_for_language(variant, extra=self.exp.dialects))
 
     def stages(self) -> list[Stage]:
