@@ -83,8 +83,8 @@ def _table4(cli: Any, study: Study, out: Path) -> dict[tuple[str, str], float]:
             for d in ("chittagong", "sylhet")}
 
 
-def _run(cli: Any, study: Study) -> None:
-    done = cli("run", study.yaml, "--no-progress")
+def _run(cli: Any, study: Any) -> None:
+    done = cli("run", study.yaml_path if hasattr(study, "yaml_path") else study.yaml, "--no-progress")
     assert done.exit_code == 0, done.output
 
 
@@ -229,3 +229,49 @@ def test_status_explains_needs_review_per_judge(qa: Any, server: Any, cli: Any, 
     queue = tmp_path / "q.csv"
     assert cli("review", "export", study.yaml, "--out", queue).exit_code == 0
     assert {r["judge"] for r in _csv(queue)} == {"judge-1"} and len(_csv(queue)) == 8
+
+
+def test_on_miscalibrated_routing_follows_the_thresholds_now(qa_server: Any, qa_project: Any, cli: Any,
+                                                             tmp_path: Path) -> None:
+    """`review.on_miscalibrated: review` routes a dialect by the latest calibration snapshot's measures against
+    the thresholds in the experiment file now: lowering them un-routes it without a new snapshot."""
+    import sqlite3
+
+    from dialectbias.api import open_experiment
+    from dialectbias.review import override_value, save_annotation
+    from dialectbias.store import OVERRIDE_KIND, Store, get_judgment
+
+    project = qa_project(qa_server.base_url, n_items=6)
+    review = {"confidence_threshold": 0, "calibration_min_pairs": 3, "min_ccc": 1.01, "on_miscalibrated": "review"}
+    project.rewrite(review=review)
+    _run(cli, project)
+    task = open_experiment(project.yaml_path)[1]
+    with sqlite3.connect(project.store_path) as db:
+        ids = [r[0] for r in db.execute("SELECT request_id FROM judgments WHERE variant = 'chittagong' AND "
+                                        "model_id = 'model-a' ORDER BY item_id LIMIT 3")]
+    with Store.open(project.store_path, create=False) as store:
+        rubric = task.rubrics["judge-1"]
+        for request_id in ids:
+            record = get_judgment(store, request_id)
+            assert record is not None
+            value = override_value(rubric, record, {f.name: 2 for f in rubric.numeric_fields}, None)
+            save_annotation(store, request_id, "lead", OVERRIDE_KIND, value)
+    calibration = cli("review", "calibration", project.yaml_path)
+    assert "judge judge-1 is below the thresholds for chittagong" in calibration.stderr, calibration.output
+    with sqlite3.connect(project.store_path) as db:
+        (unrouted,) = db.execute(
+            "SELECT count(*) FROM judgments WHERE variant = 'chittagong' AND needs_review = 0 AND request_id NOT IN "
+            "(SELECT target_id FROM annotations)").fetchone()
+    assert unrouted > 0
+
+    def queued(name: str) -> int:
+        assert cli("review", "export", project.yaml_path, "--out", tmp_path / name).exit_code == 0
+        return len(_csv(tmp_path / name))
+
+    qa_server.reset_stats()
+    routed = queued("routed.csv")
+    assert f"({unrouted} routed: on_miscalibrated)" in cli("status", project.yaml_path).stdout
+    project.rewrite(review={**review, "min_ccc": -1.0, "min_cbs": -1.0, "min_kappa": -1.0})
+    assert routed - queued("unrouted.csv") == unrouted
+    assert "routed: on_miscalibrated" not in cli("status", project.yaml_path).stdout
+    assert qa_server.stats()["chat_requests"] == 0

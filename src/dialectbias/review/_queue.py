@@ -113,11 +113,14 @@ class ReviewQueue:
     else RLAIF)."""
 
     def __init__(self, store: Store, judge_id: str, model_ids: Iterable[str], *,
-                 confidence_threshold: int = 3, rubrics: Mapping[str, Rubric] | None = None) -> None:
+                 confidence_threshold: int = 3, rubrics: Mapping[str, Rubric] | None = None,
+                 routed: Iterable[tuple[str, str]] = ()) -> None:
         self.store = store
         self.judge_id = judge_id
         self.model_ids = list(model_ids)
         self.confidence_threshold = confidence_threshold
+        #: the dialects whose every judgment of this judge goes to review (`review.on_miscalibrated: review`)
+        self.routed_variants = sorted({dialect for judge, dialect in routed if judge == judge_id})
         self.rubrics = dict(rubrics or {})
         self.rubric = self.rubrics.get(judge_id, _RLAIF)
 
@@ -134,12 +137,12 @@ class ReviewQueue:
     def _select(self, *, pending: bool = False) -> Iterator[dict[str, Any]]:
         items = {item.id: item.variants for item in self.store.iter_items()}
         for record in iter_judgments(self.store, self.judge_id, self.model_ids, pending_review=pending,
-                                     with_refs=True):
+                                     with_refs=True, routed_variants=self.routed_variants):
             yield _queue_row(record, self.rubric_of(record), items.get(record.item_id, {}))
 
     def pending(self) -> Iterator[dict[str, Any]]:
-        """Judgments marked needs_review (confidence ≤ threshold, flagged, clipped or unparsed) that no human
-        has overridden yet, in (model, dialect, item) order."""
+        """Judgments marked needs_review (confidence ≤ threshold, flagged, clipped or unparsed), or in a routed
+        dialect, that no human has overridden yet, in (model, dialect, item) order."""
         yield from self._select(pending=True)
 
     def calibration_sample(self, per_level: int, seed: int = 0) -> CalibrationSample:

@@ -152,19 +152,22 @@ _RECORD_COLUMNS = ("j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, 
 
 
 def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pending_review: bool = False,
-                   with_refs: bool = False) -> Iterator[JudgmentRecord]:
+                   with_refs: bool = False, routed_variants: Sequence[str] = ()) -> Iterator[JudgmentRecord]:
     """The judge's latest current judgments of the models, in (model, variant, item) order. `pending_review`:
-    only those needing review that no human has overridden yet."""
+    only those needing review (or in one of `routed_variants`: every judgment of those dialects goes to review)
+    that no human has overridden yet."""
     if not model_ids:
         return
     refs = ("(SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN results s "
             "ON s.request_id = e.value)") if with_refs else "'[]'"
-    pending = (" AND j.needs_review = 1 AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
+    routed = list(routed_variants) if pending_review else []
+    needs = f"(j.needs_review = 1 OR j.variant IN ({','.join('?' * len(routed))}))" if routed else "j.needs_review = 1"
+    pending = (f" AND {needs} AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
                f"j.request_id AND a.kind = '{OVERRIDE_KIND}')") if pending_review else ""
     sql = (f"SELECT {_RECORD_COLUMNS}, {refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
            f"WHERE {LATEST_CURRENT_SQL} AND j.judge_id = ? AND j.model_id IN ({','.join('?' * len(model_ids))})"
            f"{pending} ORDER BY j.model_id, j.variant, j.item_id, j.request_id")
-    for r in store.iter_query(sql, (judge_id, *model_ids)):
+    for r in store.iter_query(sql, (judge_id, *model_ids, *routed)):
         yield _record(r)
 
 
