@@ -275,3 +275,41 @@ def test_on_miscalibrated_routing_follows_the_thresholds_now(qa_server: Any, qa_
     assert routed - queued("unrouted.csv") == unrouted
     assert "routed: on_miscalibrated" not in cli("status", project.yaml_path).stdout
     assert qa_server.stats()["chat_requests"] == 0
+
+
+def test_a_copy_of_rlaif_with_other_weights_rescores_without_a_call(qa_server: Any, qa_project: Any, cli: Any,
+                                                                   tmp_path: Path) -> None:
+    """The RLAIF prompt is kept for a rubric that asks what RLAIF asks (weights, score rule, ceilings and checks
+    are not part of the question): re-weighting a copy of it re-scores, it does not re-ask."""
+    from importlib import resources
+
+    project = qa_project(qa_server.base_url, n_items=2)
+    project.rewrite(options={"n_resamples": 20})
+    _run(cli, project)
+    before = {r["request_id"]: r for r in _exported(cli, _Path(project.yaml_path), tmp_path / "x0")}
+    text = (resources.files("dialectbias") / "resources" / "rubrics" / "rlaif.yaml").read_text("utf-8")
+    assert "weight: 3.0" in text and "weight: 1.0" in text
+    (project.dir / "rlaif_flat.yaml").write_text(
+        text.replace("weight: 3.0", "weight: 1.0").replace("weight: 2.5", "weight: 1.0").replace(
+            "weight: 2.0", "weight: 1.0").replace("weight: 1.5", "weight: 1.0"), encoding="utf-8")
+    project.config["judges"][0]["rubric"] = "rlaif_flat.yaml"
+    project.rewrite()
+    qa_server.reset_stats()
+    _run(cli, project)
+    assert qa_server.stats()["chat_requests"] == 0
+    after = {r["request_id"]: r for r in _exported(cli, _Path(project.yaml_path), tmp_path / "x1")}
+    assert after.keys() == before.keys()
+    fields = ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
+              "appropriate_length")
+    for r in after.values():
+        if (r["reason"] or "").startswith("zeroed: "):
+            assert r["score"] == 0.0
+        else:
+            assert r["score"] == pytest.approx(sum(r["parsed"][f] for f in fields) / 5)
+
+
+class _Path:
+    """An experiment path where a `Study` is expected (`_exported` reads `.yaml`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.yaml = path

@@ -167,7 +167,9 @@ class QABiasTask(JudgedTask, Task):
 
     @staticmethod
     def _is_rlaif(rubric: Rubric) -> bool:
-        return rubric == load_rubric(DEFAULT_RUBRIC)
+        """The rubric asks what RLAIF asks (its weights, score rule, ceilings or checks may differ): the paper's
+        prompt, so editing how a copy of RLAIF scores re-scores the stored judgments instead of re-asking."""
+        return rubric.question() == load_rubric(DEFAULT_RUBRIC).question()
 
     def _judge_system(self, rubric: Rubric, variant: str) -> str:
         if self._is_rlaif(rubric):
