@@ -20,15 +20,16 @@ from dialectbias.store import Store
 from dialectbias.tasks import Task, load_task
 
 
-def open_experiment(path: str | Path) -> tuple[Experiment, Task]:
+def open_experiment(path: str | Path, *, rescore: bool = True) -> tuple[Experiment, Task]:
     """The experiment file and its task, both checked (keys, models, roles, task options, executor). When the
     experiment has a store, the values it derived from the settings (judgment scores, ceilings, flags, review
     routing, human overrides' scores) are brought up to date with the file as it is now (`Task.rescore`, no
-    model call), so every command reads the current values."""
+    model call), so every command reads the current values; `rescore=False` leaves the store untouched (`plan`
+    only reads it)."""
     exp = load_experiment_file(path)
     task = load_task(exp)
     check_executor(exp)
-    if exp.store_path.is_file():
+    if rescore and exp.store_path.is_file():
         with Store.open(exp.store_path, create=False) as store:
             task.rescore(store)
     return exp, task

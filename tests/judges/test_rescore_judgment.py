@@ -69,7 +69,11 @@ def test_a_stored_answer_the_rubric_no_longer_accepts_is_unscored_and_says_why()
     stored = _stored(FAFB)
     other = parse_rubric(FAFB.replace("maximum: 5, weight: 1", "maximum: 4, weight: 1"), "r.yaml")
     v = reevaluate_judgment(other, **stored, code=CodeChecks(), review_threshold=3)
-    assert v.score is None and v.parse_status == "failed" and v.needs_review
+    assert v.score is None and v.parse_status == "ok" and v.needs_review and v.parsed == {**stored["parsed"]}
+    # a ceiling's clip is undone in what is kept: the judge's own values
+    capped = _stored(FAFB + CEILING)
+    kept = reevaluate_judgment(other, **capped, code=CodeChecks(), review_threshold=3)
+    assert kept.parsed is not None and kept.parsed["fa"] == 5 and kept.clipped == {}
     assert v.reason is not None and v.reason.startswith("the stored answer does not fit the rubric 'fafb' now (fb:")
 
 

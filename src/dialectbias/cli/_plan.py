@@ -24,7 +24,7 @@ def _plan_rows(experiment: Path) -> list:  # list[PlanRow]
     from dialectbias.api import open_experiment
     from dialectbias.run._plan import make_plan
 
-    exp, task = open_experiment(experiment)
+    exp, task = open_experiment(experiment, rescore=False)  # the plan reads a copy of the store, never writes it
     return make_plan(exp, task)
 
 

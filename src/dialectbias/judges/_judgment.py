@@ -151,15 +151,17 @@ def reevaluate_judgment(rubric: Rubric, parse_status: str, parsed: Mapping[str, 
     """A stored judgment evaluated again on the rubric and settings as they are now (`evaluate_judgment` on
     the judge's answer as it was parsed, ceilings undone first). An answer that did not parse stays unscored
     with its parse error; a stored answer the rubric no longer accepts (possible only for a row written
-    before its request carried the rubric's schema) is unscored, with the reason."""
+    before its request carried the rubric's schema) is unscored (score None, needs review) with the reason, its
+    answer and parse status kept as they were."""
     if parse_status == "failed" or parsed is None:
         return evaluate_judgment(rubric, StructuredParse(status="failed", error=reason), code,
                                  review_threshold=review_threshold)
+    answer = judge_answer(parsed, clipped)
     try:
-        value = rubric.validator().model_validate(judge_answer(parsed, clipped))
-    except ValidationError as exc:
+        value = rubric.validator().model_validate(answer)
+    except ValidationError as exc:  # kept as the judge gave it (no ceiling applied), so a later rubric may read it
         problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-        return JudgmentValues(rubric=rubric.name, parse_status="failed", parsed=dict(parsed), checks=code.as_json(),
+        return JudgmentValues(rubric=rubric.name, parse_status=parse_status, parsed=answer, checks=code.as_json(),
                               reason=f"the stored answer does not fit the rubric {rubric.name!r} now ({problem})")
     return evaluate_judgment(rubric, StructuredParse(status=parse_status, value=value),  # type: ignore[arg-type]
                              code, review_threshold=review_threshold)
