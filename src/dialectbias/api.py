@@ -20,13 +20,19 @@ from dialectbias.store import Store, check_owner
 from dialectbias.tasks import Task, load_task
 
 
-def open_experiment(path: str | Path, *, take_over: bool = False) -> tuple[Experiment, Task]:
+def open_experiment(path: str | Path, *, take_over: bool = False, rescore: bool = True) -> tuple[Experiment, Task]:
     """The experiment file and its task, both checked (keys, models, roles, task options, executor), and its
     store, when it exists, the file's own (StoreError naming both files otherwise; `take_over`: no check, the
-    caller is about to take the store over)."""
+    caller is about to take the store over). The values the store derived from the settings (judgment scores,
+    ceilings, flags, review routing, human overrides' scores) are then brought up to date with the file as it
+    is now (`Task.rescore`, no model call), so every command reads the current values; `rescore=False` leaves
+    the store untouched (`plan` only reads it)."""
     exp, task = _checked(path)
     if not take_over:
         check_owner(exp.store_path, exp.name, exp.path)
+    if rescore and exp.store_path.is_file():
+        with Store.open(exp.store_path, create=False) as store:
+            task.rescore(store)
     return exp, task
 
 
@@ -64,9 +70,11 @@ def import_generations(path: str | Path, file: str | Path, *, take_over: bool = 
 
 def read_status(path: str | Path) -> tuple[Experiment, StatusReport]:
     """Progress per stage × model and the judgment counts of the experiment's store."""
+    from dialectbias.review import routed_to_review
+
     exp, task = open_experiment(path)
     with Store.open(exp.store_path, create=False) as store:
-        return exp, read_store_status(exp, task.stages(), store)
+        return exp, read_store_status(exp, task.stages(), store, routed_to_review(store, exp))
 
 
 __all__ = ["RunSummary", "build_report", "import_generations", "load_experiment", "open_experiment", "read_status",

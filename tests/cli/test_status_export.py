@@ -16,11 +16,12 @@ GENERATION_FIELDS = {"request_id", "current", "model", "item_id", "variant", "pr
                      "cache_hit", "retries", "error", "completed_at"}
 JUDGMENT_FIELDS = {"request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output",
                    "parsed",
-                   "score", "confidence", "checks", "flags", "clipped",
+                   "score", "confidence", "checks", "flags", "clipped", "scoring",
                    "parse_status", "needs_review", "flagged", "reason", "source_request_id", "current",
                    "generation_ids", "prompt_template",
                    "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"}
-ANNOTATION_FIELDS = {"annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at"}
+ANNOTATION_FIELDS = {"annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at",
+                     "scoring"}
 FIELDS = {"generations": GENERATION_FIELDS, "judgments": JUDGMENT_FIELDS, "annotations": ANNOTATION_FIELDS}
 
 

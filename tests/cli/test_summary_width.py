@@ -43,7 +43,9 @@ def render(fn: Any, *args: Any, width: int = 80) -> list[str]:
 
 def assert_folded(lines: list[str], labels: tuple[str, ...], width: int) -> None:
     assert lines and all(len(line) <= width for line in lines), [line for line in lines if len(line) > width]
-    pairs = [p for line in lines if line.startswith(("  ", "judgments:")) for p in line.strip().split(" · ")]
+    # the stage blocks and the judgments line are label-value pairs; the per-judge lines after them are not
+    end = next((i for i, line in enumerate(lines) if line.startswith("judge ")), len(lines))
+    pairs = [p for line in lines[:end] if line.startswith(("  ", "judgments:")) for p in line.strip().split(" · ")]
     for pair in pairs:  # every pair is whole: a known label followed by its value
         label, _, value = pair.rpartition(" ")
         assert label in labels and value[0].isdigit(), pair

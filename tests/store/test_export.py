@@ -21,14 +21,14 @@ JUDGMENT_COLUMNS = ["request_id", "judge_id", "model_id", "item_id", "variant", 
                     "parsed",
                     "score", "confidence",
                     "parse_status", "needs_review", "flagged", "reason", "source_request_id", "checks", "flags",
-                    "clipped", "current",
+                    "clipped", "scoring", "current",
                     "generation_ids", "prompt_template",
                     "prompt_hash", "tokens_in", "tokens_out", "latency_s", "cache_hit", "completed_at"]
 REASK_COLUMNS = ["request_id", "current", "reask_of", "stage", "model", "item_id", "variant", "refs", "prompt_template",
                  "prompt_hash", "rendered_prompt", "params", "meta", "first_output", "status", "output",
                  "finish_reason", "tokens_in", "tokens_out", "latency_s", "cache_hit", "retries", "error",
                  "completed_at"]
-ANNOTATION_COLUMNS = ["annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at"]
+ANNOTATION_COLUMNS = ["annotation_id", "target_id", "annotator", "kind", "value", "comment", "created_at", "scoring"]
 COLUMNS = {"generations": GENERATION_COLUMNS, "judgments": JUDGMENT_COLUMNS, "reasks": REASK_COLUMNS,
            "annotations": ANNOTATION_COLUMNS}
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")

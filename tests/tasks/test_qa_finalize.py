@@ -60,7 +60,7 @@ class Finalizer:
         output = RlaifJudgment(chain_of_thought_reasoning="…", script_valid=script_valid, refusal=refusal,
                                confidence=confidence, **dict(zip(FIELDS, likert, strict=True))).model_dump_json()
         outcome = Outcome(output=output, source_request_id=request_id, parsed=parse_structured(output, RlaifJudgment))
-        self.store.write(self.task._finalize_judgment(self.store, row, outcome))
+        self.store.write(self.task.finalize_judgment(self.store, row, outcome))
         return dict(self.store.query("SELECT * FROM judgments WHERE request_id=?", (request_id,))[0])
 
 

@@ -16,9 +16,11 @@ import pandas as pd
 import pytest
 
 from dialectbias.api import build_report
+from dialectbias.config import load_experiment
 from dialectbias.data import Item
 from dialectbias.metrics import critical_bias_sensitivity, lin_ccc, paired_test
 from dialectbias.store import OVERRIDE_KIND, Store, dumps
+from dialectbias.tasks import load_task
 from dialectbias.tasks._qa_report import load_judgments
 
 MODELS = {"m-small": ("fam", 3), "m-large": ("fam", 70)}
@@ -79,6 +81,7 @@ def insert_judgment(conn: sqlite3.Connection, rid: str, judge: str, model: str, 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     exp = write_project(tmp_path)
+    task = load_task(load_experiment(exp))
     with Store.open(tmp_path / "rep.sqlite") as store:
         store.save_items(Item(id=i, question_type=qt, domain=dom, variants={"standard": "x", **{
             d: "y" for d in DIALECTS}}) for i, qt, dom in ITEMS)
@@ -88,14 +91,16 @@ def project(tmp_path: Path) -> Path:
             rid = f"{judge}/{model}/{item}/{dialect}"
             if (judge, model, item, dialect) == ("judge-p", "m-small", "q2", "sylhet"):
                 # an older judgment of the same key that a later one supersedes
-                insert_judgment(conn, rid + "/old", judge, model, item, dialect, [0, 0, 0, 0, 0])
+                insert_judgment(conn, rid + "/old", judge, model, item, dialect, [0, 0, 0, 0, 0],
+                                scoring=task.scoring(judge))
             if (judge, model, item, dialect) == ("judge-s1", "m-large", "q3", "tangail"):
-                insert_judgment(conn, rid, judge, model, item, dialect, None)  # unscored
+                insert_judgment(conn, rid, judge, model, item, dialect, None, scoring=task.scoring(judge))  # unscored
                 continue
             extra = {"reason": "zeroed: refusal: judge and code agree (pattern bn_sorry)", "score": 0.0} if (
                 judge, model, item, dialect) == ("judge-p", "m-small", "q4", "chittagong") else {}
+            # written as the current settings would (the `scoring` fingerprint): the report reads them as they are
             insert_judgment(conn, rid, judge, model, item, dialect, likert_for(judge, model, item, dialect),
-                            **extra)
+                            scoring=task.scoring(judge), **extra)
         # two annotators override one primary judgment: their mean counts (review.human_score: mean, the
         # default), or the latest one (latest)
         target = "judge-p/m-large/q1/sylhet"

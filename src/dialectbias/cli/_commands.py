@@ -21,6 +21,7 @@ from dialectbias.cli._app import (
     err_console,
 )
 from dialectbias.run import RunSummary
+from dialectbias.run._status import JudgeReview
 
 Pair = tuple[str, str, str]  # (label, value, style)
 
@@ -163,9 +164,30 @@ def status(experiment: ExperimentArg) -> None:
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
         for line in _folded(pairs, console.width, first=""):
             console.print(line, highlight=False, soft_wrap=True)
+    for line in _judge_lines(report.judges, console.width):
+        console.print(line, highlight=False, soft_wrap=True)
     for line in _validated_lines(exp.store_path):
         console.print(line, highlight=False, soft_wrap=True)
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
+
+
+def _judge_lines(judges: Sequence[JudgeReview], width: int) -> list[Text]:
+    """Per judge: its judgments and how many need review, and where they are reviewed: the default queue
+    (`review export`, the review app) holds the primary judge's only; another judge's need `--judge`."""
+    lines: list[Text] = []
+    for j in judges:
+        if not j.judgments:
+            continue
+        routed = f" ({j.routed} routed: on_miscalibrated)" if j.routed else ""
+        pairs: list[Pair] = [(f"judge {j.judge_id} ({j.role}): {j.judgments:,}", "judgments", ""),
+                             (f"{j.needs_review:,}", f"need review{routed}", ""), (f"{j.reviewed:,}", "reviewed", ""),
+                             *_count("unscored", j.unscored)]
+        lines += _folded(pairs, width, first="")
+        if j.needs_review and j.in_default_queue:
+            lines.append(Text("  in the default review queue (`review export`, the review app)"))
+        elif j.needs_review:
+            lines.append(Text(f"  not in the default queue: `review export --judge {j.judge_id}`"))
+    return lines
 
 
 def _validated_lines(store_path: Path) -> list[str]:

@@ -24,7 +24,8 @@ def _plan_rows(experiment: Path, take_over: bool) -> list:  # list[PlanRow]
     from dialectbias.api import open_experiment
     from dialectbias.run._plan import make_plan
 
-    exp, task = open_experiment(experiment, take_over=take_over)
+    # the plan reads a copy of the store, never writes it
+    exp, task = open_experiment(experiment, take_over=take_over, rescore=False)
     return make_plan(exp, task)
 
 

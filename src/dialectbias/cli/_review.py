@@ -26,7 +26,7 @@ ExcelOption = Annotated[bool, typer.Option(
 
 def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> ReviewQueue:
     from dialectbias.errors import ConfigError
-    from dialectbias.review import ReviewQueue
+    from dialectbias.review import ReviewQueue, routed_to_review
 
     if judge is None:
         primary = exp.primary_judge
@@ -37,7 +37,8 @@ def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> Revi
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}; judges: "
                           f"{', '.join(j.id for j in exp.judges) or 'none'}")
     return ReviewQueue(store, judge, [m.id for m in exp.models],
-                       confidence_threshold=exp.review.confidence_threshold, rubrics=_rubrics(task))
+                       confidence_threshold=exp.review.confidence_threshold, rubrics=_rubrics(task),
+                       routed=routed_to_review(store, exp))
 
 
 def _rubrics(task: Task) -> dict[str, Rubric]:
@@ -116,7 +117,8 @@ def export_queue(experiment: ExperimentArg,
         n = write_review_csv(rows, out, excel=excel, columns=rq.columns)
     readme = _write_readme(rq, out)
     _app.console.print(f"{n} {'sampled ' if sampled is not None else ''}judgment(s) to review (judge {rq.judge_id}, "
-                       f"rubric {rq.rubric.name}, confidence ≤ {rq.confidence_threshold} or flagged) → {out} "
+                       f"rubric {rq.rubric.name}, confidence ≤ {rq.confidence_threshold} or flagged"
+                       f"{'; routed: ' + ', '.join(rq.routed_variants) if rq.routed_variants else ''}) → {out} "
                        f"(columns: {readme.name})", highlight=False)
 
 

@@ -8,11 +8,13 @@ nothing here touches the store or a task.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dialectbias.judges._rubric import Rubric
 from dialectbias.judges._structured import StructuredParse
@@ -21,6 +23,7 @@ from dialectbias.text import ScriptVerdict, check_script, detect_refusal
 
 JUDGE_SCRIPT_FIELD = "script_valid"  # the judge-side verdicts `script_refusal_verdict` weighs against the code's
 JUDGE_REFUSAL_FIELD = "refusal"
+SCORING_VERSION = 1  # bump when the code that derives a judgment's values changes: every stored one is re-scored
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,73 @@ def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: Code
         rubric=rubric.name, parse_status=parsed.status, parsed={**answer, **result.fields}, score=score,
         confidence=result.confidence, checks=checks, flags=flags, clipped=result.clipped, zeroed=decision.zero,
         flagged=flagged, needs_review=flagged or low, reason=judgment_reason(decision.zero, flags))
+
+
+def scoring_fingerprint(rubric: Rubric, *, review_threshold: int | None = None,
+                        checks: CheckSettings | Mapping[str, Any] | None = None) -> str:
+    """What a stored judgment's derived values (score, ceilings, flags, zeroing, review routing) were computed
+    with: the whole rubric, the review threshold and the code checks' settings. A judgment whose stored
+    fingerprint differs is re-scored from its parsed answer (`reevaluate_judgment`), with no model call; the
+    rubric's fields (its JSON schema) are also part of the judge request itself, so a change to them asks the
+    judge again. `review_threshold` None: a human override's fingerprint (only the rubric counts)."""
+    settings = asdict(checks) if isinstance(checks, CheckSettings) else dict(checks or {})
+    key = {"version": SCORING_VERSION, "rubric": rubric.model_dump(mode="json"), "review": review_threshold,
+           "checks": settings}
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def judge_answer(parsed: Mapping[str, Any], clipped: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's own answer of a stored judgment: `parsed` holds the fields after ceilings, `clipped`
+    {field: [original, capped]} the originals of those a ceiling lowered."""
+    return {**parsed, **{name: pair[0] for name, pair in clipped.items()}}
+
+
+def reevaluate_judgment(rubric: Rubric, parse_status: str, parsed: Mapping[str, Any] | None,
+                        clipped: Mapping[str, Any], reason: str | None, code: CodeChecks, *,
+                        review_threshold: int) -> JudgmentValues:
+    """A stored judgment evaluated again on the rubric and settings as they are now (`evaluate_judgment` on
+    the judge's answer as it was parsed, ceilings undone first). An answer that did not parse stays unscored
+    with its parse error; a stored answer the rubric no longer accepts (possible only for a row written
+    before its request carried the rubric's schema) is unscored (score None, needs review) with the reason, its
+    answer and parse status kept as they were."""
+    if parse_status == "failed" or parsed is None:
+        return evaluate_judgment(rubric, StructuredParse(status="failed", error=reason), code,
+                                 review_threshold=review_threshold)
+    answer = judge_answer(parsed, clipped)
+    try:
+        value = rubric.validator().model_validate(answer)
+    except ValidationError as exc:  # kept as the judge gave it (no ceiling applied), so a later rubric may read it
+        problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        return JudgmentValues(rubric=rubric.name, parse_status=parse_status, parsed=answer, checks=code.as_json(),
+                              reason=f"the stored answer does not fit the rubric {rubric.name!r} now ({problem})")
+    return evaluate_judgment(rubric, StructuredParse(status=parse_status, value=value),  # type: ignore[arg-type]
+                             code, review_threshold=review_threshold)
+
+
+def override_value(rubric: Rubric, judge_fields: Mapping[str, Any], values: Mapping[str, Any] | None,
+                   script_valid: bool | None) -> dict[str, Any]:
+    """The stored value of a human override (`judgment_override`) of a judgment on `rubric`: the human's
+    field `values` scored through the rubric (weights, ceilings; a ceiling's condition may read the judge's
+    other fields, `judge_fields`); with `script_valid` False the score is the rubric's lowest, and with no
+    values every field is at its lowest (Bengali paper App. B.2). Raises ValueError naming the field at fault."""
+    if values is None:
+        if script_valid is not False:
+            raise ValueError(f"{rubric.numeric_fields[0].name}: missing")
+        values = {f.name: f.minimum if f.minimum is not None else 0 for f in rubric.numeric_fields}
+    result = rubric.rescore({**judge_fields, **values})
+    score = result.score
+    if script_valid is False and score is not None:
+        score = (rubric.score_bounds or (0.0, 0.0))[0]
+    value: dict[str, Any] = {"rubric": rubric.name, "fields": result.fields, "score": score,
+                             "script_valid": script_valid}
+    if result.clipped:
+        value["clipped"] = {k: list(v) for k, v in result.clipped.items()}
+    return value
+
+
+def rescore_override(rubric: Rubric, judge_fields: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored override value re-scored with the rubric as it is now: the human's own field values (ceilings
+    undone) through `override_value`. Raises ValueError when they no longer fit the rubric."""
+    fields = stored.get("fields")
+    values = judge_answer(fields, stored.get("clipped") or {}) if isinstance(fields, Mapping) else None
+    return override_value(rubric, judge_fields, values, stored.get("script_valid"))

@@ -310,6 +310,14 @@ class Rubric(BaseModel):
         return state
 
     # -- derivations ------------------------------------------------------------------------------
+    def question(self) -> dict[str, Any]:
+        """What the judge is asked: the rubric without how its answer is scored (weights, the score rule,
+        ceilings, code checks). Two rubrics with the same question get the same prompt and schema, so the
+        judge's stored answers serve both; the score derives from the rubric at hand (issue 19 item 1)."""
+        data = self.model_dump(mode="json", exclude={"score", "score_field", "ceilings", "checks"})
+        data["fields"] = [{k: v for k, v in f.items() if k != "weight"} for f in data["fields"]]
+        return data
+
     @property
     def schema_name(self) -> str:
         """The `response_format` schema name (OpenAI allows [A-Za-z0-9_-], up to 64 characters)."""

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.errors import DataError
-from dialectbias.judges import Rubric, RubricField, load_rubric, packaged_rubrics
+from dialectbias.judges import Rubric, RubricField, judge_answer, load_rubric, packaged_rubrics
+from dialectbias.judges import override_value as judge_override_value
 from dialectbias.store import OVERRIDE_KIND, JudgmentRecord, Store, dumps, get_judgment, iter_judgments
 
 DEFAULT_RUBRIC = "rlaif"
@@ -112,11 +113,14 @@ class ReviewQueue:
     else RLAIF)."""
 
     def __init__(self, store: Store, judge_id: str, model_ids: Iterable[str], *,
-                 confidence_threshold: int = 3, rubrics: Mapping[str, Rubric] | None = None) -> None:
+                 confidence_threshold: int = 3, rubrics: Mapping[str, Rubric] | None = None,
+                 routed: Iterable[tuple[str, str]] = ()) -> None:
         self.store = store
         self.judge_id = judge_id
         self.model_ids = list(model_ids)
         self.confidence_threshold = confidence_threshold
+        #: the dialects whose every judgment of this judge goes to review (`review.on_miscalibrated: review`)
+        self.routed_variants = sorted({dialect for judge, dialect in routed if judge == judge_id})
         self.rubrics = dict(rubrics or {})
         self.rubric = self.rubrics.get(judge_id, _RLAIF)
 
@@ -133,12 +137,12 @@ class ReviewQueue:
     def _select(self, *, pending: bool = False) -> Iterator[dict[str, Any]]:
         items = {item.id: item.variants for item in self.store.iter_items()}
         for record in iter_judgments(self.store, self.judge_id, self.model_ids, pending_review=pending,
-                                     with_refs=True):
+                                     with_refs=True, routed_variants=self.routed_variants):
             yield _queue_row(record, self.rubric_of(record), items.get(record.item_id, {}))
 
     def pending(self) -> Iterator[dict[str, Any]]:
-        """Judgments marked needs_review (confidence ≤ threshold, flagged, clipped or unparsed) that no human
-        has overridden yet, in (model, dialect, item) order."""
+        """Judgments marked needs_review (confidence ≤ threshold, flagged, clipped or unparsed), or in a routed
+        dialect, that no human has overridden yet, in (model, dialect, item) order."""
         yield from self._select(pending=True)
 
     def calibration_sample(self, per_level: int, seed: int = 0) -> CalibrationSample:
@@ -394,18 +398,6 @@ def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store
 def override_value(rubric: Rubric, record: JudgmentRecord, values: Mapping[str, Any] | None,
                    script_valid: bool | None) -> dict[str, Any]:
     """The `judgment_override` value of a human's field values for a judgment (the CSV import and the review
-    app store the same record): the score recomputed through the rubric (weights, ceilings); with
-    `script_valid` False the score is the rubric's lowest, and with no values every field is at its lowest
-    (Bengali paper App. B.2). Raises ValueError naming the field at fault."""
-    if values is None:
-        if script_valid is not False:
-            raise ValueError(f"{rubric.numeric_fields[0].name}: missing")
-        values = {f.name: f.minimum if f.minimum is not None else 0 for f in rubric.numeric_fields}
-    result = rubric.rescore({**(record.parsed or {}), **values})
-    score = result.score
-    if script_valid is False and score is not None:
-        score = (rubric.score_bounds or (0.0, 0.0))[0]
-    value = {"rubric": rubric.name, "fields": result.fields, "score": score, "script_valid": script_valid}
-    if result.clipped:
-        value["clipped"] = {k: list(v) for k, v in result.clipped.items()}
-    return value
+    app store the same record; `dialectbias.judges.override_value`, which also re-scores it when the rubric
+    changes). Raises ValueError naming the field at fault."""
+    return judge_override_value(rubric, judge_answer(record.parsed or {}, record.clipped), values, script_valid)

@@ -3,6 +3,7 @@ failed, pending), its superseded ones apart, and whether a run has compiled it y
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,6 +22,17 @@ SELECT r.stage, r.model_id, c.request_id IS NOT NULL AS cur, count(*), coalesce(
 FROM requests r LEFT JOIN current_requests c ON c.request_id = r.request_id
 LEFT JOIN results s ON s.request_id = r.request_id
 GROUP BY r.stage, r.model_id, cur
+"""
+
+# per judge and dialect, the current judgments (not only the latest per key: as the totals above)
+_PER_JUDGE_SQL = f"""
+SELECT j.judge_id, j.variant, count(*), coalesce(sum(j.parse_status = 'failed'), 0),
+       coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), coalesce(sum(o.target_id IS NOT NULL), 0),
+       coalesce(sum(j.flagged), 0)
+FROM judgments j JOIN current_requests c ON c.request_id = j.request_id
+LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE kind = '{OVERRIDE_KIND}') o
+       ON o.target_id = j.request_id
+GROUP BY j.judge_id, j.variant
 """
 
 _JUDGMENTS_SQL = f"""
@@ -67,13 +79,35 @@ class JudgmentCounts:
 
 
 @dataclass
+class JudgeReview:
+    """One judge's current judgments and its review queue. `needs_review`: not reviewed yet and needing it
+    under the experiment's settings now (confidence ≤ review.confidence_threshold, flagged or clipped, or in a
+    dialect `review.on_miscalibrated: review` routes: `routed` of them); `in_default_queue`: the primary
+    judge's, which `review export` and the review app show without `--judge`."""
+
+    judge_id: str
+    role: str
+    judgments: int = 0
+    unscored: int = 0
+    needs_review: int = 0
+    routed: int = 0
+    reviewed: int = 0
+    flagged: int = 0
+    in_default_queue: bool = False
+
+
+@dataclass
 class StatusReport:
     blocks: list[StageBlock] = field(default_factory=list)
     judgments: JudgmentCounts = field(default_factory=JudgmentCounts)
+    judges: list[JudgeReview] = field(default_factory=list)
 
 
-def read_status(exp: Experiment, stages: list[Stage], store: Store) -> StatusReport:
-    """Per stage × model of the task's `stages`, in order; then the judgments."""
+def read_status(exp: Experiment, stages: list[Stage], store: Store,
+                routed: Set[tuple[str, str]] = frozenset()) -> StatusReport:
+    """Per stage × model of the task's `stages`, in order; then the judgments, in all and per judge of the
+    experiment. `routed`: (judge, dialect) pairs whose every judgment goes to review (`review.on_miscalibrated:
+    review`, `dialectbias.review.routed_to_review`)."""
     compiled = store.current_stages()
     configs = {m.id: m for m in exp.all_models()}
     blocks: dict[tuple[str, str], StageBlock] = {}
@@ -117,4 +151,24 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store) -> StatusRep
             j.total, j.unscored, j.needs_review, j.reviewed, j.flagged = row[1], row[2], row[3], row[4], row[5]
         else:
             report.judgments.superseded = row[1]
+    report.judges = _per_judge(exp, store, routed)
     return report
+
+
+def _per_judge(exp: Experiment, store: Store, routed: Set[tuple[str, str]]) -> list[JudgeReview]:
+    primary = exp.primary_judge.id if exp.primary_judge else None
+    judges = {j.id: JudgeReview(j.id, j.role or ("primary" if j.id == primary else "secondary"),
+                                in_default_queue=j.id == primary) for j in exp.judges}
+    for judge_id, variant, n, unscored, pending, reviewed, flagged in store.query(_PER_JUDGE_SQL):
+        j = judges.get(judge_id)
+        if j is None:  # a judge no longer in the experiment
+            continue
+        j.judgments += n
+        j.unscored += unscored
+        j.reviewed += reviewed
+        j.flagged += flagged
+        if (judge_id, variant) in routed:
+            j.routed += n - reviewed - pending
+            pending = n - reviewed
+        j.needs_review += pending
+    return list(judges.values())

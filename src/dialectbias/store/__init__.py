@@ -2,11 +2,14 @@
 
 from dialectbias.store._content import TEXT_REF_MIN_CHARS, ContentRow, Packed, pack_messages, pack_schema
 from dialectbias.store._judgments import (
+    DERIVED_COLUMNS,
     HUMAN_SCORE_MODES,
     JSON_COLUMNS,
     JudgeCounts,
     JudgeYield,
     JudgmentRecord,
+    StoredJudgment,
+    StoredOverride,
     get_judgment,
     human_override_sql,
     human_overrides,
@@ -15,7 +18,11 @@ from dialectbias.store._judgments import (
     judge_counts,
     judge_yields,
     judgment_columns,
+    judgments_to_rescore,
     latest_overrides,
+    overrides_to_rescore,
+    update_judgments,
+    update_overrides,
 )
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._lock import RunLock
@@ -24,9 +31,10 @@ from dialectbias.store._records import ResultCounts, StageResult
 from dialectbias.store._schema import SCHEMA_VERSION
 from dialectbias.store._store import PARTS_KEY, REASK_SUFFIX, Store, dumps, dumps_ordered
 
-__all__ = ["HUMAN_SCORE_MODES", "JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "REASK_SUFFIX", "SCHEMA_VERSION",
-           "TEXT_REF_MIN_CHARS", "ContentRow", "JudgeCounts", "JudgeYield", "JudgmentRecord", "Packed", "ResultCounts",
-           "RunLock", "StageResult", "Store", "StoreOwner", "check_owner", "claim_store", "dumps", "dumps_ordered",
-           "earlier_stores", "get_judgment", "human_override_sql", "human_overrides", "human_score_label",
-           "iter_judgments", "judge_counts", "judge_yields", "judgment_columns",
-           "latest_overrides", "pack_messages", "pack_schema"]
+__all__ = ["DERIVED_COLUMNS", "HUMAN_SCORE_MODES", "JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "REASK_SUFFIX",
+           "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS", "ContentRow", "JudgeCounts", "JudgeYield", "JudgmentRecord",
+           "Packed", "ResultCounts", "RunLock", "StageResult", "Store", "StoreOwner", "StoredJudgment",
+           "StoredOverride", "check_owner", "claim_store", "dumps", "dumps_ordered", "earlier_stores",
+           "get_judgment", "human_override_sql", "human_overrides", "human_score_label", "iter_judgments",
+           "judge_counts", "judge_yields", "judgment_columns", "judgments_to_rescore", "latest_overrides",
+           "overrides_to_rescore", "pack_messages", "pack_schema", "update_judgments", "update_overrides"]

@@ -10,6 +10,7 @@ asks for the fields it needs by name, whatever the rubric.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -177,19 +178,22 @@ _RECORD_COLUMNS = ("j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, 
 
 
 def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pending_review: bool = False,
-                   with_refs: bool = False) -> Iterator[JudgmentRecord]:
+                   with_refs: bool = False, routed_variants: Sequence[str] = ()) -> Iterator[JudgmentRecord]:
     """The judge's latest current judgments of the models, in (model, variant, item) order. `pending_review`:
-    only those needing review that no human has overridden yet."""
+    only those needing review (or in one of `routed_variants`: every judgment of those dialects goes to review)
+    that no human has overridden yet."""
     if not model_ids:
         return
     refs = ("(SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN results s "
             "ON s.request_id = e.value)") if with_refs else "'[]'"
-    pending = (" AND j.needs_review = 1 AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
+    routed = list(routed_variants) if pending_review else []
+    needs = f"(j.needs_review = 1 OR j.variant IN ({','.join('?' * len(routed))}))" if routed else "j.needs_review = 1"
+    pending = (f" AND {needs} AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
                f"j.request_id AND a.kind = '{OVERRIDE_KIND}')") if pending_review else ""
     sql = (f"SELECT {_RECORD_COLUMNS}, {refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
            f"WHERE {LATEST_CURRENT_SQL} AND j.judge_id = ? AND j.model_id IN ({','.join('?' * len(model_ids))})"
            f"{pending} ORDER BY j.model_id, j.variant, j.item_id, j.request_id")
-    for r in store.iter_query(sql, (judge_id, *model_ids)):
+    for r in store.iter_query(sql, (judge_id, *model_ids, *routed)):
         yield _record(r)
 
 
@@ -217,3 +221,89 @@ def latest_overrides(store: Store, request_ids: Sequence[str] | None = None) -> 
 def human_overrides(store: Store, mode: str) -> dict[str, float | None]:
     """judgment request id -> its human score as `review.human_score` (`mode`) reads it (see `human_override_sql`)."""
     return {r[0]: r[1] for r in store.query(f"SELECT target_id, score FROM ({human_override_sql(mode)})")}
+
+
+# -- re-scoring: derived values follow the experiment as it is now (migration 8) ------------------------------
+
+#: the derived columns of a judgment (re-scored when its `scoring` fingerprint is not the current one)
+DERIVED_COLUMNS = ("parse_status", "parsed", "score", "confidence", "checks", "flags", "clipped", "needs_review",
+                   "flagged", "reason", "scoring")
+
+
+@dataclass
+class StoredJudgment:
+    """What re-scoring a judgment reads: its parsed answer (fields after ceilings, `clipped` their originals),
+    parse status and reason, and its judge request's item, variant, refs and meta (what the checks read)."""
+
+    request_id: str
+    judge_id: str
+    item_id: str
+    variant: str
+    parse_status: str
+    parsed: dict[str, Any] | None
+    clipped: dict[str, Any]
+    reason: str | None
+    refs: list[str]
+    meta: dict[str, Any]
+
+
+def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str) -> list[StoredJudgment]:
+    """The judge's current judgments whose `scoring` fingerprint is not `fingerprint`."""
+    rows = store.query(
+        "SELECT j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, j.clipped, j.reason, "
+        "q.refs, q.meta FROM judgments j JOIN requests q ON q.request_id = j.request_id WHERE j.judge_id = ? "
+        "AND j.scoring IS NOT ? AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid",
+        (judge_id, fingerprint))
+    return [StoredJudgment(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
+                           json.loads(r[6] or "{}"), r[7], json.loads(r[8] or "[]"), json.loads(r[9] or "{}"))
+            for r in rows]
+
+
+def update_judgments(store: Store, rows: Sequence[dict[str, Any]]) -> None:
+    """Write re-scored derived values (`DERIVED_COLUMNS` of each row, keyed by `request_id`), one transaction."""
+    sql = (f"UPDATE judgments SET {', '.join(f'{c} = ?' for c in DERIVED_COLUMNS)} WHERE request_id = ?")
+    with store.transaction():
+        store.conn.executemany(sql, [(*(r[c] for c in DERIVED_COLUMNS), r["request_id"]) for r in rows])
+
+
+@dataclass
+class StoredOverride:
+    """A human override to re-score: its annotation, its value, and the judgment it overrides (parsed answer
+    and the originals of clipped fields, which a ceiling's condition may read)."""
+
+    annotation_id: int
+    target_id: str
+    value: dict[str, Any]
+    judgment_parsed: dict[str, Any]
+    judgment_clipped: dict[str, Any]
+
+
+def overrides_to_rescore(store: Store, judge_id: str, fingerprint: str) -> list[StoredOverride]:
+    """The overrides of the judge's current judgments whose `scoring` fingerprint is not `fingerprint`."""
+    rows = store.query(
+        "SELECT a.annotation_id, a.target_id, a.value, j.parsed, j.clipped FROM annotations a "
+        "JOIN judgments j ON j.request_id = a.target_id WHERE a.kind = ? AND j.judge_id = ? AND a.scoring IS NOT ? "
+        "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY a.annotation_id",
+        (OVERRIDE_KIND, judge_id, fingerprint))
+    return [StoredOverride(r[0], r[1], json.loads(r[2]), json.loads(r[3] or "{}"), json.loads(r[4] or "{}"))
+            for r in rows]
+
+
+def update_overrides(store: Store, values: Sequence[tuple[int, str, str]]) -> None:
+    """Write re-scored override values: (annotation_id, value JSON, fingerprint) each, one transaction. When a
+    re-scored value makes an annotation identical to another of the same annotator (same target, value and
+    comment: the UNIQUE key), the older of the two goes and the newer keeps its place (the latest answer wins)."""
+    with store.transaction():
+        for annotation_id, value, fingerprint in values:
+            try:
+                store.conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
+                                   (value, fingerprint, annotation_id))
+            except sqlite3.IntegrityError:
+                twin = store.conn.execute(
+                    "SELECT b.annotation_id FROM annotations a JOIN annotations b ON b.target_id = a.target_id "
+                    "AND b.annotator = a.annotator AND b.kind = a.kind AND b.comment = a.comment AND b.value = ? "
+                    "WHERE a.annotation_id = ?", (value, annotation_id)).fetchone()[0]
+                older, newer = sorted((annotation_id, twin))
+                store.conn.execute("DELETE FROM annotations WHERE annotation_id = ?", (older,))
+                store.conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
+                                   (value, fingerprint, newer))

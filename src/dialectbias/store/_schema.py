@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -152,5 +152,15 @@ MIGRATIONS: dict[int, str] = {
         rubric TEXT NOT NULL, dialect TEXT NOT NULL, n INTEGER NOT NULL, ccc REAL, cbs REAL, kappa REAL,
         below TEXT NOT NULL DEFAULT '[]', thresholds TEXT NOT NULL DEFAULT '{}');
     CREATE INDEX calibration_snapshots_judge ON calibration_snapshots (judge_id, dialect, taken_at);
+    """,
+    # v8: derived values follow the experiment as it is now (issue 19 items 1–2). A judgment's score, ceilings,
+    # flags, zeroing and review routing are derived from its parsed answer and the rubric, review threshold and
+    # check settings; `scoring` is the fingerprint of those it was computed with (`judges.scoring_fingerprint`),
+    # and a judgment whose fingerprint differs from the current one is re-scored (no model call). A human
+    # override's score is derived the same way from the human's field values: `annotations.scoring` is the
+    # rubric fingerprint its value was computed with. NULL (rows written before v8): re-scored on first use.
+    8: """
+    ALTER TABLE judgments ADD COLUMN scoring TEXT;
+    ALTER TABLE annotations ADD COLUMN scoring TEXT;
     """,
 }

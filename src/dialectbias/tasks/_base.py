@@ -175,3 +175,9 @@ class Task(ABC):
     def summary_lines(self, store: Store) -> list[str]:
         """What the task made of the results (rejected answers, unscored judgments…), for the run summary."""
         return []
+
+    def rescore(self, store: Store) -> int:
+        """Bring the values the store derived from the experiment's settings up to date with the experiment as
+        it is now, with no model call (tasks with a judge stage: `_judgment_row.JudgedTask`); returns how many
+        rows changed. Called whenever the experiment is opened (`dialectbias.api.open_experiment`)."""
+        return 0

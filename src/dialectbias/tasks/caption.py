@@ -11,8 +11,7 @@ optionally shown the image. Captions not written in the variant's script are cou
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,12 @@ from pydantic import Field
 from dialectbias.config import Experiment
 from dialectbias.data import Item, MediaError, image_part, text_part
 from dialectbias.errors import DataError
-from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, run_checks
+from dialectbias.judges import CheckSettings, Rubric
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
+from dialectbias.run._stage import Skipped, Stage, StageYield
 from dialectbias.store import Store
-from dialectbias.tasks._judgment_row import judge_stage_yields, judge_summary_lines, judgment_row
+from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines
 from dialectbias.tasks._templates import render
 from dialectbias.tasks._vlm_items import caption_reference
 from dialectbias.tasks._vlm_parse import clean_caption
@@ -52,7 +51,7 @@ class CaptionOptions(VLMOptions):
         "VQA term to the domain difficulty f(d)")
 
 
-class CaptionTask(VLMTask):
+class CaptionTask(JudgedTask, VLMTask):
     """Captioning: one sentence about the image in each variant's language; BERTScore F1 and LLM caption
     judges, judge correlation per variant, language-constraint violations (BanglaVerse)."""
 
@@ -129,21 +128,17 @@ class CaptionTask(VLMTask):
                     messages=[{"role": "system", "content": systems[row.variant]},
                               {"role": "user", "content": content}])
 
-    def _finalize_judgment(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
-        meta = json.loads(row["meta"])
-        rubric = self.rubrics[row["model_id"]]
-        caption = ""
-        if rubric.checks:  # a rubric of your own may ask for the script/refusal checks on the caption
-            ref = json.loads(row["refs"])[0]
-            caption = clean_caption(store.query("SELECT output FROM results WHERE request_id=?", (ref,))[0][0] or "")
-        code = run_checks(rubric.checks, caption, CheckSettings(script=self.language(row["variant"]).script))
-        values = evaluate_judgment(rubric, outcome.parsed, code, review_threshold=self.exp.review.confidence_threshold)
-        return [("judgments", judgment_row(row, meta["model_id"], outcome, values))]
+    def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
+                     meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
+        """A rubric of your own may ask for the script/refusal checks on the caption (refs: [the caption])."""
+        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[0],)) if refs else []
+        caption = clean_caption((found[0][0] if found else None) or "")
+        return caption, CheckSettings(script=self.language(variant).script)
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.generation_models(), self.generation_requests)]
         if self.exp.judges:
-            stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self._finalize_judgment,
+            stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self.finalize_judgment,
                                 rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges}))
         return stages
 

@@ -4,9 +4,8 @@ model × dialect."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialectbias.config import Experiment
 from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.errors import ConfigError
-from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, load_rubric, run_checks
+from dialectbias.judges import CheckSettings, Rubric, load_rubric
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Outcome, Skipped, Stage, Write
+from dialectbias.run._stage import Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields
 from dialectbias.tasks._base import StageYield, Task
-from dialectbias.tasks._judgment_row import judgment_row
+from dialectbias.tasks._judgment_row import JudgedTask
 from dialectbias.tasks._templates import render, render_file, template_exists
 
 DEFAULT_RUBRIC = "rlaif"
@@ -60,7 +59,7 @@ class QABiasOptions(BaseModel):
     n_resamples: int = Field(default=10_000, ge=1, description="bootstrap resamples for the gap CIs")
 
 
-class QABiasTask(Task):
+class QABiasTask(JudgedTask, Task):
     """QA dialect bias: every model answers every item in `standard` and each dialect; every judge rates each
     dialect answer against the standard answer on its rubric (default `rlaif`: five weighted Likert
     statements, score 0–10); report: model × dialect table, judge agreement, gaps with CIs, paired tests
@@ -168,7 +167,9 @@ class QABiasTask(Task):
 
     @staticmethod
     def _is_rlaif(rubric: Rubric) -> bool:
-        return rubric == load_rubric(DEFAULT_RUBRIC)
+        """The rubric asks what RLAIF asks (its weights, score rule, ceilings or checks may differ): the paper's
+        prompt, so editing how a copy of RLAIF scores re-scores the stored judgments instead of re-asking."""
+        return rubric.question() == load_rubric(DEFAULT_RUBRIC).question()
 
     def _judge_system(self, rubric: Rubric, variant: str) -> str:
         if self._is_rlaif(rubric):
@@ -206,23 +207,19 @@ class QABiasTask(Task):
                         messages=[{"role": "system", "content": system_cache[variant]},
                                   {"role": "user", "content": user}])
 
-    def _finalize_judgment(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
-        """The judgment of one judge answer (`dialectbias.judges.evaluate_judgment`): the judge's rubric,
-        the code checks it declares on the dialect answer, review routing; one row of `judgments`."""
-        meta, refs = json.loads(row["meta"]), json.loads(row["refs"])
-        rubric = self.rubrics[row["model_id"]]
-        dialect_answer = ""
-        if rubric.checks:
-            dialect_answer = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],))[0][0] or ""
-        code = run_checks(rubric.checks, dialect_answer, self.check_settings)
-        values = evaluate_judgment(rubric, outcome.parsed, code,
-                                   review_threshold=self.exp.review.confidence_threshold)
-        return [("judgments", judgment_row(row, meta["model_id"], outcome, values))]
+    def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
+                     meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
+        """The code checks read the dialect answer (refs: [standard answer, dialect answer])."""
+        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],)) if len(refs) > 1 else []
+        return (found[0][0] if found else None) or "", self.check_settings
+
+    def checks_key(self) -> Any:
+        return asdict(self.check_settings)
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.exp.models, self._generation_requests)]
         if self.exp.judges:
-            stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self._finalize_judgment,
+            stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self.finalize_judgment,
                                 rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges}))
         return stages
 

@@ -12,8 +12,7 @@ is computed locally when the run ends.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,14 +24,14 @@ from dialectbias.config import load_experiment as load_experiment_file
 from dialectbias.data import Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
-from dialectbias.judges import CheckSettings, Rubric, evaluate_judgment, run_checks
+from dialectbias.judges import CheckSettings, Rubric
 from dialectbias.metrics._translation import TextNormalization
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
+from dialectbias.run._stage import Skipped, Stage, StageYield
 from dialectbias.store import Store, check_owner
 from dialectbias.tasks._base import Task
-from dialectbias.tasks._judgment_row import judge_stage_yields, judge_summary_lines, judgment_row
+from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines
 from dialectbias.tasks._templates import render
 from dialectbias.tasks._tq_data import TQLoad, TQRow, attach_system, load_rows, rows_from_items
 from dialectbias.tasks._translate_prompt import language_name
@@ -118,7 +117,7 @@ class ReviewTranslation:
     ok: bool = True
 
 
-class TranslationQualityTask(Task):
+class TranslationQualityTask(JudgedTask, Task):
     """Scores machine translations into dialects against human references (BLEU, chrF, WER, BERTScore,
     embedding cosine, LLM fidelity judges) and validates every metric against human 0–10 scores."""
 
@@ -320,22 +319,17 @@ class TranslationQualityTask(Task):
                                   messages=[{"role": "system", "content": prompts[row.dialect]},
                                             {"role": "user", "content": user}])
 
-    def _finalize_judgment(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
-        meta = json.loads(row["meta"])
-        rubric = self.rubrics[row["model_id"]]
-        text = ""
-        if rubric.checks:  # a rubric of your own may ask for the script/refusal checks on the translation
-            found = store.query("SELECT metadata FROM items WHERE item_id = ?", (row["item_id"],))
-            text = json.loads(found[0][0])["tq"]["systems"].get(meta["system"], "") if found else ""
-        script = script_for_language(row["variant"], extra=self.exp.dialects)
-        code = run_checks(rubric.checks, text, CheckSettings(script=script))
-        values = evaluate_judgment(rubric, outcome.parsed, code, review_threshold=self.exp.review.confidence_threshold)
-        return [("judgments", judgment_row(row, meta["model_id"], outcome, values))]
+    def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
+                     meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
+        """A rubric of your own may ask for the script/refusal checks on the translation (its system's)."""
+        found = store.query("SELECT metadata FROM items WHERE item_id = ?", (item_id,))
+        text = json.loads(found[0][0]).get("tq", {}).get("systems", {}).get(meta.get("system"), "") if found else ""
+        return text, CheckSettings(script=script_for_language(variant, extra=self.exp.dialects))
 
     def stages(self) -> list[Stage]:
         if "judge" not in self.metrics or not self.exp.judges:
             return []
-        return [Stage("judge", self.exp.judges, self._judge_requests, finalize=self._finalize_judgment,
+        return [Stage("judge", self.exp.judges, self._judge_requests, finalize=self.finalize_judgment,
                       rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges})]
 
     def stage_yields(self, store: Store) -> list[StageYield]:
