@@ -76,7 +76,7 @@ def query(corpus: CorpusArg,
     """
     from dialectbias.retrieval import HybridIndex, default_index_dir
 
-    index = HybridIndex.load(index_dir or default_index_dir(corpus))
+    index = HybridIndex.load(index_dir or default_index_dir(corpus), corpus=corpus)
     hits = index.search(text, dialect=dialect, k=k)
     if as_json:
         typer.echo(json.dumps([hit.model_dump() for hit in hits], ensure_ascii=False, indent=2))
