@@ -9,7 +9,7 @@ import os
 import shlex
 from pathlib import Path
 
-from dialectbias.data import corpus_fingerprint, describe_changes
+from dialectbias.data import CorpusFingerprint, corpus_fingerprint, describe_changes
 from dialectbias.errors import DataError
 from dialectbias.retrieval._embedders import DEFAULT_EMBEDDER
 from dialectbias.retrieval._persist import Manifest, default_index_dir, read_manifest
@@ -45,33 +45,33 @@ def corpus_to_check(manifest: Manifest, corpus: str | Path | None) -> Path | Non
     return recorded if recorded is not None and recorded.is_file() else None
 
 
-def stale_reason(out_dir: Path, manifest: Manifest, corpus: str | Path | None) -> str | None:
-    """Why the index no longer matches its corpus (both fingerprints, what changed, the rebuild command), or
-    None when it matches or there is no corpus to check against; DataError for an index without a recorded
-    fingerprint."""
+def corpus_changes(out_dir: Path, manifest: Manifest, corpus: str | Path | None
+                   ) -> tuple[list[str], CorpusFingerprint | None]:
+    """What changed in the corpus since the index was built (empty: it matches, or there is no corpus to check
+    against) and the corpus's fingerprint now; DataError for an index without a recorded fingerprint."""
     path = corpus_to_check(manifest, corpus)
     if manifest.corpus_fingerprint is None:
         raise DataError(f"{out_dir}: built by an earlier dialectbias, with no fingerprint of its corpus: "
                         "whether the corpus changed since cannot be told; rebuild it: "
                         f"`{rebuild_command(out_dir, manifest, path)}`")
     if path is None:
-        return None
+        return [], None
     now = corpus_fingerprint(path)
-    changes = manifest.corpus_fingerprint.changes(now)
-    if not changes:
-        return None
-    built_from = shown(manifest.corpus_path) if manifest.corpus_path else manifest.corpus
-    return (f"{out_dir}: built from another state of the corpus (index fingerprint "
-            f"{manifest.corpus_fingerprint.digest}, built from {built_from}; {shown(path)} now {now.digest}): "
-            f"{describe_changes(changes)}; rebuild it: `{rebuild_command(out_dir, manifest, path)}`")
+    return manifest.corpus_fingerprint.changes(now), now
 
 
 def open_manifest(out_dir: str | Path, corpus: str | Path | None = None) -> Manifest:
     """The index's manifest, checked against `corpus` (default: the corpus it was built from, when still
-    there): DataError naming both fingerprints, the changes and the rebuild command when they differ."""
+    there): DataError naming both fingerprints, what changed and the rebuild command when they differ."""
     out = Path(out_dir)
     manifest = read_manifest(out)
-    reason = stale_reason(out, manifest, corpus)
-    if reason is not None:
-        raise DataError(reason)
+    changes, now = corpus_changes(out, manifest, corpus)
+    if changes:
+        assert manifest.corpus_fingerprint is not None and now is not None
+        path = corpus_to_check(manifest, corpus)
+        built_from = shown(manifest.corpus_path) if manifest.corpus_path else manifest.corpus
+        raise DataError(f"{out}: built from another state of the corpus (index fingerprint "
+                        f"{manifest.corpus_fingerprint.digest}, built from {built_from}; {shown(path or '')} now "
+                        f"{now.digest}): {describe_changes(changes)}; rebuild it: "
+                        f"`{rebuild_command(out, manifest, path)}`")
     return manifest

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from dialectbias.data import Corpus, ParallelPair, load_corpus
+from dialectbias.data import Corpus, ParallelPair, describe_changes, load_corpus
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.retrieval import _freshness, _persist
 from dialectbias.retrieval._dense import DenseIndex
@@ -121,22 +121,24 @@ class HybridIndex:
         return {p.standard_norm: vectors[i] for i, p in enumerate(pairs)}
 
     @classmethod
-    def refresh(cls, out_dir: str | Path, corpus: str | Path,
-                progress: Callable[[int, int], None] | None = None) -> str | None:
-        """Rebuild the index in `out_dir` when `corpus` changed since it was built (or it records no corpus
-        fingerprint), with the embedder, excluded splits and settings it was built with; returns why it was
-        rebuilt, None when it was current."""
+    def refresh(cls, out_dir: str | Path, corpus: str | Path | None = None) -> str | None:
+        """Rebuild the index in `out_dir` when its corpus (`corpus`, default: the one it was built from, while
+        still there) changed since it was built, or when it records no corpus fingerprint, with the embedder,
+        excluded splits and settings it was built with. Returns what changed, None when it was current."""
         out = Path(out_dir)
         manifest = _persist.read_manifest(out)
-        try:
-            reason = _freshness.stale_reason(out, manifest, corpus)
-        except DataError as exc:
-            reason = str(exc)
-        if reason is None:
+        path = _freshness.corpus_to_check(manifest, corpus)
+        if path is None:
             return None
-        cls.build(corpus, embedder=manifest.embedder, out_dir=out, exclude_splits=manifest.exclude_splits,
-                  config=manifest.config, progress=progress)
-        return reason
+        try:
+            changes, _ = _freshness.corpus_changes(out, manifest, path)
+        except DataError:  # no fingerprint recorded: rebuilding records one
+            changes = ["no corpus fingerprint recorded"]
+        if not changes:
+            return None
+        cls.build(path, embedder=manifest.embedder, out_dir=out, exclude_splits=manifest.exclude_splits,
+                  config=manifest.config)
+        return describe_changes(changes)
 
     @classmethod
     def load(cls, out_dir: str | Path, *, corpus: str | Path | None = None, embedder: Embedder | str | None = None,
