@@ -121,3 +121,23 @@ def test_an_index_without_a_corpus_fingerprint_is_refused(tmp_path: Path, cli: A
     assert res.exit_code == 1
     text = " ".join(res.output.split())
     assert "no fingerprint of its corpus" in text and f"rebuild it: `dialectbias index build {corpus}" in text
+
+
+def test_refresh_rebuilds_only_a_stale_or_unfingerprinted_index(tmp_path: Path, e5: Any) -> None:
+    from dialectbias.retrieval import HybridIndex
+
+    corpus = write_corpus(tmp_path)
+    out = tmp_path / "tiny.index"
+    HybridIndex.build(corpus, embedder=e5, out_dir=out, exclude_splits=["validation"])
+    assert HybridIndex.refresh(out, corpus) is None
+    write_pairs(tmp_path / "data" / "Sylhet Validation.csv", [("আমি বই পড়ি", "আমি বই ফড়ি")], "Sylhet")
+    write_pairs(tmp_path / "data" / "Sylhet Test.csv", [("আমি গান গাই", "আমি গান গাই গো")], "Sylhet")
+    assert HybridIndex.refresh(out, corpus) == "data/Sylhet Test.csv now read; data/Sylhet Validation.csv now read"
+    index = HybridIndex.load(out, corpus=corpus)
+    assert (index.manifest.pairs, index.manifest.excluded, index.manifest.exclude_splits) == (13, 1, ["validation"])
+
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    del manifest["corpus_fingerprint"]
+    (out / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    assert HybridIndex.refresh(out) == "no corpus fingerprint recorded"  # the corpus it was built from
+    assert HybridIndex.load(out).manifest.corpus_fingerprint is not None
