@@ -13,6 +13,7 @@ from dialectbias.data._corpus import (
     Corpus,
     CorpusReport,
     ParallelPair,
+    corpus_files,
     corpus_fingerprint,
     load_corpus,
     pair_id,
@@ -27,6 +28,7 @@ from dialectbias.dialects import STANDARD, known_variants, unknown_variant_messa
 
 __all__ = ["DIALECT_HINT", "STANDARD", "ChatMessage", "ContentImage", "ContentPart", "ContentText", "Corpus",
            "CorpusFingerprint", "CorpusReport", "ImageInfo", "InputLimits", "Item", "LoadReport", "MediaError",
-           "ParallelPair", "corpus_fingerprint", "describe_changes", "image_info", "image_part", "is_url",
-           "iter_items", "known_variants", "load_corpus", "load_image", "message_text", "pair_id", "read_csv_rows",
-           "read_jsonl", "read_xlsx_rows", "resolve_item_image", "text_part", "unknown_variant_message"]
+           "ParallelPair", "corpus_files", "corpus_fingerprint", "describe_changes", "image_info", "image_part",
+           "is_url", "iter_items", "known_variants", "load_corpus", "load_image", "message_text", "pair_id",
+           "read_csv_rows", "read_jsonl", "read_xlsx_rows", "resolve_item_image", "text_part",
+           "unknown_variant_message"]

@@ -195,6 +195,12 @@ def read_corpus_spec(path: str | Path) -> CorpusSpec:
         raise DataError(f"{path}: " + "; ".join(problems)) from None
 
 
+def corpus_files(path: str | Path) -> list[str]:
+    """The data files a corpus file reads (paths, or hf:// URIs), in reading order."""
+    path = Path(path)
+    return [s for entry in read_corpus_spec(path).files for s in _expand(entry, path.parent, path)]
+
+
 def corpus_fingerprint(path: str | Path) -> CorpusFingerprint:
     """The corpus file's spec and the content of every data file it reads (`_corpus_fingerprint`), without
     reading their rows."""
