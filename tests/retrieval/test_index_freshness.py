@@ -120,7 +120,7 @@ def test_an_index_without_a_corpus_fingerprint_is_refused(tmp_path: Path, cli: A
     res = cli("index", "query", corpus, QUERY)
     assert res.exit_code == 1
     text = " ".join(res.output.split())
-    assert "no fingerprint of its corpus" in text and f"rebuild it: `dialectbias index build {corpus}" in text
+    assert "records no fingerprint of its corpus" in text and f"rebuild it: `dialectbias index build {corpus}" in text
 
 
 def test_refresh_rebuilds_only_a_stale_or_unfingerprinted_index(tmp_path: Path, e5: Any) -> None:

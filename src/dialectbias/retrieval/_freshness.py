@@ -51,8 +51,9 @@ def corpus_changes(out_dir: Path, manifest: Manifest, corpus: str | Path | None
     against) and the corpus's fingerprint now; DataError for an index without a recorded fingerprint."""
     path = corpus_to_check(manifest, corpus)
     if manifest.corpus_fingerprint is None:
-        raise DataError(f"{out_dir}: built by an earlier dialectbias, with no fingerprint of its corpus: "
-                        "whether the corpus changed since cannot be told; rebuild it: "
+        raise DataError(f"{out_dir}: records no fingerprint of its corpus (built by an earlier dialectbias, or "
+                        "from pairs read without a corpus file): whether the corpus changed since cannot be told; "
+                        "rebuild it: "
                         f"`{rebuild_command(out_dir, manifest, path)}`")
     if path is None:
         return [], None

@@ -130,10 +130,8 @@ class HybridIndex:
         path = _freshness.corpus_to_check(manifest, corpus)
         if path is None:
             return None
-        try:
-            changes, _ = _freshness.corpus_changes(out, manifest, path)
-        except DataError:  # no fingerprint recorded: rebuilding records one
-            changes = ["no corpus fingerprint recorded"]
+        changes = _freshness.corpus_changes(out, manifest, path)[0] if manifest.corpus_fingerprint is not None \
+            else ["no corpus fingerprint recorded"]
         if not changes:
             return None
         cls.build(path, embedder=manifest.embedder, out_dir=out, exclude_splits=manifest.exclude_splits,
