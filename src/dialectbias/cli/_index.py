@@ -72,6 +72,8 @@ def query(corpus: CorpusArg,
           ) -> None:
     """Show the k pairs the translator would be given for TEXT, with dense, sparse and blended scores.
 
+    The index must match CORPUS as it is now (if not, the error names the rebuild command).
+
     Example: dialectbias index query vashantor.yaml "আজকে আমার মন ভালো নেই" --dialect sylhet --k 5
     """
     from dialectbias.retrieval import HybridIndex, default_index_dir
