@@ -72,11 +72,13 @@ def query(corpus: CorpusArg,
           ) -> None:
     """Show the k pairs the translator would be given for TEXT, with dense, sparse and blended scores.
 
+    The index must match CORPUS as it is now (if not, the error names the rebuild command).
+
     Example: dialectbias index query vashantor.yaml "আজকে আমার মন ভালো নেই" --dialect sylhet --k 5
     """
     from dialectbias.retrieval import HybridIndex, default_index_dir
 
-    index = HybridIndex.load(index_dir or default_index_dir(corpus))
+    index = HybridIndex.load(index_dir or default_index_dir(corpus), corpus=corpus)
     hits = index.search(text, dialect=dialect, k=k)
     if as_json:
         typer.echo(json.dumps([hit.model_dump() for hit in hits], ensure_ascii=False, indent=2))

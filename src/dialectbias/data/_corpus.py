@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from dialectbias._yaml import load_yaml
+from dialectbias.data._corpus_fingerprint import CorpusFingerprint, make_fingerprint
 from dialectbias.data._loaders import _rows_hf, _rows_parquet, read_jsonl
 from dialectbias.dialects import known_variants, unknown_variant_message
 from dialectbias.errors import DataError, read_text_file, validation_problems
@@ -154,6 +155,8 @@ class Corpus(BaseModel):
     path: Path | None = None
     pairs: list[ParallelPair]
     report: CorpusReport
+    #: the spec and data files it was read from (what a retrieval index records)
+    fingerprint: CorpusFingerprint | None = None
 
     def dialects(self) -> list[str]:
         return sorted({p.dialect for p in self.pairs})
@@ -174,8 +177,8 @@ def split_from_name(name: str) -> str | None:
     return _SPLIT_WORDS[found[-1]] if found else None
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Read a corpus file and every data file it names; errors name the file, row and column at fault."""
+def read_corpus_spec(path: str | Path) -> CorpusSpec:
+    """The corpus file, validated; errors name the file and key at fault."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: corpus file not found")
@@ -183,16 +186,43 @@ def load_corpus(path: str | Path) -> Corpus:
     if not isinstance(raw, dict):
         raise DataError(f"{path}: a corpus file is a mapping with `name` and `files` (see `dialectbias index --help`)")
     try:
-        spec = CorpusSpec.model_validate(raw)
+        return CorpusSpec.model_validate(raw)
     except ValidationError as exc:
         problems = [line.strip().removeprefix("- ") for line in validation_problems(exc)]
         raise DataError(f"{path}: " + "; ".join(problems)) from None
+
+
+def corpus_files(path: str | Path) -> list[str]:
+    """The data files a corpus file reads (paths, or hf:// URIs), in reading order."""
+    path = Path(path)
+    return [s for entry in read_corpus_spec(path).files for s in _expand(entry, path.parent, path)]
+
+
+def corpus_fingerprint(path: str | Path) -> CorpusFingerprint:
+    """The corpus file's spec and the content of every data file it reads (`_corpus_fingerprint`), without
+    reading their rows."""
+    path = Path(path)
+    spec = read_corpus_spec(path)
+    return _fingerprint(spec, [s for entry in spec.files for s in _expand(entry, path.parent, path)], path)
+
+
+def _fingerprint(spec: CorpusSpec, sources: list[str], path: Path) -> CorpusFingerprint:
+    normalised = spec.model_dump(mode="json", exclude={"name"})
+    normalised["dialects"] = {lang: sorted(names) for lang, names in sorted(spec.dialects.items())}
+    return make_fingerprint(normalised, sources, path.parent)
+
+
+def load_corpus(path: str | Path) -> Corpus:
+    """Read a corpus file and every data file it names; errors name the file, row and column at fault."""
+    path = Path(path)
+    spec = read_corpus_spec(path)
+    expanded = [(entry, _expand(entry, path.parent, path)) for entry in spec.files]
+    prints = _fingerprint(spec, [s for _, sources in expanded for s in sources], path)
     known = known_variants(spec.dialects)
     report = CorpusReport()
     pairs: list[ParallelPair] = []
     seen: set[str] = set()
-    for entry in spec.files:
-        sources = _expand(entry, path.parent, path)
+    for entry, sources in expanded:
         for source in sources:
             counts = FileCounts(source=source)
             report.files.append(counts)
@@ -217,7 +247,7 @@ def load_corpus(path: str | Path) -> Corpus:
     if not pairs:
         raise DataError(f"{path}: no usable pairs in {report.total('rows'):,} rows "
                         f"({report.empty:,} empty, {report.duplicates:,} duplicates)")
-    return Corpus(name=spec.name, path=path.resolve(), pairs=pairs, report=report)
+    return Corpus(name=spec.name, path=path.resolve(), pairs=pairs, report=report, fingerprint=prints)
 
 
 def _expand(entry: CorpusFile, base: Path, corpus_path: Path) -> list[str]:

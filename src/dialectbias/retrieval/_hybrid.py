@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
-from dialectbias.data import Corpus, ParallelPair, load_corpus
+from dialectbias.data import Corpus, ParallelPair, describe_changes, load_corpus
 from dialectbias.errors import ConfigError, DataError
-from dialectbias.retrieval import _persist
+from dialectbias.retrieval import _freshness, _persist
 from dialectbias.retrieval._dense import DenseIndex
 from dialectbias.retrieval._deps import missing
 from dialectbias.retrieval._embedders import Embedder, load_embedder
@@ -96,7 +97,9 @@ class HybridIndex:
         manifest = _persist.Manifest(corpus=corpus.name, corpus_path=str(corpus.path) if corpus.path else None,
                                      embedder=model.spec, embedder_identity=model.identity, dim=model.dim,
                                      pairs=len(pairs), exclude_splits=excluded_splits,
-                                     excluded=len(corpus.pairs) - len(pairs), config=config or RetrievalConfig())
+                                     excluded=len(corpus.pairs) - len(pairs), config=config or RetrievalConfig(),
+                                     corpus_fingerprint=corpus.fingerprint,
+                                     dialects=dict(sorted(Counter(p.dialect for p in pairs).items())))
         _persist.save(out, manifest, pairs, vectors)
         index = cls(pairs, vectors, manifest, out, model)
         index.build_stats = BuildStats(pairs=len(pairs), excluded=manifest.excluded, embedded=len(pairs) - reused,
@@ -118,12 +121,32 @@ class HybridIndex:
         return {p.standard_norm: vectors[i] for i, p in enumerate(pairs)}
 
     @classmethod
-    def load(cls, out_dir: str | Path, *, embedder: Embedder | str | None = None,
-             config: RetrievalConfig | None = None) -> HybridIndex:
-        """Open a built index without re-embedding. The query embedder is loaded on first search (the one the
-        index was built with); an `embedder` other than that one is an error naming the folder."""
+    def refresh(cls, out_dir: str | Path, corpus: str | Path | None = None) -> str | None:
+        """Rebuild the index in `out_dir` when its corpus (`corpus`, default: the one it was built from, while
+        still there) changed since it was built, or when it records no corpus fingerprint, with the embedder,
+        excluded splits and settings it was built with. Returns what changed, None when it was current."""
         out = Path(out_dir)
         manifest = _persist.read_manifest(out)
+        path = _freshness.corpus_to_check(manifest, corpus)
+        if path is None:
+            return None
+        changes = _freshness.corpus_changes(out, manifest, path)[0] if manifest.corpus_fingerprint is not None \
+            else ["no corpus fingerprint recorded"]
+        if not changes:
+            return None
+        cls.build(path, embedder=manifest.embedder, out_dir=out, exclude_splits=manifest.exclude_splits,
+                  config=manifest.config)
+        return describe_changes(changes)
+
+    @classmethod
+    def load(cls, out_dir: str | Path, *, corpus: str | Path | None = None, embedder: Embedder | str | None = None,
+             config: RetrievalConfig | None = None) -> HybridIndex:
+        """Open a built index without re-embedding. It must match `corpus` (default: the corpus file it was built
+        from, while that is still there): a changed corpus is an error naming both fingerprints and the rebuild
+        command. The query embedder is loaded on first search (the one the index was built with); an
+        `embedder` other than that one is an error naming the folder."""
+        out = Path(out_dir)
+        manifest = _freshness.open_manifest(out, corpus)
         model: Embedder | None = None
         if embedder is not None:
             model = load_embedder(embedder) if isinstance(embedder, str) else embedder

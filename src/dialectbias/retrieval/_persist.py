@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from dialectbias.data import ParallelPair
+from dialectbias.data import CorpusFingerprint, ParallelPair
 from dialectbias.errors import DataError
 from dialectbias.retrieval._scoring import RetrievalConfig
 
@@ -30,6 +30,10 @@ class Manifest(BaseModel):
     exclude_splits: list[str] = []
     excluded: int = 0
     config: RetrievalConfig = RetrievalConfig()
+    #: the corpus spec and data files the index was built from (None: built before indexes recorded it)
+    corpus_fingerprint: CorpusFingerprint | None = None
+    #: pairs per dialect (what a translate experiment's targets are checked against without loading the index)
+    dialects: dict[str, int] = {}
 
 
 def default_index_dir(corpus_path: str | Path) -> Path:

@@ -90,34 +90,52 @@ class Example:
     score: float
 
 
-class Retriever:
-    """The hybrid index (`dialectbias.retrieval.HybridIndex`), loaded once from its folder (no re-embedding)."""
+#: index folders this process rebuilt (`rebuild_index`), with what had changed: `run` opens the experiment twice
+#: (for its plan, then to run it), and the run summary reports a rebuild the first opening did
+_REBUILT: dict[Path, str] = {}
 
-    def __init__(self, index_dir: Path) -> None:
+
+class Retriever:
+    """The hybrid index (`dialectbias.retrieval.HybridIndex`) of a translate experiment: checked against its
+    corpus when opened (`open`), loaded once on first search (no re-embedding)."""
+
+    def __init__(self, index_dir: Path, corpus: Path | None = None) -> None:
         self.index_dir = index_dir
+        #: the corpus file the index must match (None: the one it was built from, while still there)
+        self.corpus = corpus
+        #: what had changed in the corpus when this process rebuilt the index (`open(rebuild=True)`), else None
+        self.rebuilt: str | None = None
+        self._manifest: Any = None
         self._index: Any = None
         self._vectors: dict[str, Any] = {}  # query -> its embedding: one per text, whatever the targets
-        self._dialects: frozenset[str] | None = None
+
+    def open(self, *, rebuild: bool = False) -> Any:
+        """The index's manifest, checked against the corpus (DataError naming both fingerprints and the rebuild
+        command when the corpus changed since the build); `rebuild`: rebuild a stale index first."""
+        retrieval = _retrieval()
+        if rebuild and (why := retrieval.HybridIndex.refresh(self.index_dir, self.corpus)) is not None:
+            _REBUILT[self.index_dir.resolve()] = why
+        self.rebuilt = _REBUILT.get(self.index_dir.resolve())
+        self._manifest = retrieval.open_manifest(self.index_dir, self.corpus)
+        return self._manifest
+
+    @property
+    def manifest(self) -> Any:
+        return self._manifest if self._manifest is not None else self.open()
 
     @property
     def index(self) -> Any:
         if self._index is None:
-            try:
-                from dialectbias.retrieval import HybridIndex
-            except ImportError as exc:
-                raise ConfigError(f"the translator's index needs the retrieval extra ({exc}): "
-                                  "pip install 'dialectbias[retrieval]'") from None
-            self._index = HybridIndex.load(self.index_dir)
+            self._index = _retrieval().HybridIndex.load(self.index_dir, corpus=self.corpus)
         return self._index
 
-    def has_dialect(self, dialect: str) -> bool:
-        if self._dialects is None:
-            self._dialects = frozenset(self.index.dialects())
-        return dialect.lower() in self._dialects
+    def dialects(self) -> dict[str, int]:
+        """Pairs per dialect in the index."""
+        return dict(self.manifest.dialects)
 
     def describe(self) -> str:
-        """`N pairs, split(s) validation excluded` of the loaded index."""
-        m = self.index.manifest
+        """`N pairs, split(s) validation excluded` of the index."""
+        m = self.manifest
         held = f", split(s) {', '.join(m.exclude_splits)} excluded ({m.excluded:,} pairs)" if m.exclude_splits else ""
         return f"{m.pairs:,} pairs{held}"
 
@@ -137,9 +155,7 @@ class Retriever:
         return normalize_query(query, short_tokens=self.index.config.short_tokens)
 
     def examples(self, query: str, dialect: str, k: int) -> list[Example]:
-        """The k best pairs for `query`, the target dialect's first (a dialect the index lacks: none)."""
-        if not self.has_dialect(dialect):
-            return []
+        """The k best pairs for `query`, the target dialect's first."""
         q = self._normalized(query)
         if not q.normalized:
             return []
@@ -152,6 +168,15 @@ class Retriever:
         """True when one of `texts` is the standard side of a pair the index holds (SPEC §4 P1: items whose
         standard text was retrieval data would be translated from their own reference)."""
         return any(self.index.contains_standard(t) for t in texts)
+
+
+def _retrieval() -> Any:
+    try:
+        import dialectbias.retrieval as retrieval
+    except ImportError as exc:
+        raise ConfigError(f"the translator's index needs the retrieval extra ({exc}): "
+                          "pip install 'dialectbias[retrieval]'") from None
+    return retrieval
 
 
 def index_dir_for(corpus: Path | None, index: Path | None) -> Path | None:

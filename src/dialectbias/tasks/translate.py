@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.config import Experiment
 from dialectbias.data import STANDARD, Item, known_variants, unknown_variant_message
-from dialectbias.errors import ConfigError
+from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, Stage
@@ -75,7 +75,11 @@ class TranslateOptions(BaseModel):
                                "CORPUS` built (stored next to it): few-shot examples for dialect targets; "
                                "without corpus or index the prompt is zero-shot")
     index: str | None = Field(default=None, description="index folder built with `dialectbias index build "
-                              "--out DIR` (instead of corpus)")
+                              "--out DIR` (instead of corpus; checked against the corpus it was built from, while "
+                              "that file is still there)")
+    rebuild_index: bool = Field(default=False, description="when the corpus changed since the index was built "
+                                "(its YAML, or a data file's content), rebuild the index with the options it was "
+                                "built with instead of stopping with an error; the run summary says so")
     k: int = Field(default=5, ge=1, le=50, description="retrieved examples per prompt")
     dialect_id: str | None = Field(default=None, description="folder of a model from `dialectbias train-dialect-id` "
                                    "(relative to the experiment file): flags translations into a dialect that read "
@@ -137,7 +141,8 @@ class TranslateTask(Task):
         self._language = source_language(o.targets, experiment.dialects, o.source_language)
         self.index_dir = index_dir_for(experiment.resolve(o.corpus) if o.corpus else None,
                                        experiment.resolve(o.index) if o.index else None)
-        self.retriever = Retriever(self.index_dir) if self.index_dir is not None else None
+        self.retriever = Retriever(self.index_dir, experiment.resolve(o.corpus) if o.corpus else None) \
+            if self.index_dir is not None else None
         self._targets: dict[str, Target] | None = None
         self._identifier: Any = None
 
@@ -188,8 +193,30 @@ class TranslateTask(Task):
             key = "corpus" if self.options.corpus else "index"
             raise ConfigError(f"{self.exp.where('options', key)}: no retrieval index at {self.index_dir}: "
                               f"build it first (`{build}`)")
+        if self.retriever is not None:
+            self._check_index(self.retriever)
         if self.options.prompt == "instruction":
             instruction_check(self.targets, self.exp.role(ROLE), self.exp.where("options", "prompt"))
+
+    def _check_index(self, retriever: Retriever) -> None:
+        """Before any request: the index matches its corpus (or is rebuilt, with `rebuild_index`) and holds
+        pairs of every dialect target the few-shot prompt needs examples for."""
+        key = "corpus" if self.options.corpus else "index"
+        try:
+            retriever.open(rebuild=self.options.rebuild_index)
+        except DataError as exc:
+            raise ConfigError(f"{self.exp.where('options', key)}: options.{key}: {exc}") from None
+        if self.options.prompt != "rag":
+            return
+        held = retriever.dialects()
+        for i, name in enumerate(self.options.targets):
+            target = self.targets[name.lower()]
+            if target.kind == "dialect" and target.variant not in held:
+                its = ", ".join(f"{d} {n:,}" for d, n in held.items()) or "none"
+                raise ConfigError(f"{self.exp.where('options', 'targets', i)}: options.targets: the index "
+                                  f"{retriever.index_dir} has no pair of dialect {target.variant!r} (its dialects: "
+                                  f"{its}); index a corpus with {target.variant} pairs, or translate into it in an "
+                                  f"experiment without options.{key} (zero-shot prompts)")
 
     def input_files(self) -> list[Path]:
         extra = [p for p in (self.templates, self.index_dir) if p is not None and p.exists()]
@@ -224,8 +251,8 @@ class TranslateTask(Task):
                 if not plan.groups:
                     yield Skipped(f"item {item.id!r}", kind="no text to translate in the source variant")
                 plans.append((item, plan if plan.groups else None))
-            if self.retriever is not None and any(
-                    t.kind == "dialect" and self.retriever.has_dialect(t.variant) for t in self.targets.values()):
+            if self.retriever is not None and self.options.prompt == "rag" and any(
+                    t.kind == "dialect" for t in self.targets.values()):
                 self.retriever.prepare([_query(g.texts) for _, plan in plans if plan for g in plan.groups])
             for item, plan in plans:
                 if plan is not None:
@@ -262,16 +289,15 @@ class TranslateTask(Task):
                                   params=sent, meta=meta)
 
     def _retrieval_mode(self, target: Target, examples: list[Any]) -> str:
-        """rag (examples shown), or why the prompt has none: language target, no index, dialect not in it."""
+        """rag (examples shown), or why the prompt has none: language target, no index (a dialect target the
+        index lacks is an error at load)."""
         if self.options.prompt == "instruction":
             return "plain: instruction prompt"
         if examples:
             return "rag"
         if target.kind == "language":
             return "plain: language target"
-        if self.retriever is None:
-            return "plain: no index"
-        return "plain: dialect not in the index" if not self.retriever.has_dialect(target.variant) else "plain"
+        return "plain: no index" if self.retriever is None else "plain"
 
     def stages(self) -> list[Stage]:
         return [Stage(STAGE, [self.exp.role(ROLE)], self._requests)]
@@ -304,7 +330,9 @@ class TranslateTask(Task):
     def summary_lines(self, store: Store) -> list[str]:
         rows = self.translations(store)
         c = count_translations(rows)
-        lines = [f"translate: {c.translated} translated · {c.n_failed} failed"
+        lines = [f"index rebuilt: corpus changed ({self.retriever.rebuilt})"] \
+            if self.retriever is not None and self.retriever.rebuilt else []
+        lines += [f"translate: {c.translated} translated · {c.n_failed} failed"
                  + (f" ({failure_text(c.failed)})" if c.failed else "")
                  + (f" · {c.pending} not done" if c.pending else ""),
                  f"variants: {c.variants} complete · {c.variants_incomplete} incomplete (not exported)"]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialectbias.config import Experiment
 from dialectbias.config import load_experiment as load_experiment_file
-from dialectbias.data import Item
+from dialectbias.data import Item, corpus_files
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
 from dialectbias.judges import CheckSettings, Rubric
@@ -209,8 +209,18 @@ class TranslationQualityTask(JudgedTask, Task):
         files = sorted([p.name, p.stat().st_size] for p in path.iterdir() if p.is_file()) if path.is_dir() else []
         return [str(path), self.options.bertscore_layers, files]
 
+    def _corpus_files(self) -> list[str]:
+        """The data files of a corpus YAML given as `data:` (their edits change the rows as the YAML's do)."""
+        data = self.exp.resolve(self.exp.data) if self.exp.data else None
+        return corpus_files(data) if data is not None and data.suffix.lower() in (".yaml", ".yml") else []
+
+    def input_identity(self) -> list[Any] | None:
+        if any(source.startswith("hf://") for source in self._corpus_files()):
+            return None  # a dataset on the Hub: its rows cannot be told unchanged without reading them
+        return super().input_identity()
+
     def input_files(self) -> list[Path]:
-        files = super().input_files()
+        files = super().input_files() + [Path(source) for source in self._corpus_files()]
         for source in self._sources:
             path = self.exp.resolve(source.experiment)
             files.append(path)

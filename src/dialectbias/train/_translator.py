@@ -25,6 +25,7 @@ from dialectbias._yaml import load_yaml
 from dialectbias.data import load_corpus
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.train._config import TranslatorTrainConfig
+from dialectbias.train._inputs import check_resume, save_inputs, train_inputs
 from dialectbias.train._instruction import CONVERSATION_FORMAT, TRANSLATE_FORMAT
 from dialectbias.train._translator_data import (
     Encoded,
@@ -237,6 +238,11 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "right"
     train_ex, eval_ex = split_examples(selection.examples, config.eval_fraction, config.seed)
+    inputs = train_inputs(corpus_path, train_ex, eval_ex)
+    if resume:
+        check_resume(out_dir, inputs)
+    else:
+        save_inputs(out_dir, inputs)
     train_enc, eval_enc = (encode_examples(tokenizer, ex, config.max_length) for ex in (train_ex, eval_ex))
     if not train_enc.rows:
         raise DataError(f"{corpus_path}: no training example left after tokenising ("
