@@ -13,11 +13,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from dialectbias.cli._help import HelpApp
 from dialectbias.errors import DialectBiasError
 
 #: the `dialectbias` command; its commands are registered in one place, `dialectbias.cli._main`
-app = typer.Typer(name="dialectbias", no_args_is_help=True, add_completion=False,
-                  help="Measure how language models treat speakers of regional dialects.")
+app = HelpApp(name="dialectbias", help="Measure how language models treat speakers of regional dialects.")
 console = Console()
 err_console = Console(stderr=True)
 
