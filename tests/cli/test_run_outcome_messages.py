@@ -66,3 +66,26 @@ def test_a_stopped_model_with_nothing_left_unsent_does_not_say_requests_were_not
     for line in stopped:
         assert "not sent" not in line and "unsent" not in line, line
         assert "the server is down or the URL is wrong" in line
+
+
+def test_report_of_a_run_with_nothing_scored_says_so_first_and_fails(cli: Any, qa: Any, qa_server: Any,
+                                                                      tmp_path: Path) -> None:
+    qa_server.set_faults([{"kind": "500", "match": "model-"}])  # no generation, so no judgment to score
+    project = qa.make_project(tmp_path, qa_server.base_url, n_items=1, model={"max_retries": 0})
+    cli("run", project.yaml_path)
+    result = cli("report", project.yaml_path, "--out", tmp_path / "report")
+    assert result.exit_code == 4, result.output
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: nothing scored: stage generate produced no usable result"), result.stderr
+    assert "error: nothing scored: stage judge produced no usable result" in result.stderr
+    html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    top = html[:html.index("<table")]  # above the metadata and every table
+    assert "Nothing scored: stage judge produced no usable result" in top
+
+
+def test_report_of_a_scored_run_has_no_alert(cli: Any, qa: Any, qa_server: Any, tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path, qa_server.base_url, n_items=1)
+    assert cli("run", project.yaml_path).exit_code == 0
+    result = cli("report", project.yaml_path, "--out", tmp_path / "report")
+    assert result.exit_code == 0 and "nothing scored" not in result.output, result.output
+    assert "Nothing scored" not in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 from collections.abc import Callable
 from functools import wraps
@@ -25,10 +26,26 @@ EXIT_ERROR = 1
 EXIT_FAILURES = 3  # the run finished but some requests failed after their retries
 EXIT_EMPTY = 4  # a stage produced no usable result (no successful generation, scored judgment, accepted answer)
 EXIT_INTERRUPTED = 130  # Ctrl-C: what completed is stored
+EXIT_TERMINATED = 143  # SIGTERM (128 + 15): what completed is stored
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 ExperimentArg = Annotated[Path, typer.Argument(help="experiment YAML file", show_default=False)]
+
+
+class Terminated(KeyboardInterrupt):
+    """The process got SIGTERM (`handle_sigterm`): unwound like Ctrl-C, so what completed is stored."""
+
+
+def handle_sigterm() -> None:
+    """Make SIGTERM unwind the command like Ctrl-C (`Terminated`), once: a second SIGTERM kills at once.
+    The `dialectbias` entry point calls it; the Python API leaves the process's signals alone."""
+
+    def terminate(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
 
 
 def clear_errors(fn: F) -> F:
@@ -43,9 +60,11 @@ def clear_errors(fn: F) -> F:
             raise typer.Exit(EXIT_ERROR) from None
         except (typer.Exit, typer.Abort, typer.TyperException):  # typer's own usage errors and exits
             raise
-        except KeyboardInterrupt:
-            err_console.print("interrupted: completed requests are stored; run again to resume")
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except KeyboardInterrupt as exc:
+            terminated = isinstance(exc, Terminated)
+            err_console.print(f"interrupted{' (SIGTERM)' if terminated else ''}: completed requests are stored; "
+                              "run again to resume", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
         except sqlite3.OperationalError as exc:
             err_console.print("[bold red]error:[/] run store:", escape(str(exc)),
                               "(is another `dialectbias run` using the same store?)", highlight=False, soft_wrap=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks, _train
-from dialectbias.cli._app import app
+from dialectbias.cli._app import app, handle_sigterm
 from dialectbias.cli._help import HelpApp
 from dialectbias.cli._index import index_app
 
@@ -43,6 +43,7 @@ app.command("train-translator")(_train.train_translator)
 
 
 def main() -> None:
+    handle_sigterm()
     app(prog_name="dialectbias")
 
 
