@@ -29,3 +29,27 @@ def test_review_serve_on_a_busy_port_is_one_line_and_no_app_address(qa: Any, qa_
     assert result.stderr.strip().splitlines() == [
         f"error: port {port} on 127.0.0.1 is in use (another review app?): choose another with --port, "
         f"e.g. --port {port + 1}"]
+
+
+@pytest.mark.parametrize(("value", "kind"), [(42, "a number (42)"), (["আমি", "তুমি"], 'a list (["আমি", "তুমি"])'),
+                                             (True, "a boolean (true)")])
+def test_a_variant_that_is_not_a_text_is_named_by_its_type(qa: Any, tmp_path: Path, value: Any, kind: str) -> None:
+    items = [qa.qa_item(0), qa.qa_item(1)]
+    items[1]["variants"] = {**items[1]["variants"], "sylhet": value}
+    project = qa.make_project(tmp_path, "http://127.0.0.1:1/v1", items=items)
+    result = qa.run_subprocess("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 1
+    assert error_lines(result) == [
+        f"error: {project.dir / 'items.jsonl'}:2: item 'q02': variant 'sylhet' is {kind}, not a text; write it as "
+        "a string (vqa and caption items: an object)"], result.stderr
+    assert "empty" not in result.stderr
+
+
+def test_a_jsonl_data_file_with_a_byte_order_mark_is_read_like_a_csv_one(qa: Any, qa_server: Any,
+                                                                        tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path, qa_server.base_url, n_items=2)
+    data = project.dir / "items.jsonl"
+    data.write_bytes(b"\xef\xbb\xbf" + data.read_bytes())  # as Excel or Notepad save "UTF-8"
+    result = qa.run_subprocess("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert qa_server.stats()["requests_total"] == 2 * 3 * 2 + 2 * 2 * 2  # both items: 12 generations, 8 judgments
