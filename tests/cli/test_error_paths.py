@@ -53,3 +53,26 @@ def test_a_jsonl_data_file_with_a_byte_order_mark_is_read_like_a_csv_one(qa: Any
     result = qa.run_subprocess("run", project.yaml_path, "--no-progress")
     assert result.exit_code == 0, result.output
     assert qa_server.stats()["requests_total"] == 2 * 3 * 2 + 2 * 2 * 2  # both items: 12 generations, 8 judgments
+
+
+def test_an_image_that_is_not_an_image_is_named_without_an_object_repr(qa: Any, qa_project: Any, qa_server: Any,
+                                                                       cli: Any) -> None:
+    items = [qa.qa_item(i) for i in range(2)]
+    items[0]["image"] = "images/notes.png"
+    project = qa_project(qa_server.base_url, items=items)
+    (project.dir / "images").mkdir()
+    (project.dir / "images/notes.png").write_text("a text file saved as .png", encoding="utf-8")
+    result = cli("run", project.yaml_path, "--no-progress")
+    warning = next(line for line in result.stderr.splitlines() if "images/notes.png" in line)
+    assert "not a readable image (not an image in a format Pillow reads; supported: PNG, JPEG, GIF, WEBP)" in warning
+    assert "BytesIO" not in result.output and " object at 0x" not in result.output
+
+
+def test_image_error_reasons_never_carry_a_buffer_repr() -> None:
+    from PIL import UnidentifiedImageError
+
+    from dialectbias.data._media import image_error
+
+    assert image_error(OSError("broken data stream when reading image file <_io.BytesIO object at 0x7f3a2b>")) == (
+        "OSError: broken data stream when reading image file")
+    assert "0x" not in image_error(UnidentifiedImageError("cannot identify image file <_io.BytesIO object at 0x1f>"))
