@@ -3,6 +3,7 @@ met them: one clear line naming what is at fault, never a traceback or an object
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -76,3 +77,27 @@ def test_image_error_reasons_never_carry_a_buffer_repr() -> None:
     assert image_error(OSError("broken data stream when reading image file <_io.BytesIO object at 0x7f3a2b>")) == (
         "OSError: broken data stream when reading image file")
     assert "0x" not in image_error(UnidentifiedImageError("cannot identify image file <_io.BytesIO object at 0x1f>"))
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"question": "তুমি কিতা খাইছো?", "answer": "ভাত"},
+     'missing key(s) assistant, user (a row is {"user": …, "assistant": …}, optional dialect, id); found: question, '
+     "answer"),
+    ({"user": ["তুমি", "কিতা"], "assistant": "ভাত"}, "'user' is a list, not a text")])
+def test_train_translator_conversations_with_a_malformed_jsonl_row_is_an_error_like_the_csv_case(
+        cli: Any, tmp_path: Path, row: dict[str, Any], message: str) -> None:
+    pytest.importorskip("peft")
+    from tiny_llm import write_corpus
+
+    corpus = write_corpus(tmp_path / "corpus")
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}", encoding="utf-8")
+    conversations = tmp_path / "conv.jsonl"
+    good = {"user": "তুমি কিতা খাইছো?", "assistant": "আমি ভাত খাইছি।", "dialect": "sylhet"}
+    conversations.write_text(json.dumps(good, ensure_ascii=False) + "\n" + json.dumps(row, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+    result = cli("train-translator", corpus, "--base-model", base, "--out", tmp_path / "out", "--conversations",
+                 conversations)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip() == f"error: {conversations}:2: {message}"
