@@ -107,6 +107,12 @@ def test_lists_and_examples_keep_their_own_lines() -> None:
     assert wrapped[-2:] == ["  Example: dialectbias run exp.yaml", "  Example: dialectbias run other.yaml"]
 
 
+def test_an_example_keeps_each_option_with_its_value() -> None:
+    wrapped = wrap_help("Example: dialectbias review export bn-translate.yaml --queue translation_score --out x.csv",
+                        60).splitlines()
+    assert wrapped == ["Example: dialectbias review export bn-translate.yaml", "  --queue translation_score --out x.csv"]
+
+
 def test_run_help_lists_its_exit_codes_one_per_line() -> None:
     text = render_help(["run"])
     codes = [line.strip().split()[0] for line in text.splitlines() if re.match(r"^  (0|1|3|4|130) ", line)]

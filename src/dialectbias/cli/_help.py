@@ -6,8 +6,8 @@ every flag). A command's docstring is written as prose and re-wrapped, with two 
 
 - a paragraph line ending with ``:`` starts a list: each following line of that paragraph is one entry
   (e.g. ``Exit codes:`` then one line per code), wrapped on its own with a hanging indent;
-- a line starting with ``Example:`` stands on its own line(s), wrapped between words (an option is never
-  split).
+- a line starting with ``Example:`` stands on its own line(s), wrapped between words, an option kept on
+  one line with its value.
 
 The usage line names a required argument in capitals (``EXPERIMENT``), an optional one in brackets.
 """
@@ -15,6 +15,7 @@ The usage line names a required argument in capitals (``EXPERIMENT``), an option
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -23,6 +24,7 @@ from typer._click import Context, HelpFormatter
 from typer.core import TyperArgument, TyperCommand
 
 HANGING = "  "
+_OPTION_VALUE = re.compile(r"(--[\w-]+) (?!-)(\S+)")
 
 
 def help_blocks(text: str) -> list[list[tuple[str, bool]]]:
@@ -52,9 +54,11 @@ def wrap_help(text: str, width: int, indent: str = "") -> str:
     for block in help_blocks(inspect.cleandoc(text)):
         lines: list[str] = []
         for entry, hanging in block:
-            lines += textwrap.wrap(entry, width, initial_indent=indent,
-                                   subsequent_indent=indent + (HANGING if hanging else ""),
-                                   break_long_words=False, break_on_hyphens=False)
+            if entry.startswith("Example:"):  # an option stays on one line with its value
+                entry = _OPTION_VALUE.sub("\\1\N{NO-BREAK SPACE}\\2", entry)
+            lines += [line.replace("\N{NO-BREAK SPACE}", " ") for line in textwrap.wrap(
+                entry, width, initial_indent=indent, subsequent_indent=indent + (HANGING if hanging else ""),
+                break_long_words=False, break_on_hyphens=False)]
         out.append("\n".join(lines))
     return "\n\n".join(out)
 
