@@ -110,7 +110,8 @@ def test_lists_and_examples_keep_their_own_lines() -> None:
 def test_an_example_keeps_each_option_with_its_value() -> None:
     wrapped = wrap_help("Example: dialectbias review export bn-translate.yaml --queue translation_score --out x.csv",
                         60).splitlines()
-    assert wrapped == ["Example: dialectbias review export bn-translate.yaml", "  --queue translation_score --out x.csv"]
+    assert wrapped == ["Example: dialectbias review export bn-translate.yaml",
+                       "  --queue translation_score --out x.csv"]
 
 
 def test_run_help_lists_its_exit_codes_one_per_line() -> None:
