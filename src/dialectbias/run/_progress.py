@@ -93,13 +93,13 @@ class _Track:
             if not self.target:
                 return _fold([f"done {where}: {complete}/{s.total}", "all done by an earlier run"], width)
             earlier = [f"{s.already_done} done by an earlier run"] * bool(s.already_done)
-            took, rate = f"in {_clock(elapsed)}", f"{self.done / elapsed:,.2f}/s"
+            took, speed = f"in {_clock(elapsed)}", f"{self.done / elapsed:,.2f}/s"
             if self.done < self.target:
-                return _fold([f"stopped {where}: {complete}/{s.total} {took}", rate, *counts,
+                return _fold([f"stopped {where}: {complete}/{s.total} {took}", speed, *counts,
                               f"{self.target - self.done} not sent", *earlier], width)
             if s.failed >= self.done:  # every request this run sent failed
-                return _fold([f"failed {where}: failed {s.failed}/{self.target} {took}", rate, *earlier], width)
-            return _fold([f"done {where}: {complete}/{s.total} {took}", rate, *counts], width)
+                return _fold([f"failed {where}: failed {s.failed}/{self.target} {took}", speed, *earlier], width)
+            return _fold([f"done {where}: {complete}/{s.total} {took}", speed, *counts], width)
         percent = f" ({complete / s.total:.0%})" if s.total else ""
         if not self.done:
             rate = ["waiting for the first result"]
