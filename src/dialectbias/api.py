@@ -5,6 +5,7 @@ report, so neither of them looks tasks up (the sub-packages import each other in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -14,6 +15,7 @@ from dialectbias.config import load_experiment as load_experiment_file
 from dialectbias.report.build import write_report
 from dialectbias.run import GenerationImport, RunSummary, check_executor, run_task
 from dialectbias.run import import_generations as import_into_store
+from dialectbias.run._stage import yield_problems
 from dialectbias.run._status import StatusReport
 from dialectbias.run._status import read_status as read_store_status
 from dialectbias.store import Store, check_owner
@@ -56,10 +58,29 @@ def run_experiment(path: str | Path, *, progress: bool = True, console: Console 
     return run_task(exp, task, progress=progress, console=console, take_over=take_over)
 
 
+@dataclass(frozen=True)
+class ReportOutcome:
+    """A written report: its index.html, and one line per stage that produced no usable result (nothing of
+    it is scored; `dialectbias report` then exits non-zero)."""
+
+    index: Path
+    empty: list[str]
+
+
+def report_experiment(path: str | Path, out_dir: str | Path) -> ReportOutcome:
+    """Write the task's CSV tables and `out_dir/index.html`, saying at its top when a stage has nothing
+    scored (no successful generation, no scored judgment, no accepted answer)."""
+    exp, task = open_experiment(path)
+    with Store.open(exp.store_path, create=False) as store:
+        empty, _ = yield_problems(task.stage_yields(store))
+    alerts = [f"Nothing scored: {line}. Run the experiment (`dialectbias run`) and look at its summary."
+              for line in empty]
+    return ReportOutcome(write_report(exp, task.report, out_dir, alerts=alerts), empty)
+
+
 def build_report(path: str | Path, out_dir: str | Path) -> Path:
     """Write the task's CSV tables and `out_dir/index.html`; returns the index's path."""
-    exp, task = open_experiment(path)
-    return write_report(exp, task.report, out_dir)
+    return report_experiment(path, out_dir).index
 
 
 def import_generations(path: str | Path, file: str | Path, *, take_over: bool = False) -> GenerationImport:
@@ -77,5 +98,5 @@ def read_status(path: str | Path) -> tuple[Experiment, StatusReport]:
         return exp, read_store_status(exp, task.stages(), store, routed_to_review(store, exp))
 
 
-__all__ = ["RunSummary", "build_report", "import_generations", "load_experiment", "open_experiment", "read_status",
-           "run_experiment"]
+__all__ = ["ReportOutcome", "RunSummary", "build_report", "import_generations", "load_experiment", "open_experiment",
+           "read_status", "report_experiment", "run_experiment"]

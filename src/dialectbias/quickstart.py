@@ -32,15 +32,16 @@ def n_prompts(samples: int = SAMPLES) -> int:
     return samples * 6 * sum(len(v) for v in LANGUAGES.values())
 
 
-def expected_seconds(samples: int = SAMPLES) -> tuple[float, float]:
-    """(fast, slow) wall time of the quickstart: 2 free cores vs. a CPU shared with other programs."""
-    n = n_prompts(samples)
+def expected_seconds(samples: int = SAMPLES, prompts: int | None = None) -> tuple[float, float]:
+    """(fast, slow) wall time of the quickstart (or of `prompts` of its prompts left to send): 2 free cores
+    vs. a CPU shared with other programs."""
+    n = n_prompts(samples) if prompts is None else prompts
     return LOAD_S[0] + n / PROMPTS_PER_S_FREE, LOAD_S[1] + n / PROMPTS_PER_S_BUSY
 
 
-def duration_text(samples: int = SAMPLES) -> str:
+def duration_text(samples: int = SAMPLES, prompts: int | None = None) -> str:
     """e.g. 'about 3–13 min' (whole minutes, rounded outwards)."""
-    fast, slow = expected_seconds(samples)
+    fast, slow = expected_seconds(samples, prompts)
     low, high = max(1, math.floor(fast / 60)), max(1, math.ceil(slow / 60))
     return f"about {low}–{high} min"
 

@@ -118,3 +118,10 @@ def test_build_vocabulary_cli_on_vashantor(cli, tmp_path: Path) -> None:  # type
     assert not any("\u09be" <= w[0] <= "\u09cc" for w in words)  # no word starts with a vowel sign
     noisy = add_noise("আমি আজ বাড়ি যাব।", p=1.0, vocabulary=out, seed=0, mode="replace")
     assert all(tok in words[:2000] for tok in noisy.rstrip("।").split())
+
+
+def test_vocabulary_reads_a_jsonl_file_with_a_byte_order_mark_like_a_csv_one(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + '{"standard": "নদী পানি"}\n{"standard": "নদী"}\n'.encode())  # as Notepad saves
+    words, n_tokens = build_vocabulary([path], ["standard"], top=10)
+    assert n_tokens == 3 and [w for w, _ in words] == ["নদী", "পানি"]

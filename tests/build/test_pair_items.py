@@ -80,6 +80,14 @@ def test_the_command_prints_every_count_and_refuses_an_unknown_dialect(tmp_path:
     assert "--dialect noakhali: not in the corpus (it has: chittagong, sylhet)" in " ".join(res.output.split())
 
 
+def test_an_unknown_split_is_named_not_counted_as_pairs_of_other_splits(tmp_path: Path, cli: Any) -> None:
+    corpus = _corpus(tmp_path)  # its files are "<dialect> test.csv": split test
+    res = cli("build", "pairs", corpus, "--out", tmp_path / "x.jsonl", "--split", "trian")
+    assert res.exit_code == 1
+    assert res.stderr.strip() == (f"error: {corpus}: --split trian: no such split in the corpus (it has: test)")
+    assert "pairs of other splits" not in res.output and not (tmp_path / "x.jsonl").exists()
+
+
 def test_vashantor_test_split_is_a_parallel_set_across_five_dialects(tmp_path: Path) -> None:
     root = SHARED / "vashantor" / "Vashantor_Simplified" if SHARED else None
     if root is None or not root.is_dir():

@@ -124,8 +124,8 @@ def test_wrong_api_key_fails_and_is_never_shown_or_stored(qa: Any, cli: Any, key
         assert exported.exit_code == 0, exported.output
         assert WRONG_KEY not in exported.output
     reported = cli("report", project.yaml_path, "--out", tmp_path / "report")
-    assert reported.exit_code == 0, reported.output
-    assert WRONG_KEY not in result.output
+    assert reported.exit_code == 4, reported.output  # written, but nothing in it is scored (issue 19.12)
+    assert WRONG_KEY not in result.output and WRONG_KEY not in reported.output
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "bnqa.sqlite" for p in files) and any(p.suffix == ".parquet" for p in files)
     for path in files:
@@ -140,7 +140,7 @@ def test_an_unexpected_exception_is_one_message_not_a_traceback(cli: Any, tmp_pa
     def broken(*_: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(api, "build_report", broken)
+    monkeypatch.setattr(api, "report_experiment", broken)
     monkeypatch.delenv("DIALECTBIAS_DEBUG", raising=False)
     result = cli("report", tmp_path / "exp.yaml", "--out", tmp_path / "r")
     assert result.exit_code == 1

@@ -51,3 +51,15 @@ def test_failures_are_one_clear_message(synthetic: dict[str, Path], cli: Any, tm
     assert result.exit_code == 1 and "none.csv: transcript file not found" in result.stderr
     result = cli("train-dialect-id", tmp_path / "none.yaml", "--out", tmp_path / "m")
     assert result.exit_code == 1 and "none.yaml: corpus file not found" in result.stderr
+
+
+def test_an_empty_or_wordless_text_is_an_error_not_a_label(synthetic: dict[str, Path], cli: Any) -> None:
+    out = synthetic["dir"] / "model"
+    assert cli("train-dialect-id", synthetic["corpus"], "--out", out).exit_code == 0
+    result = cli("dialect-id", out, "")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert result.stderr.strip() == ("error: text 1 (''): no words to label (an empty or punctuation-only text "
+                                     "says nothing about its dialect)")
+    result = cli("dialect-id", out, "নতুন কথা কিতা কররাম", "  …?  ", "--json")
+    assert result.exit_code == 1 and "text 2 ('  …?  '): no words to label" in result.stderr

@@ -44,6 +44,31 @@ def env_for_the_readme() -> dict[str, str]:
     return env
 
 
+def test_block_1_stops_waiting_when_the_server_dies(tmp_path: Path) -> None:
+    # a `python` whose test server exits at once (as a missing package or a wrong responder would): block 1
+    # must not wait for server.json forever
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "python").write_text(f'#!/bin/sh\nif [ "$1 $2" = "-m dialectbias.testing.server" ]; then\n'
+                                 f'  echo "No module named dialectbias" >&2; exit 1\nfi\nexec {sys.executable} "$@"\n',
+                                 encoding="utf-8")
+    (shim / "python").chmod(0o755)
+    env = env_for_the_readme()
+    env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
+    work = tmp_path / "study"
+    work.mkdir()
+    # as typed into an interactive shell: no `-e`, so a failing `kill -0` alone would loop forever
+    result = subprocess.run(["bash", "-c", first_study_blocks()[0]], cwd=work, env=env, capture_output=True,
+                            text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert "the test server stopped (its error is above)" in result.stdout, result.stdout + result.stderr
+    assert "No module named dialectbias" in result.stderr
+
+
+def test_the_walk_through_says_to_activate_the_set_up_venv() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split("## Your first study")[1].split("**1.")[0].split())
+    assert "`. <the folder you set up in>/.venv/bin/activate`" in text
+
+
 def port_is_closed(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1)

@@ -15,7 +15,7 @@ from dialectbias.errors import ConfigError
 from dialectbias.run import StageStats
 from dialectbias.run._progress import INTERVAL_ENV, ProgressView, progress_interval
 
-LINE = re.compile(r"^progress (\w+) · ([\w-]+): (\d+)/(\d+) \(\d+%\) · (.+?) · cached (\d+) · errors (\d+) · ")
+LINE = re.compile(r"^progress (\w+) · ([\w-]+): (\d+)/(\d+) \(\d+%\) · (.+?) · \d+:\d\d elapsed$")
 RATE = re.compile(r"^(\d+\.\d+)/s · ETA \d+:\d\d$")
 
 
@@ -64,8 +64,11 @@ def test_progress_line_reports_done_total_rate_eta_cached_errors() -> None:
         view.hook("m", 1, 0)
     now[0] = 102.0
     # 6 of 10 done (2 by an earlier run); 4 in 2 s = 2/s; 4 left -> 2 s
-    assert view.tracks["m"].line(now[0]) == (
+    assert view.tracks["m"].line(now[0], width=120) == (
         "progress generate · m: 6/10 (60%) · 2.00/s · ETA 0:02 · cached 1 · errors 1 · 0:02 elapsed")
+    stats.cached = stats.failed = 0  # zero counts are left out
+    assert view.tracks["m"].line(now[0]) == "progress generate · m: 6/10 (60%) · 2.00/s · ETA 0:02 · 0:02 elapsed"
+    stats.cached = stats.failed = 1
     for _ in range(4):
         view.hook("m", 1, 0)
     assert out.getvalue() == "done generate · m: 10/10 in 0:02 · 4.00/s · cached 1 · errors 1\n"  # 8 in 2 s
@@ -79,8 +82,7 @@ def test_a_model_that_stops_early_gets_a_final_line_with_what_was_not_sent() -> 
         view.hook("m", 1, 1)
         view.hook("m", 1, 1)
         now[0] = 4.0
-    assert out.getvalue() == ("done generate · m: 2/5 in 0:04 · 0.50/s · cached 0 · errors 2 · "
-                              "stopped, 3 not sent\n")
+    assert out.getvalue() == "stopped generate · m: 2/5 in 0:04 · 0.50/s · errors 2 · 3 not sent\n"
 
 
 def test_nothing_is_printed_in_a_terminal_or_when_disabled() -> None:
@@ -108,3 +110,27 @@ def test_interval_comes_from_the_environment_and_must_be_positive(monkeypatch: p
         progress_interval()
     with pytest.raises(ConfigError, match="positive"):
         progress_interval(0)
+
+
+def test_progress_lines_fit_80_columns_with_long_ids_and_big_numbers() -> None:
+    # the example was 82 columns: `progress generate · model-a: 30/60 (50%) · 3.01/s · ETA 0:10 ·
+    # cached 0 · errors 0 · 0:10`
+    now = [0.0]
+    console, out = plain_console()
+    view = ProgressView(console, True, interval=10, clock=lambda: now[0])
+    stats = {"model-a": StageStats(stage="generate", model_id="model-a", total=60),
+             "qwen3-8b-instruct-awq": StageStats(stage="generate", model_id="qwen3-8b-instruct-awq",
+                                                 total=114_000, already_done=38_000, cached=12_345, failed=1_204)}
+    view.add("generate", stats)
+    for _ in range(30):
+        view.hook("model-a", 1, 0)
+    view.hook("qwen3-8b-instruct-awq", 75_000, 0)
+    now[0] = 10.0
+    short = view.tracks["model-a"].line(now[0])
+    assert short == "progress generate · model-a: 30/60 (50%) · 3.00/s · ETA 0:10 · 0:10 elapsed"
+    long = view.tracks["qwen3-8b-instruct-awq"].line(now[0]).splitlines()
+    assert len(long) == 2 and all(len(line) <= 80 for line in long), long
+    assert long[1].startswith("  ") and "cached 12345" in " ".join(long) and "errors 1204" in " ".join(long)
+    now[0] = 40_000.0
+    view.hook("qwen3-8b-instruct-awq", 1_000, 0)  # its final line, folded too
+    assert out.getvalue() and all(len(line) <= 80 for line in out.getvalue().splitlines()), out.getvalue()

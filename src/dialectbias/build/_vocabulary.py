@@ -51,7 +51,7 @@ def corpus_texts(path: Path, columns: Sequence[str] = ()) -> Iterator[str]:
         raise DataError(f"{path}: corpus file not found")
     try:
         if suffix == ".txt":
-            yield from (line for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+            yield from (line for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip())
         elif suffix == ".csv":
             with path.open(encoding="utf-8-sig", newline="") as fh:
                 reader = csv.DictReader(fh)
@@ -60,7 +60,7 @@ def corpus_texts(path: Path, columns: Sequence[str] = ()) -> Iterator[str]:
                     yield from (str(row[c]) for c in cols if row.get(c))
         elif suffix == ".jsonl":
             cols: list[str] | None = None
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
                 if not line.strip():
                     continue
                 try:

@@ -139,6 +139,7 @@ def pairs(
     if unknown:
         raise DataError(f"{corpus}: --dialect {', '.join(unknown)}: not in the corpus "
                         f"(it has: {', '.join(sorted(known))})")
+    loaded.require_splits(split or [])
     result = pair_items(loaded, out, splits=split, dialects=wanted, aligned=aligned, max_items=max_items, seed=seed)
     if result.items == 0:
         raise DataError(f"{corpus}: no item left to write to {out} ({_left_out(result)})")

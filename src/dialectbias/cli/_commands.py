@@ -107,7 +107,7 @@ def run(experiment: ExperimentArg,
     store another experiment file's (--take-over: make it this one's);
     3 some requests failed after their retries (run again to retry them);
     4 a stage produced no usable result: no successful generation, no scored judgment or no accepted answer;
-    130 interrupted (what completed is stored; run again to resume).
+    130 interrupted by Ctrl-C, 143 by SIGTERM (what completed is stored; run again to resume).
 
     Example: dialectbias run bn-qa.yaml
     """
@@ -277,9 +277,16 @@ def report(experiment: ExperimentArg,
            out: Annotated[Path, typer.Option("--out", help="output directory")] = Path("report")) -> None:
     """Write the HTML report (index.html) and the task's CSV tables.
 
+    When a stage has nothing scored (no successful generation, no scored judgment, no accepted answer), the
+    report says so at its top, the command says so first and exits with code 4.
+
     Example: dialectbias report bn-qa.yaml --out report/
     """
-    from dialectbias.api import build_report
+    from dialectbias.api import report_experiment
 
-    index = build_report(experiment, out)
-    console.print(f"report: {index}")
+    written = report_experiment(experiment, out)
+    for line in written.empty:
+        err_console.print("[bold red]error:[/] nothing scored:", escape(line), highlight=False, soft_wrap=True)
+    console.print(f"report: {written.index}", highlight=False, overflow="fold")
+    if written.empty:
+        raise typer.Exit(EXIT_EMPTY)

@@ -115,8 +115,13 @@ def dialect_id(
     Example: dialectbias dialect-id dialect-id/ "তুমি কিতা খাইছো?" "আমি বাজারে যাচ্ছি।"
     """
     from dialectbias.dialectid import DialectIdentifier
+    from dialectbias.errors import ConfigError
 
     ident = DialectIdentifier.load(model)
+    wordless = [f"text {i} ({text!r})" for i, text in enumerate(texts, 1) if not ident.has_words(text)]
+    if wordless:
+        raise ConfigError(f"{', '.join(wordless)}: no words to label (an empty or punctuation-only text says "
+                          "nothing about its dialect)")
     proba = ident.probabilities(texts)
     best = ident.predict(texts)
     if as_json:

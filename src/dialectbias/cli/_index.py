@@ -11,9 +11,9 @@ from rich.markup import escape
 
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
+from dialectbias.cli._help import HelpApp
 
-index_app = typer.Typer(no_args_is_help=True,
-                        help="Hybrid FAISS + BM25 retrieval index over a parallel standard/dialect corpus.")
+index_app = HelpApp(help="Hybrid FAISS + BM25 retrieval index over a parallel standard/dialect corpus.")
 
 CorpusArg = Annotated[Path, typer.Argument(help="corpus YAML file (name, files: path/standard/dialect_text/dialect)",
                                            show_default=False)]
@@ -41,6 +41,7 @@ def build(corpus: CorpusArg, out: OutOpt = None,
     from dialectbias.retrieval import HybridIndex, default_index_dir
 
     data = load_corpus(corpus)
+    data.require_splits(exclude_split or [], "--exclude-split")
     report = data.report
     for line in report.warnings():
         _app.err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)

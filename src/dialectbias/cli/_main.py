@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import sys
 
-import typer
-
 from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks, _train
-from dialectbias.cli._app import app
+from dialectbias.cli._app import app, handle_sigterm
+from dialectbias.cli._help import HelpApp
 from dialectbias.cli._index import index_app
 
-build_app = typer.Typer(no_args_is_help=True, help="Build benchmark inputs (question sets, noisy items, vocabularies).")
-review_app = typer.Typer(no_args_is_help=True, help="Human review: the CSV round trip, the review app, annotators "
+build_app = HelpApp(help="Build benchmark inputs (question sets, noisy items, vocabularies).")
+review_app = HelpApp(help="Human review: the CSV round trip, the review app, annotators "
                          "and judge calibration.")
-models_app = typer.Typer(no_args_is_help=True, help="Local model files (GGUF to a Hugging Face folder for vLLM).")
+models_app = HelpApp(help="Local model files (GGUF to a Hugging Face folder for vLLM).")
 
 app.command()(_commands.run)
 app.command()(_plan.plan)
@@ -44,6 +43,7 @@ app.command("train-translator")(_train.train_translator)
 
 
 def main() -> None:
+    handle_sigterm()
     app(prog_name="dialectbias")
 
 

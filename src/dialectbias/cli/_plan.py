@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
@@ -52,7 +53,9 @@ def _bases(rows: list, out: Console) -> None:
                f"seconds: {r.basis['seconds']}"
         if r.model_id not in seen:
             seen.add(r.model_id)
-            out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+            wrapped = textwrap.fill(line, out.width, initial_indent="  ", subsequent_indent="    ",
+                                    break_long_words=False, break_on_hyphens=False)
+            out.print(wrapped, highlight=False, markup=False, soft_wrap=True)
 
 
 @clear_errors

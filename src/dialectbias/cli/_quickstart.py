@@ -13,6 +13,30 @@ from dialectbias.cli._commands import print_summary
 from dialectbias.quickstart import SAMPLES
 
 
+def _what_is_left(path: Path, samples: int) -> str:
+    """The banner's line on what this run will do: the expected duration of the prompts left to send, or
+    that an earlier quickstart in the same folder answered them all (the results are only printed again)."""
+    from dialectbias.api import open_experiment
+    from dialectbias.providers._hf_config import choose_threads
+    from dialectbias.quickstart import duration_text
+    from dialectbias.run._plan import make_plan
+    from dialectbias.run._progress import progress_interval
+
+    exp, task = open_experiment(path)
+    rows = make_plan(exp, task, tokenizers=False)
+    total, to_send = sum(r.requests for r in rows), sum(r.requests - r.cached for r in rows)
+    if not to_send:
+        return (f"Already done: all {total} prompts were answered by an earlier quickstart in {exp.store_path}; "
+                "its results are printed again (no model is loaded, nothing is sent).")
+    threads = choose_threads()
+    resumed = (f"Resuming: {total - to_send} of {total} prompts were answered by an earlier quickstart; "
+               f"the other {to_send} take " if to_send < total else "Expected duration: ")
+    return (f"{resumed}{duration_text(samples, to_send)} on 2 cores — the short end with the cores free, the long "
+            f"end while other programs use the CPU. torch threads: {threads.threads} ({threads.reason}). "
+            f"Progress is shown as it goes (a line every {progress_interval():g} s when the output is not a "
+            "terminal); loading the model takes 20–60 s before the first answer.")
+
+
 @clear_errors
 def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write the experiment, store and "
                                                   "report")] = Path("dialectbias-quickstart"),
@@ -26,13 +50,10 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
     Example: dialectbias quickstart --out ./dialectbias-quickstart
     """
     from dialectbias.api import build_report, run_experiment
-    from dialectbias.providers._hf_config import choose_threads
-    from dialectbias.quickstart import BATCH_SIZE, LANGUAGES, duration_text, n_prompts, write_quickstart
-    from dialectbias.run._progress import progress_interval
+    from dialectbias.quickstart import BATCH_SIZE, LANGUAGES, n_prompts, write_quickstart
 
     path = write_quickstart(out, samples)
     n = n_prompts(samples)
-    threads = choose_threads()
     console.print(
         "[bold]dialectbias quickstart[/]: the association probe in the naming setting — each prompt describes "
         "two writers only by labels ('Writes in standard German.' / 'Writes in the Bavarian German "
@@ -43,10 +64,7 @@ def quickstart(out: Annotated[Path, typer.Option("--out", help="where to write t
         f"Sample: {samples} prompts per dialect × trait × {sum(len(v) for v in LANGUAGES.values())} dialects "
         f"× 6 traits = {n} prompts, generated in batches of {BATCH_SIZE}; raise --samples for tighter "
         "intervals.\n"
-        f"Expected duration: {duration_text(samples)} on 2 cores — the short end with the cores free, the long "
-        f"end while other programs use the CPU. torch threads: {threads.threads} ({threads.reason}). "
-        f"Progress is shown as it goes (a line every {progress_interval():g} s when the output is not a "
-        "terminal); loading the model takes 20–60 s before the first answer.\n"
+        f"{_what_is_left(path, samples)}\n"
         f"Experiment file: {path}", highlight=False)
     summary = run_experiment(path, console=console)
     print_summary(summary)

@@ -4,6 +4,9 @@ P2) and the review app (SPEC §6)."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -435,6 +438,33 @@ def serve(experiment: ExperimentArg,
     if host not in ("127.0.0.1", "localhost", "::1"):
         _app.err_console.print(f"warning: listening on {host}: other machines can reach the app; the traffic "
                                "(tokens included) is not encrypted unless a TLS proxy is in front", highlight=False)
+    sock = _listen(host, port)  # before anything is printed: a busy port is one error line
+    port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     _app.console.print(f"review app: http://{shown}:{port}/  (Ctrl+C stops it)", highlight=False)
-    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
+    with sock, contextlib.suppress(KeyboardInterrupt):  # Ctrl+C or SIGTERM: uvicorn shut the app down
+        uvicorn.Server(uvicorn.Config(app, log_level="info", server_header=False)).run(sockets=[sock])
+    _app.console.print("review app stopped", highlight=False)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port) for the app; ConfigError when the port is taken or the host unknown."""
+    from dialectbias.errors import ConfigError
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host}: not an address of this machine ({exc.strerror})") from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} on {host} is in use (another review app?): choose another with "
+                              f"--port, e.g. --port {port + 1}") from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock

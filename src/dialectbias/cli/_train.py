@@ -116,10 +116,11 @@ def train_translator(
 
     try:
         record = run_training(corpus, base_model, out, config, conversations=conversations, resume=resume, log=log)
-    except KeyboardInterrupt:
-        _app.err_console.print(f"interrupted: the checkpoints in {out} are kept; run the same command with "
-                               "--resume to continue")
-        raise typer.Exit(_app.EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, _app.Terminated)
+        _app.err_console.print(f"interrupted{' (SIGTERM)' if terminated else ''}: the checkpoints in {out} are kept; "
+                               "run the same command with --resume to continue")
+        raise typer.Exit(_app.EXIT_TERMINATED if terminated else _app.EXIT_INTERRUPTED) from None
     data = record["data"]
     skipped = ", ".join(f"{n} {why}" for why, n in data["skipped"].items()) or "none"
     train_losses = record["loss"]["train"]

@@ -23,7 +23,7 @@ import csv
 import glob
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,14 @@ class Corpus(BaseModel):
 
     def splits(self) -> list[str]:
         return sorted({p.split for p in self.pairs if p.split is not None})
+
+    def require_splits(self, names: Iterable[str], option: str = "--split") -> None:
+        """DataError naming each of `names` that no pair of the corpus has, with the splits it has: a typo
+        such as `trian` would otherwise select (or leave out) nothing, silently."""
+        unknown = sorted(set(names) - set(self.splits()))
+        if unknown:
+            raise DataError(f"{self.path or self.name}: {option} {', '.join(unknown)}: no such split in the corpus "
+                            f"(it has: {', '.join(self.splits()) or 'no split names'})")
 
 
 def pair_id(standard: str, dialect_text: str, dialect: str) -> str:

@@ -35,8 +35,8 @@ def read_jsonl(path: Path, *, containing: Collection[bytes] = ()) -> Iterator[tu
         for lineno, raw in enumerate(fh, start=1):
             if containing and not any(token in raw for token in containing):
                 continue
-            try:
-                line = raw.decode("utf-8").strip()
+            try:  # a byte-order mark (Excel, Notepad) starts the first line: read as CSV files are
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
             if not line:
@@ -131,6 +131,11 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
             variants[key[len(_VARIANT_PREFIX):]] = row[key]
     if not isinstance(variants, dict) or not variants:
         raise DataError(f"{where}: item {row['id']!r} has no 'variants' (an object of variant name -> text)")
+    for name, value in variants.items():
+        if value is not None and not isinstance(value, str | dict):
+            raise DataError(f"{where}: item {row['id']!r}: variant {name!r} is {_kind(value)} "
+                            f"({json.dumps(value, ensure_ascii=False, default=str)[:60]}), not a text; write it "
+                            "as a string (vqa and caption items: an object)")
     validated = row.get("validated_by") or {}
     if isinstance(validated, str):
         try:
@@ -142,6 +147,17 @@ def _to_item(row: dict[str, Any], where: str) -> Item:
     meta = {k: v for k, v in row.items() if k not in _KNOWN and not k.startswith(_VARIANT_PREFIX)}
     return Item(id=str(row["id"]), domain=row.get("domain"), question_type=row.get("question_type"),
                 variants=variants, gold=row.get("gold"), validated_by=validated, metadata=meta)
+
+
+def _kind(value: Any) -> str:
+    """'a number', 'a list', … for a JSON value, in an error message."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 _READERS = {".jsonl": read_jsonl, ".ndjson": read_jsonl, ".csv": _rows_csv, ".parquet": _rows_parquet}

@@ -8,6 +8,7 @@ import base64
 import binascii
 import hashlib
 import io
+import re
 import urllib.error
 import urllib.request
 from collections import OrderedDict
@@ -66,6 +67,20 @@ _files = LRU(_BYTES_CACHE)
 _urls = LRU(_BYTES_CACHE)
 
 
+_OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def image_error(exc: BaseException) -> str:
+    """Why Pillow could not read an image, for a message: without the in-memory buffer's repr that Pillow puts
+    in its messages (`cannot identify image file <_io.BytesIO object at 0x…>`)."""
+    from PIL import UnidentifiedImageError
+
+    if isinstance(exc, UnidentifiedImageError):
+        return f"not an image in a format Pillow reads; supported: {', '.join(SUPPORTED_FORMATS)}"
+    text = _OBJECT_REPR.sub("", str(exc)).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def image_info(data: bytes, where: str = "image") -> ImageInfo:
     """Hash, format and size of an image; the first time a content is seen it is fully decoded, so a
     truncated or corrupt file is a `MediaError` here rather than a 400 from the model's server."""
@@ -80,7 +95,7 @@ def image_info(data: bytes, where: str = "image") -> ImageInfo:
             fmt, (width, height) = img.format, img.size
             img.load()
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-        raise MediaError(f"{where}: not a readable image ({type(exc).__name__}: {exc})") from None
+        raise MediaError(f"{where}: not a readable image ({image_error(exc)})") from None
     mime = SUPPORTED_FORMATS.get(fmt or "")
     if mime is None:
         raise MediaError(f"{where}: {fmt or 'unknown'} images are not supported; use "

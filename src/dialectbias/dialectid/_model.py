@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dialectbias.dialectid._features import CharNgramFeatures
+from dialectbias.dialectid._features import CharNgramFeatures, prepare
 from dialectbias.dialectid._labels import canonical_label
 from dialectbias.dialects import STANDARD
 from dialectbias.errors import ConfigError
@@ -67,6 +67,12 @@ class DialectIdentifier:
     @property
     def labels(self) -> list[str]:
         return list(self._labels)
+
+    @staticmethod
+    def has_words(text: str) -> bool:
+        """Whether `text` has a word the features read (an empty, blank or punctuation-only text has none and
+        would only get the intercepts' softmax)."""
+        return bool(prepare(text))
 
     def probabilities(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), len(labels)) probabilities; a text with no known n-gram gets the intercepts' softmax."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.data import MediaError, is_url, load_image
+from dialectbias.data._media import image_error
 from dialectbias.errors import ProviderError
 
 IMAGE_PART_TYPES = frozenset({"image", "image_url", "input_image"})
@@ -104,4 +105,4 @@ def decode_image(data: bytes, model_id: str) -> Any:
             return img.convert("RGB")
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         raise ProviderError(f"model {model_id!r}: an image part is not a readable image "
-                            f"({type(exc).__name__}: {exc})") from None
+                            f"({image_error(exc)})") from None

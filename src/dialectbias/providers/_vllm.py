@@ -230,8 +230,8 @@ class VLLMModel(ModelAPI):
         """A request the engine refused, or (the engine died) the model's end."""
         if _engine_died(exc):
             self.dead = ProviderError(
-                f"model {self.config.id!r}: the vLLM engine died ({type(exc).__name__}: {exc}); remaining "
-                "requests not sent: check the engine log above and run again", fatal=True)
+                f"model {self.config.id!r}: the vLLM engine died ({type(exc).__name__}: {exc}); check the "
+                "engine log above and run again", fatal=True)
             self._drain(self.dead)
             return self.dead
         return ProviderError(f"model {self.config.id!r}: the vLLM engine refused the request: "

@@ -6,6 +6,7 @@ import base64
 import datetime as dt
 import html
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,13 +88,14 @@ def _legend(legend: dict[str, str]) -> str:
 
 
 def write_html(path: Path, title: str, sections: list[Section], metadata: dict[str, Any],
-               note: str | None = None) -> Path:
-    """Write `index.html`, readable on its own (plots are embedded as data URLs). `note` (e.g. the
-    experiment's own caveat) is shown under the title."""
+               note: str | None = None, alerts: Sequence[str] = ()) -> Path:
+    """Write `index.html`, readable on its own (plots are embedded as data URLs). `alerts` (what makes the
+    report empty) come first under the title, then `note` (e.g. the experiment's own caveat)."""
     meta = {**metadata, "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "dialectbias": __version__}
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    parts += [f"<p class='caveat alert'>{html.escape(alert)}</p>" for alert in alerts]
     if note:
         parts.append(f"<p class='caveat'>{html.escape(note)}</p>")
     parts.append("<table class='meta'>" + "".join(

@@ -4,7 +4,7 @@ Gold labelling)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,10 @@ HUMAN_VALIDATED_CSV = "human_validated.csv"
 TaskReport = Callable[[Store, Path], dict[str, Any]]
 
 
-def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path) -> Path:
+def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, alerts: Sequence[str] = ()) -> Path:
     """Run the task's report over the experiment's store and write `out_dir/index.html`
-    (`dialectbias.api.build_report` does it from the experiment file)."""
+    (`dialectbias.api.build_report` does it from the experiment file). `alerts` (e.g. "nothing scored: …")
+    are shown at the top, above everything else."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with Store.open(exp.store_path, create=False) as store:
@@ -35,7 +36,8 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path) 
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
                 "results stored": calls[0], "failed requests": calls[1] or 0,
                 "tokens in/out": f"{calls[2] or 0:,} / {calls[3] or 0:,}", **result.get("metadata", {})}
-    return write_html(out / "index.html", result["title"], [*result["sections"], validated], metadata, note=exp.note)
+    return write_html(out / "index.html", result["title"], [*result["sections"], validated], metadata, note=exp.note,
+                      alerts=alerts)
 
 
 def human_validated_section(store: Store, out: Path) -> Section:

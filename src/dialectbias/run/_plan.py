@@ -72,11 +72,11 @@ class PlanRow:
 class TokenCounter:
     """Input tokens of one request for one model: its tokenizer when local, else the character ratio."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, tokenizer: bool = True) -> None:
         self.config = config
         self.tokenizer: Any = None
         self.basis = f"characters/{CHARS_PER_TOKEN}"
-        if config.provider in ("hf", "vllm"):
+        if tokenizer and config.provider in ("hf", "vllm"):
             self._load_tokenizer()
 
     def _load_tokenizer(self) -> None:
@@ -132,8 +132,10 @@ def _copy_store(source: Path, target: Path) -> Store:
     return Store.open(target)
 
 
-def make_plan(exp: Experiment, task: StagedTask) -> list[PlanRow]:
-    """The plan of every stage × model (see the module docstring); no model is called, the store is read."""
+def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True) -> list[PlanRow]:
+    """The plan of every stage × model (see the module docstring); no model is called, the store is read.
+    `tokenizers=False`: input tokens by characters only (no local tokenizer is loaded), e.g. to count
+    what is left to send."""
     rows: list[PlanRow] = []
     with tempfile.TemporaryDirectory(prefix="dialectbias-plan-") as tmp:
         store = _copy_store(exp.store_path, Path(tmp) / "plan.sqlite")
@@ -146,7 +148,7 @@ def make_plan(exp: Experiment, task: StagedTask) -> list[PlanRow]:
                 stats = {m.id: StageStats(stage=stage.name, model_id=m.id) for m in stage.models}
                 _compile(exp, task, stage, [s.name for s in stages[:i]], store, stats)
                 for config in stage.models:
-                    counter = counters.setdefault(config.id, TokenCounter(config))
+                    counter = counters.setdefault(config.id, TokenCounter(config, tokenizers))
                     rows.append(_plan_model(exp, store, stage.name, config, stats[config.id].total, counter))
         finally:
             store.close()

@@ -167,11 +167,11 @@ class PostCall:
         self.consecutive_failures += 1
         if self.successes == 0 and exc.unreachable:
             self.stats.stopped = self.stats.stopped or (
-                f"{exc}: the server is down or the URL is wrong (no request got through; remaining requests "
-                "not sent; start it or fix the URL and run again)")
+                f"{exc}: the server is down or the URL is wrong (no request got through; start it or fix the "
+                "URL and run again)")
         elif exc.fatal or exc.status in FATAL_STATUS or (
                 self.successes == 0 and self.consecutive_failures >= STOP_AFTER_CONSECUTIVE):
-            self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
+            self.stats.stopped = self.stats.stopped or f"{exc} (fix and run again)"
         self.progress(self.config.id, 1, 1)
         return Done([("results", result_row(row["request_id"], "failed", None, error=str(exc),
                                             retries=call.retries))])

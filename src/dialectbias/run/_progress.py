@@ -4,8 +4,14 @@ In a terminal: one rich progress bar per stage × model (rate, elapsed, ETA, cac
 piped or redirected to a log): one plain line per stage × model every `interval` seconds, and a final
 line when the model's part of the stage ends, e.g.::
 
-    progress generate · model-a: 12/48 (25%) · 1.9/s · ETA 0:19 · cached 0 · errors 0 · 0:06 elapsed
-    done generate · model-a: 48/48 in 0:25 · 1.9/s · cached 0 · errors 0
+    progress generate · model-a: 12/48 (25%) · 1.90/s · ETA 0:19 · 0:06 elapsed
+    done generate · model-a: 48/48 in 0:25 · 1.92/s · cached 3 · errors 1
+
+A line names cache hits and errors only when there are some, and folds (an indented continuation) rather
+than pass the console's width (80 columns in a log). A final line says what happened: `done`, `failed`
+(every request this run sent failed: `failed 9/9`), `stopped` (the model was stopped, with how many
+requests were not sent), nothing to send (and why: e.g. every item skipped because no generation
+succeeded), or all done by an earlier run.
 
 The interval defaults to 10 s; set it with the environment variable DIALECTBIAS_PROGRESS_INTERVAL
 (seconds) or the `interval` argument.
@@ -74,25 +80,54 @@ class _Track:
         """Requests this run has to send (the rest were done by an earlier run)."""
         return max(self.stats.total - self.stats.already_done, 0)
 
-    def line(self, now: float) -> str:
+    def line(self, now: float, width: int = 80) -> str:
+        """The plain line of this stage × model (a final one once it ended), folded at `width` columns."""
         s = self.stats
         elapsed = max(now - self.started, 1e-9)
         complete = s.already_done + self.done
-        percent = f" ({complete / s.total:.0%})" if s.total else ""
-        counts = f"cached {s.cached} · errors {s.failed}"
+        counts = [f"cached {s.cached}"] * bool(s.cached) + [f"errors {s.failed}"] * bool(s.failed)
+        where = f"{self.stage} · {s.model_id}"
         if self.finished or self.done >= self.target:
+            if not s.total:
+                return _fold([f"done {where}: nothing to send", *_skipped(s)], width)
             if not self.target:
-                return f"done {self.stage} · {s.model_id}: {complete}/{s.total} (all done by an earlier run)"
-            end = "" if self.done >= self.target else f" · stopped, {self.target - self.done} not sent"
-            return (f"done {self.stage} · {s.model_id}: {complete}/{s.total} in {_clock(elapsed)} · "
-                    f"{self.done / elapsed:,.2f}/s · {counts}{end}")
+                return _fold([f"done {where}: {complete}/{s.total}", "all done by an earlier run"], width)
+            earlier = [f"{s.already_done} done by an earlier run"] * bool(s.already_done)
+            took, speed = f"in {_clock(elapsed)}", f"{self.done / elapsed:,.2f}/s"
+            if self.done < self.target:
+                return _fold([f"stopped {where}: {complete}/{s.total} {took}", speed, *counts,
+                              f"{self.target - self.done} not sent", *earlier], width)
+            if s.failed >= self.done:  # every request this run sent failed
+                return _fold([f"failed {where}: failed {s.failed}/{self.target} {took}", speed, *earlier], width)
+            return _fold([f"done {where}: {complete}/{s.total} {took}", speed, *counts], width)
+        percent = f" ({complete / s.total:.0%})" if s.total else ""
         if not self.done:
-            rate = "waiting for the first result"
+            rate = ["waiting for the first result"]
         else:
             per_s = self.done / elapsed
-            rate = f"{per_s:,.2f}/s · ETA {_clock((self.target - self.done) / per_s)}"
-        return (f"progress {self.stage} · {s.model_id}: {complete}/{s.total}{percent} · {rate} · {counts} · "
-                f"{_clock(elapsed)} elapsed")
+            rate = [f"{per_s:,.2f}/s", f"ETA {_clock((self.target - self.done) / per_s)}"]
+        return _fold([f"progress {where}: {complete}/{s.total}{percent}", *rate, *counts,
+                      f"{_clock(elapsed)} elapsed"], width)
+
+
+def _skipped(stats: StageStats) -> list[str]:
+    """Why a stage × model has no request: its skip notes (e.g. no successful generation to judge)."""
+    if not stats.skipped:
+        return []
+    reasons = [error.removeprefix("skipped: ").split(" (e.g. ")[0] for error in stats.errors
+               if error.startswith("skipped: ")]
+    return [f"{stats.skipped} skipped: {'; '.join(reasons)}" if reasons else f"{stats.skipped} skipped"]
+
+
+def _fold(pieces: list[str], width: int) -> str:
+    """`a · b · c` on lines of at most `width` characters, continued with an indent; a piece is never split."""
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if len(lines[-1]) + 3 + len(piece) > width:
+            lines.append(f"  {piece}")
+        else:
+            lines[-1] += f" · {piece}"
+    return "\n".join(lines)
 
 
 class ProgressView:
@@ -111,7 +146,7 @@ class ProgressView:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-            TextColumn("cached {task.fields[cached]} · errors {task.fields[errors]}"),
+            TextColumn("{task.fields[counts]}"),
             console=self.console, disable=not enabled or self.plain, refresh_per_second=4)
         self.tracks: dict[str, _Track] = {}
         self._lock = threading.Lock()
@@ -142,7 +177,7 @@ class ProgressView:
                 now = self.clock()
                 for track in self.tracks.values():
                     if not track.finished:
-                        self._print(track.line(now))
+                        self._print(track.line(now, self.console.width))
 
     def _print(self, line: str) -> None:
         self.console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -151,8 +186,10 @@ class ProgressView:
         """The final line of one stage × model (printed once)."""
         if not track.finished:
             track.finished = True
+            if track.done and track.stats.failed >= track.done:  # the bar says so too: every request failed
+                self.progress.update(track.task, description=f"failed {track.stage} · {track.stats.model_id}")
             if self.plain:
-                self._print(track.line(self.clock()))
+                self._print(track.line(self.clock(), self.console.width))
 
     def _finish_all(self) -> None:
         with self._lock:
@@ -170,7 +207,7 @@ class ProgressView:
             self.tracks = {}
             for model_id, s in stats.items():
                 task = self.progress.add_task(f"{stage} · {model_id}", total=s.total, completed=s.already_done,
-                                              cached=0, errors=0, rate="")
+                                              counts="", rate="")
                 self.tracks[model_id] = _Track(stage, s, now, task)
             for track in self.tracks.values():
                 if not track.target:
@@ -185,8 +222,8 @@ class ProgressView:
             track.done += advance
             s = track.stats
             elapsed = max(self.clock() - track.started, 1e-6)
-            self.progress.update(track.task, advance=advance, cached=s.cached, errors=s.failed,
-                                 rate=f"{track.done / elapsed:,.1f}/s")
+            counts = " · ".join([f"cached {s.cached}"] * bool(s.cached) + [f"errors {s.failed}"] * bool(s.failed))
+            self.progress.update(track.task, advance=advance, counts=counts, rate=f"{track.done / elapsed:,.1f}/s")
             if track.done >= track.target:
                 self._finish(track)
 

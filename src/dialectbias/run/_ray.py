@@ -212,7 +212,7 @@ class _ModelPass:
                     self.writer.flush()
                     last_flush = now
         except ProviderError as exc:  # the engine or the cluster failed as a whole: stop the model
-            self.stats.stopped = self.stats.stopped or f"{exc} (remaining requests not sent; fix and run again)"
+            self.stats.stopped = self.stats.stopped or f"{exc} (fix and run again)"
         lost = ProviderError(f"model {self.config.id!r}: no result came back from Ray for this request")
         for entry in list(waiting.values()) if not self.stats.stopped else []:
             if first:

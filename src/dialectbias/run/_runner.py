@@ -16,7 +16,7 @@ from dialectbias.providers import ModelConfig
 from dialectbias.run._executors import Executor, get_executor
 from dialectbias.run._progress import ProgressView
 from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, engine_seed_note
-from dialectbias.run._stage import Skipped, Stage, StagedTask, StageYield
+from dialectbias.run._stage import Skipped, Stage, StagedTask, yield_problems
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store, earlier_stores
 
@@ -104,16 +104,9 @@ def _save_items(exp: Experiment, task: StagedTask, store: Store) -> list[str]:
 
 def _check_yields(task: StagedTask, store: Store, summary: RunSummary) -> None:
     """A stage with no usable result for any model empties the run; one model without any is a warning."""
-    by_stage: dict[str, list[StageYield]] = {}
-    for y in task.stage_yields(store):
-        by_stage.setdefault(y.stage, []).append(y)
-    for stage, yields in by_stage.items():
-        if not any(y.usable for y in yields):
-            summary.empty.append(f"stage {stage} produced no usable result: "
-                                 + "; ".join(f"{y.model_id}: {y.detail}" for y in yields))
-        else:
-            summary.warnings += [f"{stage} · {y.model_id}: no usable result: {y.detail}"
-                                 for y in yields if not y.usable]
+    empty, warnings = yield_problems(task.stage_yields(store))
+    summary.empty += empty
+    summary.warnings += warnings
 
 
 def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,

@@ -76,6 +76,23 @@ class StageYield:
     detail: str
 
 
+def yield_problems(yields: Iterable[StageYield]) -> tuple[list[str], list[str]]:
+    """(empty, warnings): one line per stage with no usable result for any model (nothing of it can be
+    reported: the run and `report` fail), one per model without any in a stage that has some."""
+    by_stage: dict[str, list[StageYield]] = {}
+    for y in yields:
+        by_stage.setdefault(y.stage, []).append(y)
+    empty: list[str] = []
+    warnings: list[str] = []
+    for stage, rows in by_stage.items():
+        if not any(y.usable for y in rows):
+            empty.append(f"stage {stage} produced no usable result: "
+                         + "; ".join(f"{y.model_id}: {y.detail}" for y in rows))
+        else:
+            warnings += [f"{stage} · {y.model_id}: no usable result: {y.detail}" for y in rows if not y.usable]
+    return empty, warnings
+
+
 class StagedTask(Protocol):
     """What the run machinery needs from a task (`dialectbias.tasks.Task` is one): the runner is given it,
     it never looks a task up itself."""

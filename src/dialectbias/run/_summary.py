@@ -54,7 +54,8 @@ class RunSummary(BaseModel):
 
     @property
     def stopped(self) -> list[str]:
-        return [f"{s.stage} · {s.model_id} stopped: {s.stopped} [{s.unsent} request(s) left unsent]"
+        return [f"{s.stage} · {s.model_id} stopped: {s.stopped}" + (f" [{s.unsent} request(s) left unsent]"
+                                                                     if s.unsent else "")
                 for s in self.stages if s.stopped]
 
     @property

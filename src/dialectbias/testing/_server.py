@@ -16,7 +16,6 @@ naming the message and part.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import binascii
@@ -44,6 +43,7 @@ from aiohttp import web
 
 from dialectbias.testing._faults import FaultInjector, FaultRule, FaultSpec
 from dialectbias.testing._schema_fill import fill_schema
+from dialectbias.testing._server_help import ServerParser
 
 HOST = "127.0.0.1"
 CONTROL_PATHS = frozenset({"/health", "/stats", "/stats/reset", "/requests", "/faults"})
@@ -517,52 +517,8 @@ async def serve(port: int = 0, *, faults: FaultSpec | dict[str, Any] | str | Pat
         await runner.cleanup()
 
 
-SERVER_EPILOG = """\
-responders:
-  echo                              answers with the request's text (JSON-schema requests get a
-                                    valid object filled from the schema)
-  fixed:TEXT                        answers TEXT to every request
-  dialectbias.testing:qa_responder  a qa_bias study: Bengali answers to questions, valid RLAIF
-                                    judgments (hash-chosen scores) to judge requests
-  dialectbias.testing:association_responder
-                                    an association study: every adjective assigned to writer A or B
-                                    (a built-in stereotype in the naming setting, a coin in the usage
-                                    setting; some answers malformed on purpose)
-  dialectbias.testing:translate_responder
-                                    a translate study: stand-in dialect, English, Hindi or Urdu
-                                    translations of translate prompts (wrapped in quotes, labels or
-                                    notes on purpose); qa_responder's answers to everything else
-  dialectbias.testing:fidelity_responder
-                                    translation-fidelity judgments (translation_quality judges) whose
-                                    inaccuracy count is the translation's words missing from the
-                                    reference; some break a ceiling on purpose
-  module:function                   your own: function(request body dict) -> answer text or None
-
-fault spec (--faults): {"rules": [rule, ...]} or a bare list of rules, checked in order for every
-generation request; the first rule that fires decides. Rule fields:
-  kind                one of 429, 500, 503, timeout, slow, truncated_json, invalid_json,
-                      empty_content, bad_body, length
-  match               substring of the model name or message text (default: every request)
-  per_prompt_first_n  the first N attempts of each distinct prompt fault, later ones succeed
-  every               every k-th matching request faults
-  times               at most N faults from this rule (alone: the first N matching requests)
-  retry_after         seconds in the Retry-After header (429, 503)
-  delay_s             sleep before answering (timeout: 5.0, slow: 0.05 by default)
-  e.g. --faults '[{"kind": "429", "per_prompt_first_n": 1}, {"kind": "slow", "delay_s": 0.2}]'
-
-example (a background server for a qa_bias study; its port is written to server.json):
-  python -m dialectbias.testing.server --port 0 \\
-      --responder dialectbias.testing:qa_responder > server.json &
-"""
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m dialectbias.testing.server",
-        description="OpenAI-compatible test server (127.0.0.1 only) with deterministic answers and faults. "
-        'Once it listens it prints one JSON line {"port": N} on stdout; stop it with SIGTERM or Ctrl-C.',
-        epilog=SERVER_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = ServerParser()
     parser.add_argument("--port", type=int, default=0, help="0 = pick a free port (printed as JSON)")
     parser.add_argument("--faults", default=None, help="fault spec: path to a JSON file, or inline JSON "
                         "(format below)")

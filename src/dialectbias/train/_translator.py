@@ -93,11 +93,7 @@ def select_examples(corpus_path: Path, config: TranslatorTrainConfig, conversati
         if unknown:
             raise DataError(f"{corpus_path}: --dialect {', '.join(unknown)}: not in the corpus "
                             f"(it has: {', '.join(corpus.dialects())})")
-    if config.splits:
-        unknown = sorted({s.lower() for s in config.splits} - set(corpus.splits()))
-        if unknown:
-            raise DataError(f"{corpus_path}: --split {', '.join(unknown)}: not in the corpus "
-                            f"(it has: {', '.join(corpus.splits()) or 'no split names'})")
+    corpus.require_splits({s.lower() for s in config.splits or []})
     selection = pair_examples(corpus, dialects=config.dialects, splits=config.splits,
                               extra=_corpus_dialects(corpus_path))
     selection.skipped.update({f"corpus: {k}": v for k, v in _corpus_skips(corpus).items()})

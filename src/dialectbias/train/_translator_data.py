@@ -105,7 +105,15 @@ def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise DataError(f"{path}: conversation file not found")
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        yield from read_jsonl(path)
+        for line, row in read_jsonl(path):  # every row is checked, as the CSV file's header is
+            missing = sorted({"user", "assistant"} - set(row))
+            if missing:
+                raise DataError(f"{path}:{line}: missing key(s) {', '.join(missing)} (a row is {{\"user\": …, "
+                                f"\"assistant\": …}}, optional dialect, id); found: {', '.join(row) or '(none)'}")
+            for key, kinds in (("user", str), ("assistant", str), ("dialect", str), ("id", str | int)):
+                if row.get(key) is not None and not isinstance(row[key], kinds):
+                    raise DataError(f"{path}:{line}: {key!r} is a {type(row[key]).__name__}, not a text")
+            yield line, row
     elif path.suffix.lower() == ".csv":
         for n, (line, row) in enumerate(read_csv_rows(path)):
             missing = {"user", "assistant"} - set(row) if n == 0 else set()
