@@ -102,7 +102,9 @@ def test_qa_report_cells(qa_report: Path) -> None:
     assert rows["model-b"]["avg"] == "—" and rows["model-b"]["dialects_scored"] == "1"
     assert rows["model-a"]["dialects_scored"] == "2" and list(rows)[-2:] == ["model-b", "dialect_avg"]
     by_type = next(t for h, t in found.items() if "all" in h and "factual" in h)
-    assert by_type.rows[-1][0] == "n (scored)" and re.fullmatch(r"\d+", by_type.rows[-1][1])  # not 18.000
+    # each cell: mean [95% CI] (n scored), n a whole count (not 18.000); the models' average last
+    assert by_type.rows[-1][0] == "model_avg"
+    assert all(re.fullmatch(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] \(\d+\)", c) for r in by_type.rows for c in r[1:])
     agreement = next(t for h, t in found.items() if "ccc" in h)
     chitta = next(dict(zip(agreement.headers, r, strict=True)) for r in agreement.rows if r[3] == "chittagong")
     assert chitta["n"] == "2" and chitta["ccc"] == chitta["cbs"] == "—" and chitta["pass"] == ""

@@ -41,7 +41,7 @@ def build(corpus: CorpusArg, out: OutOpt = None,
     from dialectbias.retrieval import HybridIndex, default_index_dir
 
     data = load_corpus(corpus)
-    data.require_splits(exclude_split or [], "--exclude-split")
+    data.require_splits(exclude_split or [], "--exclude-split", absent_ok=True)
     report = data.report
     for line in report.warnings():
         _app.err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)

@@ -164,10 +164,12 @@ class Corpus(BaseModel):
     def splits(self) -> list[str]:
         return sorted({p.split for p in self.pairs if p.split is not None})
 
-    def require_splits(self, names: Iterable[str], option: str = "--split") -> None:
+    def require_splits(self, names: Iterable[str], option: str = "--split", *, absent_ok: bool = False) -> None:
         """DataError naming each of `names` that no pair of the corpus has, with the splits it has: a typo
-        such as `trian` would otherwise select (or leave out) nothing, silently."""
-        unknown = sorted(set(names) - set(self.splits()))
+        such as `trian` would otherwise select (or leave out) nothing, silently. `absent_ok` (a split to leave
+        out): a standard split name (train, test, validation) the corpus lacks is fine, nothing to leave out."""
+        allowed = set(self.splits()) | (set(_SPLIT_WORDS.values()) if absent_ok else set())
+        unknown = sorted(set(names) - allowed)
         if unknown:
             raise DataError(f"{self.path or self.name}: {option} {', '.join(unknown)}: no such split in the corpus "
                             f"(it has: {', '.join(self.splits()) or 'no split names'})")
