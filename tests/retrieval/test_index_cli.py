@@ -57,3 +57,15 @@ def test_build_options_out_exclude_split_and_embedder(tmp_path: Path, cli: Any) 
     res = cli("index", "query", corpus, "আমি বই পড়ি", "--index", tmp_path / "held-out", "--dialect", "sylhet",
               "--k", "1", "--json")
     assert json.loads(res.stdout)[0]["dialect_text"] != "আমি বই ফড়ি"
+
+
+def test_exclude_split_typo_is_refused_and_an_absent_standard_split_is_nothing_to_leave_out(
+        tmp_path: Path, cli: Any) -> None:
+    corpus = write_corpus(tmp_path)  # no validation file
+    res = cli("index", "build", corpus, "--exclude-split", "trian")
+    assert res.exit_code == 1
+    assert "--exclude-split trian: no such split in the corpus" in res.output
+    assert not (tmp_path / "tiny.index").exists()
+    res = cli("index", "build", corpus, "--exclude-split", "validation")
+    assert res.exit_code == 0, res.output
+    assert "0 excluded by split; 12 indexed" in res.output
