@@ -139,11 +139,8 @@ def _read(path: Path, task_name: str, request_keys: Mapping[str, str]) -> Iterat
 
 
 def _coordinate(spec: RequestSpec, key: str) -> Any:
-    """A request's value of a request key: its `meta` entry, else its own field of that name (e.g. a sample
-    index kept on the spec); None when it has neither."""
-    if key in spec.meta:
-        return spec.meta[key]
-    return getattr(spec, key) if key in RequestSpec.model_fields else None
+    """A request's value of a request key: its `meta` entry (None when it has none)."""
+    return spec.meta.get(key)
 
 
 def _same(given: Any, stored: Any) -> bool:
