@@ -64,7 +64,7 @@ def _prompts(n: int, max_tokens: int) -> list[Any]:
     from dialectbias.config import load_experiment
     from dialectbias.providers import ChatRequest
     from dialectbias.quickstart import write_quickstart
-    from dialectbias.tasks.association import AssociationTask, _json_answer_schema
+    from dialectbias.tasks.probes.association._task import AssociationTask, _json_answer_schema
 
     with tempfile.TemporaryDirectory() as tmp:
         exp = load_experiment(write_quickstart(Path(tmp)))

@@ -65,7 +65,7 @@ def test_every_packaged_resource_has_unique_keys(name: str) -> None:
 
 
 def test_traits_file_with_a_key_given_twice(tmp_path: Path) -> None:
-    from dialectbias.tasks._association_traits import load_traits
+    from dialectbias.tasks.probes.association._traits import load_traits
 
     path = tmp_path / "traits.yaml"
     path.write_text("friendly:\n  trait: {label: a, adjectives: [x], concepts: [y]}\n"
@@ -75,7 +75,7 @@ def test_traits_file_with_a_key_given_twice(tmp_path: Path) -> None:
 
 
 def test_decision_scenarios_file_with_a_trait_given_twice(tmp_path: Path) -> None:
-    from dialectbias.tasks._decision_prompt import load_scenarios
+    from dialectbias.tasks.probes.decision._prompt import load_scenarios
 
     path = tmp_path / "scenarios.yaml"
     path.write_text("educated:\n  - {name: a, situation: s, decision: d}\n"

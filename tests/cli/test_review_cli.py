@@ -12,7 +12,7 @@ import pytest
 from dialectbias.judges import rlaif_score
 from dialectbias.review import HUMAN_COLUMNS
 from dialectbias.store import Store
-from dialectbias.tasks._qa_report import final_scores
+from dialectbias.tasks.qa_bias._report import final_scores
 
 
 def read(path: Path) -> list[dict[str, str]]:

@@ -141,7 +141,7 @@ def test_status_shows_reviewed_judgments_apart_from_the_queue(reviewed: Any, cli
 def test_the_latest_import_wins_whoever_the_annotator(reviewed: Any, cli: Any, qa: Any, tmp_path: Path) -> None:
     from dialectbias.judges import rlaif_score
     from dialectbias.store import Store
-    from dialectbias.tasks._qa_report import final_scores
+    from dialectbias.tasks.qa_bias._report import final_scores
 
     project, rows = reviewed
     rid = rows[0]["judgment_id"]

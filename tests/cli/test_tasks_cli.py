@@ -13,7 +13,7 @@ import pytest
 
 from dialectbias.cli._tasks import default_text, type_text
 from dialectbias.tasks import get_task, task_names
-from dialectbias.tasks.association import AssociationOptions
+from dialectbias.tasks.probes.association import AssociationOptions
 
 
 def run_tasks(*args: str) -> subprocess.CompletedProcess[str]:

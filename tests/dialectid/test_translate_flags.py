@@ -9,7 +9,7 @@ import numpy as np
 
 from dialectbias.dialectid import DialectCheck, DialectIdentifier
 from dialectbias.dialectid._features import CharNgramFeatures
-from dialectbias.tasks._translate_results import (
+from dialectbias.tasks.translate._results import (
     Translation,
     check_dialects,
     check_text,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dialectbias.store import Store
-from dialectbias.tasks._qa_report import final_scores
+from dialectbias.tasks.qa_bias._report import final_scores
 
 
 def two_judge_project(qa: Any, qa_server: Any, qa_project: Any) -> Any:

@@ -22,7 +22,7 @@ from dialectbias.review import (
     write_review_csv,
 )
 from dialectbias.store import OVERRIDE_KIND
-from dialectbias.tasks._qa_report import final_scores
+from dialectbias.tasks.qa_bias._report import final_scores
 
 LIKERT = {"dialect_comprehension": 5, "factual_correctness": 4, "content_completeness": 3, "response_clarity": 2,
           "appropriate_length": 1}

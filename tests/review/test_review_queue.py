@@ -14,7 +14,7 @@ from dialectbias.errors import DataError
 from dialectbias.judges import RLAIF_CATEGORIES, rlaif_score
 from dialectbias.review import HUMAN_COLUMNS, QUEUE_COLUMNS, ReviewQueue, write_review_csv
 from dialectbias.store import Store, dumps
-from dialectbias.tasks._qa_report import final_scores
+from dialectbias.tasks.qa_bias._report import final_scores
 
 JUDGE = "judge-1"
 MODELS = ["model-a", "model-b"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dialectbias.errors import DataError
-from dialectbias.tasks._association import (
+from dialectbias.tasks.probes.association._core import (
     ASSOCIATION_INSTRUCTION,
     NEUTRAL_INSTRUCTION,
     AssociationParse,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dialectbias.tasks._association import AssociationPrompt, build_association_prompt, load_traits
-from dialectbias.tasks._association_strict import paper_rule_line, paper_rule_score
+from dialectbias.tasks.probes.association._core import AssociationPrompt, build_association_prompt, load_traits
+from dialectbias.tasks.probes.association._strict import paper_rule_line, paper_rule_score
 
 LEXICONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "german_dialect_bias" / \
     "lexicons_and_templates.json"

@@ -14,7 +14,7 @@ from dialectbias.errors import ConfigError
 from dialectbias.run._stage import Skipped
 from dialectbias.store import Store
 from dialectbias.tasks import load_task
-from dialectbias.tasks._decision_prompt import DecisionPrompt
+from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 
 MODEL = {"id": "m", "provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
 EXTRACTOR = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "x"}

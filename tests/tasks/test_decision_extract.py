@@ -9,7 +9,7 @@ import pytest
 
 from dialectbias.judges import parse_structured
 from dialectbias.metrics import decision_score
-from dialectbias.tasks._decision_extract import (
+from dialectbias.tasks.probes.decision._extract import (
     EXTRACTION_PROMPT,
     ExtractorAnswer,
     extract_decision,
@@ -18,7 +18,7 @@ from dialectbias.tasks._decision_extract import (
     from_json,
     from_text,
 )
-from dialectbias.tasks._decision_prompt import DecisionPrompt
+from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 
 
 def prompt(dialect_writer: str = "A", neutral: bool = False) -> DecisionPrompt:

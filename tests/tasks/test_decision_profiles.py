@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dialectbias.tasks import _decision_report
-from dialectbias.tasks._decision_profiles import split_profiles
-from dialectbias.tasks._probe_prefix import prefix_tables
+from dialectbias.tasks.probes._prefix import prefix_tables
+from dialectbias.tasks.probes.decision import _report as _decision_report
+from dialectbias.tasks.probes.decision._profiles import split_profiles
 
 MARKDOWN = """**Task 1: Profiles**
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dialectbias.errors import DataError
-from dialectbias.tasks._association import build_association_prompt, load_traits
-from dialectbias.tasks._association_prompt import WRITER_PREFIXES, render_writers, writer_prefix
-from dialectbias.tasks._decision_prompt import (
+from dialectbias.tasks.probes.association._core import build_association_prompt, load_traits
+from dialectbias.tasks.probes.association._prompt import WRITER_PREFIXES, render_writers, writer_prefix
+from dialectbias.tasks.probes.decision._prompt import (
     DECISION_NEUTRAL_INSTRUCTION,
     DecisionPrompt,
     build_decision_prompt,

@@ -1,4 +1,4 @@
-"""Shared probe tables (tasks/_probe_report.py), by hand and scipy (the paper's rule: test_association_strict)."""
+"""Shared probe tables (tasks/probes/_report.py), by hand and scipy (the paper's rule: test_association_strict)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dialectbias.providers import ModelConfig
-from dialectbias.tasks._probe_report import (
+from dialectbias.tasks.probes._report import (
     MarkedWordsInput,
     comparison_table,
     family_table,

@@ -20,7 +20,7 @@ from dialectbias.metrics import (
     pearson,
     spearman,
 )
-from dialectbias.tasks import _qa_analysis as qa
+from dialectbias.tasks.qa_bias import _analysis as qa
 
 FIELDS = ["dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
           "appropriate_length"]

@@ -19,8 +19,8 @@ from dialectbias.judges import RlaifJudgment, parse_structured
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Outcome
 from dialectbias.store import Store
-from dialectbias.tasks._qa_report import load_judgments
 from dialectbias.tasks.qa_bias import QABiasTask
+from dialectbias.tasks.qa_bias._report import load_judgments
 
 FULL, MID, LOW, ZERO = [5, 5, 5, 5, 5], [4, 3, 5, 2, 1], [0, 1, 5, 4, 5], [0, 0, 0, 0, 0]
 FIELDS = ["dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",

@@ -21,7 +21,7 @@ from dialectbias.data import Item
 from dialectbias.metrics import critical_bias_sensitivity, lin_ccc, paired_test
 from dialectbias.store import OVERRIDE_KIND, Store, dumps
 from dialectbias.tasks import load_task
-from dialectbias.tasks._qa_report import load_judgments
+from dialectbias.tasks.qa_bias._report import load_judgments
 
 MODELS = {"m-small": ("fam", 3), "m-large": ("fam", 70)}
 DIALECTS = ["chittagong", "sylhet", "tangail"]

@@ -15,8 +15,8 @@ from scipy import stats
 
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.metrics._translation import TextNormalization
-from dialectbias.tasks._tq_data import TQRow, attach_system, load_rows
-from dialectbias.tasks._tq_tables import ALL, Judged, TQData, item_rows, normalized, table2, table3
+from dialectbias.tasks.translation_quality._data import TQRow, attach_system, load_rows
+from dialectbias.tasks.translation_quality._tables import ALL, Judged, TQData, item_rows, normalized, table2, table3
 
 TABLE = """id,source,reference,dialect,gloss,sysA,sysB
 1,আমি ভাত খাই,আমি ভাত খাই,sylhet,I eat rice,আমি ভাত খাই,আমি রুটি খাই
@@ -97,7 +97,7 @@ def test_items_file_and_corpus_yaml(tmp_path: Path) -> None:
 
 
 def test_attach_system_matches_by_item_then_by_source_text() -> None:
-    from dialectbias.tasks._tq_data import TQLoad
+    from dialectbias.tasks.translation_quality._data import TQLoad
 
     load = TQLoad(rows=[TQRow("a", "a", "sylhet", "আমি  ভাত", "r1", "f:2"),
                         TQRow("b", "b", "sylhet", "তুমি", "r2", "f:3")])
@@ -188,7 +188,7 @@ def test_two_annotators_of_one_translation_give_the_mean_or_the_latest_score(tmp
     own earlier score is replaced by their later one either way."""
     from dialectbias.review import save_annotation
     from dialectbias.store import Store
-    from dialectbias.tasks._tq_tables import HUMAN_KIND, read_human, target_id
+    from dialectbias.tasks.translation_quality._tables import HUMAN_KIND, read_human, target_id
 
     row = TQRow(key="k1", id="1", dialect="sylhet", source="s", reference="r", where="w", systems={"sysA": "t"})
     with Store.open(tmp_path / "s.sqlite") as store:

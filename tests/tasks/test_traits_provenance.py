@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectbias.tasks._association import load_traits
+from dialectbias.tasks.probes.association._core import load_traits
 
 LEXICONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "german_dialect_bias" / \
     "lexicons_and_templates.json"

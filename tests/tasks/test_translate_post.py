@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialectbias.tasks._translate_post import CleanContext, clean_list, clean_text, numbered, prompt_lines
+from dialectbias.tasks.translate._post import CleanContext, clean_list, clean_text, numbered, prompt_lines
 
 SOURCE = "তুমি কী খেয়েছো?"
 TRANSLATION = "তুমি কিতা খাইছো?"

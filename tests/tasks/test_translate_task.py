@@ -10,8 +10,8 @@ import yaml
 
 from dialectbias.api import load_experiment, open_experiment
 from dialectbias.errors import ConfigError
-from dialectbias.tasks._translate_fields import TEXT_FIELD, assemble_variant, plan_variant
-from dialectbias.tasks._translate_prompt import Example, render_prompt, resolve_target, template_name
+from dialectbias.tasks.translate._fields import TEXT_FIELD, assemble_variant, plan_variant
+from dialectbias.tasks.translate._prompt import Example, render_prompt, resolve_target, template_name
 
 VQA = {"question": "ছবির খাবারটির নাম কী?", "options": ["ইলিশ মাছ", "রুই মাছ", "১৯৭১", "পাঙ্গাস মাছ"],
        "answer_index": 0, "answer": "রুই মাছ", "caption": "থালায় ইলিশ মাছ ভাজা।", "image_id": 7}

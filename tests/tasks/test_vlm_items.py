@@ -12,7 +12,7 @@ from PIL import Image
 from dialectbias.data import Item
 from dialectbias.data._banglaverse import BanglaVerseLoad, banglaverse_root, iter_banglaverse
 from dialectbias.errors import DataError
-from dialectbias.tasks._vlm_items import (
+from dialectbias.tasks.vlm._items import (
     FEW_SHOT_SPLIT,
     caption_reference,
     few_shot_split,

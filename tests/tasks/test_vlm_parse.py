@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialectbias.tasks._vlm_parse import clean_caption, match_option, parse_vqa
+from dialectbias.tasks.vlm._parse import clean_caption, match_option, parse_vqa
 
 BN = ["ভুনা খিচুড়ি", "পান্তা ভাত", "চাপ", "পোলাও"]
 HI = ["भुनी खिचड़ी", "पंता भात", "चाप", "पुलाव"]

@@ -9,7 +9,7 @@ import yaml
 
 from dialectbias.api import import_generations, open_experiment
 from dialectbias.store import Store
-from dialectbias.tasks._vlm_stats import accuracy_table
+from dialectbias.tasks.vlm._stats import accuracy_table
 
 OPTIONS = ["ভুনা খিচুড়ি", "পান্তা ভাত", "চাপ", "পোলাও"]
 

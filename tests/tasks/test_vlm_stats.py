@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dialectbias.tasks._vlm_stats import (
+from dialectbias.tasks.vlm._stats import (
     accuracy_table,
     deltas,
     domain_difficulty,

@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import random
 
-from dialectbias.tasks._association import load_traits
-from dialectbias.tasks._decision_extract import extract_decision, extraction_messages, extraction_schema, from_text
-from dialectbias.tasks._decision_prompt import build_decision_prompt, load_scenarios
+from dialectbias.tasks.probes.association._core import load_traits
+from dialectbias.tasks.probes.decision._extract import (
+    extract_decision,
+    extraction_messages,
+    extraction_schema,
+    from_text,
+)
+from dialectbias.tasks.probes.decision._prompt import build_decision_prompt, load_scenarios
 from dialectbias.testing import probe_responder
 from dialectbias.testing._decision_responder import REFUSAL
 

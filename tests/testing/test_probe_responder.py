@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import random
 
-from dialectbias.tasks._association import build_association_prompt, load_traits, parse_association
-from dialectbias.tasks._association_score import association_bias
+from dialectbias.tasks.probes.association._core import build_association_prompt, load_traits, parse_association
+from dialectbias.tasks.probes.association._score import association_bias
 from dialectbias.testing import association_responder
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dialectbias.tasks._translate_post import CleanContext, clean_list, clean_text, numbered, prompt_lines
-from dialectbias.tasks._translate_prompt import render_prompt, resolve_target
+from dialectbias.tasks.translate._post import CleanContext, clean_list, clean_text, numbered, prompt_lines
+from dialectbias.tasks.translate._prompt import render_prompt, resolve_target
 from dialectbias.testing import qa_responder, translate_responder
 
 

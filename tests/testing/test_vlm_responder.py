@@ -9,7 +9,7 @@ from typing import Any
 
 from PIL import Image
 
-from dialectbias.tasks._vlm_parse import parse_vqa
+from dialectbias.tasks.vlm._parse import parse_vqa
 from dialectbias.testing import vlm_responder
 from dialectbias.testing._vlm_responder import CAPTION_WORDS, IMAGE_CHECK_FAILED
 from dialectbias.text import script_violation

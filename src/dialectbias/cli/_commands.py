@@ -232,7 +232,7 @@ def export(experiment: ExperimentArg,
     if out is None and items is None:
         raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
     if items is not None:
-        from dialectbias.tasks._translate_export import export_store_items
+        from dialectbias.tasks.translate._export import export_store_items
 
         exp, task = open_experiment(experiment)
         export_items = getattr(task, "export_items", None)

@@ -11,11 +11,11 @@ from dialectbias.tasks._base import StageYield, Task
 #: name -> "module:Class" (imported when first used) or the class itself; adding a task = one line here
 _TASKS: dict[str, str | type[Task]] = {
     "qa_bias": "dialectbias.tasks.qa_bias:QABiasTask",
-    "association": "dialectbias.tasks.association:AssociationTask",
+    "association": "dialectbias.tasks.probes.association:AssociationTask",
     "translate": "dialectbias.tasks.translate:TranslateTask",
-    "decision": "dialectbias.tasks.decision:DecisionTask",
-    "vqa": "dialectbias.tasks.vqa:VQATask",
-    "caption": "dialectbias.tasks.caption:CaptionTask",
+    "decision": "dialectbias.tasks.probes.decision:DecisionTask",
+    "vqa": "dialectbias.tasks.vlm:VQATask",
+    "caption": "dialectbias.tasks.vlm:CaptionTask",
     "translation_quality": "dialectbias.tasks.translation_quality:TranslationQualityTask",
 }
 

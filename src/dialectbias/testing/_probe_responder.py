@@ -35,7 +35,7 @@ def _digest(*parts: Any) -> bytes:
 
 @lru_cache(maxsize=1)
 def _poles() -> list[tuple[frozenset[str], frozenset[str]]]:
-    from dialectbias.tasks._association_traits import load_traits
+    from dialectbias.tasks.probes.association._traits import load_traits
 
     return [(frozenset(a.lower() for a in t.trait.adjectives), frozenset(a.lower() for a in t.opposite.adjectives))
             for t in load_traits().values()]

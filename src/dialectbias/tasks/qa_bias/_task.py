@@ -1,0 +1,265 @@
+"""QA dialect bias (SPEC §4 P3; Bengali dialect-bias paper §3.2–3.4): answer in every variant, judge
+each dialect answer against the standard answer with each judge's rubric (RLAIF by default), report
+model × dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.config import Experiment
+from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
+from dialectbias.errors import ConfigError
+from dialectbias.judges import CheckSettings, Rubric, load_rubric
+from dialectbias.providers import ModelConfig
+from dialectbias.run._specs import RequestSpec
+from dialectbias.run._stage import Skipped, Stage
+from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields
+from dialectbias.tasks._base import StageYield, Task
+from dialectbias.tasks._judgment_row import JudgedTask
+from dialectbias.tasks._templates import render, render_file, template_exists
+
+DEFAULT_RUBRIC = "rlaif"
+RUBRIC_CHECKS = ("script", "refusal")  # the code checks qa_bias runs on the dialect answer
+
+
+class QABiasOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    templates_dir: str | None = Field(
+        default=None, description="directory of your own prompt templates overriding the package's: "
+        "qa_bias/answer.j2, qa_bias/answer_<variant>.j2 (one variant only), qa_bias/judge_system.j2, "
+        "qa_bias/judge_user.j2 (Jinja2; relative to the experiment file)")
+    script: str = Field(default="bengali", description="script the answers must be written in (checked by code "
+                        "beside the judge; see script_threshold)")
+    script_threshold: float = Field(
+        default=0.6, ge=0.0, le=1.0,
+        description="script check: minimum share of the answer's letters outside embedded English terms "
+                    "that must be in `script`")
+    script_max_term_words: int = Field(
+        default=4, ge=0,
+        description="script check: longest run of Latin words tolerated as one embedded term or proper noun "
+                    "(0: no tolerance)")
+    max_tokens: int = Field(default=512, ge=1, description="answer length limit (tokens) of the models")
+    judge_max_tokens: int = Field(default=1024, ge=1, description="judgment length limit (tokens) of the judges")
+    agreement_ccc_min: float = Field(default=0.80, ge=-1.0, le=1.0,
+                                     description="judge agreement (the paper's Table 5) passes when Lin's CCC "
+                                     "with the primary judge is ≥ this")
+    agreement_cbs_min: float = Field(default=0.75, ge=0.0, le=1.0,
+                                     description="… and the critical bias sensitivity (CBS) is ≥ this")
+    cbs_threshold: float = Field(default=4.0, description="CBS critical set: the answers the primary judge "
+                                 "scores below this")
+    agreement_min_pairs: int = Field(default=3, ge=2,
+                                     description="CCC, CBS, kappa and alpha over fewer pairs are undefined "
+                                     "(empty cell, never PASS)")
+    n_resamples: int = Field(default=10_000, ge=1, description="bootstrap resamples for the gap CIs")
+
+
+class QABiasTask(JudgedTask, Task):
+    """QA dialect bias: every model answers every item in `standard` and each dialect; every judge rates each
+    dialect answer against the standard answer on its rubric (default `rlaif`: five weighted Likert
+    statements, score 0–10); report: model × dialect table, judge agreement, gaps with CIs, paired tests
+    (Bengali dialect-bias paper §3.2–3.4). A judge entry may name `rubric:` (a packaged rubric: rlaif,
+    caption, translation_fidelity; or a rubric YAML file relative to the experiment) and `template:` (a
+    Jinja2 file for the judge's user prompt, given dialect, standard_question, dialect_question,
+    standard_response, dialect_response, scale = the rubric's answer description, rubric). Without a
+    template, a rubric other than rlaif gets a generic prompt: the rubric's scale in the system message,
+    both questions and both answers in the user message. Judges on different rubrics are compared on the
+    score rescaled to the primary's range, and field by field where the names match."""
+
+    name = "qa_bias"
+    item_format = (
+        "`data:` items, one JSON object per line (.jsonl; or .csv with columns id, domain, question_type, "
+        "variants.standard, variants.<dialect> …; or .parquet; or hf://org/name?split=test):\n"
+        '{"id": "q001", "domain": "Technology", "question_type": "definitional", '
+        '"variants": {"standard": "…", "chittagong": "…", "sylhet": "…"}}\n'
+        "Required: id and variants.standard; every other variant (a registered dialect name, or one added "
+        "under `dialects:`) is answered and judged against the standard answer. Optional: domain, "
+        "question_type (report breakdowns), gold, "
+        "validated_by ({variant: annotator}), image (a PNG, JPEG, GIF or WebP file, its path relative to the "
+        "data file's folder, e.g. \"images/q001.png\", or an http(s) URL: the models get it before the "
+        "question in every variant; the judges see the text only; a path leading out of the data folder "
+        "is an error, an item whose image is missing or unreadable is skipped and counted); other fields "
+        "are kept as item metadata. "
+        "`dialectbias build questions` writes standard-only items: add the dialect variants with a `translate` "
+        "experiment (`dialectbias export EXP --items OUT.jsonl`) or by hand."
+    )
+    Options = QABiasOptions
+    required_variants = (STANDARD,)
+    image_fields = ("image",)
+
+    def __init__(self, experiment: Experiment) -> None:
+        super().__init__(experiment)
+        self.templates = experiment.resolve(self.options.templates_dir) if self.options.templates_dir else None
+        self._answer_templates: dict[str, str] = {}
+        #: each judge's rubric: its `rubric:` (a packaged name or a YAML file), else RLAIF
+        self.rubrics: dict[str, Rubric] = {j.id: experiment.judge_rubric(j, DEFAULT_RUBRIC) for j in experiment.judges}
+        self.check_settings = CheckSettings(self.options.script, self.options.script_threshold,
+                                            self.options.script_max_term_words)
+
+    def check(self) -> None:
+        super().check()
+        for i, judge in enumerate(self.exp.judges):
+            rubric = self.rubrics[judge.id]
+            unsupported = [c for c in rubric.checks if c not in RUBRIC_CHECKS]
+            if unsupported:
+                raise ConfigError(f"{self.exp.where('judges', i, 'rubric')}: judge {judge.id!r}: rubric "
+                                  f"{rubric.name!r} declares check(s) {', '.join(unsupported)}, which qa_bias does "
+                                  f"not run (it runs: {', '.join(RUBRIC_CHECKS)})")
+
+    def input_files(self) -> list[Path]:
+        judge_files = [self.exp.resolve(p) for j in self.exp.judges for p in (j.rubric, j.template)
+                       if p and self.exp.resolve(p).is_file()]
+        return [*super().input_files(), *([self.templates] if self.templates else []), *judge_files]
+
+    # -- generation -------------------------------------------------------------------------
+    def _answer_template(self, variant: str) -> str:
+        if variant not in self._answer_templates:
+            name = f"qa_bias/answer_{variant}"
+            self._answer_templates[variant] = name if template_exists(name, self.templates) else "qa_bias/answer"
+        return self._answer_templates[variant]
+
+    def _generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
+        params = {"temperature": 0, "max_tokens": self.options.max_tokens, **model.params}
+        for item in store.iter_items():
+            image = None
+            if item.metadata.get("image") is not None:
+                try:
+                    image = self._image(item)
+                except MediaError as exc:
+                    for variant in item.variants:
+                        yield Skipped(f"{exc} (variant {variant!r})",
+                                      kind="image missing or unreadable")
+                    continue
+            for variant, question in item.variants.items():
+                if not isinstance(question, str) or not question.strip():
+                    yield Skipped(f"item {item.id!r} variant {variant!r}: empty text")
+                    continue
+                template = self._answer_template(variant)
+                text = render(template, self.templates, question=question, variant=variant)
+                content: Any = text if image is None else [image_part(image), text_part(text)]
+                yield RequestSpec(stage="generate", model=model, item_id=item.id, variant=variant,
+                                  template=template, messages=[{"role": "user", "content": content}],
+                                  params=params)
+
+    def _image(self, item: Item) -> bytes:
+        """The bytes of the item's image (`image`: under the data file's folder, or an http(s) URL)."""
+        assert self.exp.data is not None
+        data_dir = None if self.exp.data.startswith("hf://") else self.exp.resolve(self.exp.data).parent
+        ref = item.metadata["image"]
+        path = resolve_item_image(ref, data_dir, str(self.exp.data), item.id)
+        return load_image(path, f"item {item.id!r}: image {ref!r}")[0]
+
+    # -- judging ----------------------------------------------------------------------------
+    def _judge_prompts(self, judge: ModelConfig) -> tuple[str, Callable[..., str]]:
+        """(template label, render(**context) -> user prompt) of the judge: its `template:` file, else the
+        RLAIF prompt for the RLAIF rubric, else the generic rubric prompt."""
+        rubric = self.rubrics[judge.id]
+        if judge.template:
+            path = self.exp.resolve(judge.template)
+            return judge.template, lambda **ctx: render_file(path, **ctx)
+        name = "qa_bias/judge_user" if self._is_rlaif(rubric) else "qa_bias/judge_rubric_user"
+        return name, lambda **ctx: render(name, self.templates, **ctx)
+
+    @staticmethod
+    def _is_rlaif(rubric: Rubric) -> bool:
+        """The rubric asks what RLAIF asks (its weights, score rule, ceilings or checks may differ): the paper's
+        prompt, so editing how a copy of RLAIF scores re-scores the stored judgments instead of re-asking."""
+        return rubric.question() == load_rubric(DEFAULT_RUBRIC).question()
+
+    def _judge_system(self, rubric: Rubric, variant: str) -> str:
+        if self._is_rlaif(rubric):
+            return render("qa_bias/judge_system", self.templates, dialect=variant)
+        return render("qa_bias/judge_rubric_system", self.templates, dialect=variant, scale=rubric.scale_text(),
+                      rubric=rubric)
+
+    def _judge_requests(self, store: Store, judge: ModelConfig) -> Iterator[RequestSpec | Skipped]:
+        params = {"temperature": 0, "max_tokens": self.options.judge_max_tokens, **judge.params}
+        rubric = self.rubrics[judge.id]
+        template, render_user = self._judge_prompts(judge)
+        schema, scale = rubric.json_schema(), rubric.scale_text()
+        system_cache: dict[str, str] = {}
+        for model in self.exp.models:
+            answers = _generations(store, model.id)
+            for item in store.iter_items():
+                std = answers.get((item.id, STANDARD))
+                for variant, question in item.variants.items():
+                    if variant == STANDARD:
+                        continue
+                    dia = answers.get((item.id, variant))
+                    if std is None or dia is None:
+                        yield Skipped(f"{model.id}/{item.id}/{variant}",
+                                      kind="no successful generation to judge")
+                        continue
+                    if variant not in system_cache:
+                        system_cache[variant] = self._judge_system(rubric, variant)
+                    user = render_user(dialect=variant, standard_question=item.variants[STANDARD],
+                                       dialect_question=question, standard_response=std[1],
+                                       dialect_response=dia[1], scale=scale, rubric=rubric)
+                    yield RequestSpec(
+                        stage="judge", model=judge, item_id=item.id, variant=variant,
+                        template=template, params=params, json_schema=schema,
+                        schema_name=rubric.schema_name, refs=[std[0], dia[0]], meta={"model_id": model.id},
+                        messages=[{"role": "system", "content": system_cache[variant]},
+                                  {"role": "user", "content": user}])
+
+    def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
+                     meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
+        """The code checks read the dialect answer (refs: [standard answer, dialect answer])."""
+        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],)) if len(refs) > 1 else []
+        return (found[0][0] if found else None) or "", self.check_settings
+
+    def checks_key(self) -> Any:
+        return asdict(self.check_settings)
+
+    def stages(self) -> list[Stage]:
+        stages = [Stage("generate", self.exp.models, self._generation_requests)]
+        if self.exp.judges:
+            stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self.finalize_judgment,
+                                rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges}))
+        return stages
+
+    def compares_dialects(self) -> bool:
+        return True
+
+    def stage_yields(self, store: Store) -> list[StageYield]:
+        """Generation: successful answers; judging: scored judgments (unscored ones are unusable)."""
+        out = [y for y in super().stage_yields(store) if y.stage != "judge"]
+        yields = judge_yields(store)
+        for judge in self.exp.judges:
+            y = yields.get(judge.id, JudgeYield())
+            n, scored, unscored = y.requests, y.scored, y.unscored
+            detail = (f"{scored} of {n} judgments scored ({unscored} unscored: the judge's answer failed "
+                      f"validation; {n - scored - unscored} with no answer)" if n
+                      else "no judge requests (no successful generation pair to judge)")
+            out.append(StageYield("judge", judge.id, scored, detail))
+        return out
+
+    def summary_lines(self, store: Store) -> list[str]:
+        lines = []
+        counts = judge_counts(store, [j.id for j in self.exp.judges])
+        for judge in self.exp.judges:
+            c = counts.get(judge.id, JudgeCounts())
+            rubric = self.rubrics[judge.id]
+            zeroed = f" · {c.zeroed} zeroed (script/refusal)" if rubric.checks else ""
+            flagged = ("judge and code disagree, or script indeterminate" if rubric.checks else "")
+            if rubric.ceilings:
+                flagged = f"{flagged + ', or ' if flagged else ''}clipped by a ceiling"
+            lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed)"
+                         f"{zeroed} · {c.flagged} flagged{f' ({flagged})' if flagged else ''} "
+                         f"· {c.needs_review} for human review")
+        return lines
+
+    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+        from dialectbias.tasks.qa_bias._report import write_qa_report
+
+        return write_qa_report(self, store, out_dir)
+
+
+def _generations(store: Store, model_id: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """(item, variant) -> (request id, output) of the model's successful generations."""
+    return {(r.item_id, r.variant): (r.request_id, r.output or "") for r in store.stage_results("generate", model_id)}
