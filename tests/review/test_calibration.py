@@ -15,7 +15,6 @@ from dialectbias.review import (
     Thresholds,
     annotator_agreement,
     judge_calibration,
-    miscalibrated,
     queue_kind,
     save_annotation,
     save_snapshot,
@@ -121,16 +120,13 @@ def test_judge_calibration_per_dialect(calibrated: dict[str, Any], rv: Any) -> N
     assert [b.split()[0] for b in by_dialect["sylhet"].below] == ["ccc", "cbs", "kappa"]
 
 
-def test_calibration_snapshots_accumulate_and_name_the_miscalibrated_dialects(calibrated: dict[str, Any],
-                                                                              rv: Any) -> None:
+def test_calibration_snapshots_accumulate(calibrated: dict[str, Any], rv: Any) -> None:
     with Store.open(calibrated["path"]) as store:
         rows = judge_calibration(store, [rv.JUDGE], rv.MODELS, {}, Thresholds(min_pairs=5))
         save_snapshot(store, rows, Thresholds(), now=100.0)
-        assert miscalibrated(store) == {(rv.JUDGE, "sylhet")}
         relaxed = judge_calibration(store, [rv.JUDGE], rv.MODELS, {}, Thresholds(-1, -1, -1, 5))
         save_snapshot(store, relaxed, Thresholds(-1, -1, -1, 5), now=200.0)
         history = snapshot_history(store, rv.JUDGE)
-        assert miscalibrated(store) == set()  # the latest snapshot counts
     assert [h["taken_at"] for h in history] == [100.0] * 3 + [200.0] * 3
 
 

@@ -19,7 +19,6 @@ from dialectbias.review._calibration import (
     annotator_agreement,
     human_scores,
     judge_calibration,
-    miscalibrated,
     save_snapshot,
     snapshot_history,
 )
@@ -123,7 +122,7 @@ __all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMA
            "add_annotator", "annotator_agreement", "annotator_for_token", "annotators", "assign", "calibration_alert",
            "clear_sample", "corrections", "csv_kind", "describe_sample", "draw_sample", "hash_token", "human_columns",
            "human_scores", "human_validated_rows", "import_queue_csv", "is_queue_csv", "iso_utc", "judge_calibration",
-           "language_tag", "latest_annotations", "miscalibrated", "miscalibrated_now", "miscalibrated_routes",
+           "language_tag", "latest_annotations", "miscalibrated_now", "miscalibrated_routes",
            "override_value", "primary_routes", "queue_columns", "queue_kind", "queue_kinds", "queue_rows",
            "queue_targets", "read_queue_csv", "read_review_csv", "register_queue_kind", "review_config",
            "review_readme", "review_summary", "routed_to_judge", "routed_to_review", "sample_queue", "sampled_ids",

@@ -263,12 +263,3 @@ def snapshot_history(store: Store, judge: str | None = None) -> list[dict[str, A
            + (" WHERE judge_id = ?" if judge else "") + " ORDER BY taken_at, snapshot_id")
     return [{"taken_at": r[0], "judge": r[1], "rubric": r[2], "dialect": r[3], "n": r[4], "ccc": r[5], "cbs": r[6],
              "kappa": r[7], "below": json.loads(r[8])} for r in store.query(sql, (judge,) if judge else ())]
-
-
-def miscalibrated(store: Store, judge: str | None = None) -> set[tuple[str, str]]:
-    """(judge, dialect) pairs whose latest snapshot is below a threshold (`all` excluded)."""
-    rows = store.query(
-        "SELECT judge_id, dialect, below FROM calibration_snapshots s WHERE taken_at = (SELECT MAX(taken_at) FROM "
-        "calibration_snapshots t WHERE t.judge_id = s.judge_id)" + (" AND judge_id = ?" if judge else ""),
-        (judge,) if judge else ())
-    return {(r[0], r[1]) for r in rows if r[1] != ALL and json.loads(r[2])}
