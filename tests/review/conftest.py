@@ -122,7 +122,8 @@ def build_review_store(path: Path) -> ReviewStore:
 
 
 def review_config(**changes: Any) -> ReviewConfig:
-    return ReviewConfig(judge_ids=[JUDGE], model_ids=MODELS, rubrics={JUDGE: load_rubric("rlaif")}, **changes)
+    return ReviewConfig(judge_ids=[JUDGE], model_ids=MODELS, rubrics={JUDGE: load_rubric("rlaif")},
+                        translation_stage="translate", **changes)
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def tstore(tmp_path: Path) -> Path:
 
 
 def config() -> ReviewConfig:
-    return ReviewConfig(judge_ids=[], model_ids=[])
+    return ReviewConfig(judge_ids=[], model_ids=[], translation_stage="translate")
 
 
 def target_ids(store: Store, queue: str) -> list[str]:
@@ -152,7 +152,7 @@ def test_assignments_and_tasks_follow_the_sample(tstore: Path) -> None:
         assert len(tasks_of(store, rahim)) == 13  # and come back
         add_annotator(store, "karim", ["sylhet"], ["translation_score"])
         sample, _ = sample_queue(store, config(), queue_kind("translation_score"), per=2, seed=3)
-        assign(store, ReviewConfig(judge_ids=[], model_ids=[], overlap=2))
+        assign(store, ReviewConfig(judge_ids=[], model_ids=[], overlap=2, translation_stage="translate"))
         karim = annotator_named(store, "karim")
         got = {t.target_id for t in tasks_of(store, karim)}
         assert got == {t for t in sample.ids if "sylhet" in t}  # the sampled sylhet targets (overlap 2)

@@ -381,7 +381,7 @@ def add_annotator(experiment: ExperimentArg,
     from dialectbias.errors import ConfigError
     from dialectbias.review import add_annotator as add
     from dialectbias.review import assign
-    from dialectbias.store import Store
+    from dialectbias.store import Store, assignment_count
 
     exp, task = open_experiment(experiment)
     names = [d.strip() for d in dialects.split(",") if d.strip()]
@@ -393,7 +393,7 @@ def add_annotator(experiment: ExperimentArg,
     with Store.open(exp.store_path) as store:
         token = add(store, name, names, queue_names, rotate=rotate)
         summary = assign(store, _review_config(exp, task, store))
-        tasks = store.query("SELECT count(*) FROM assignments WHERE annotator = ?", (name.strip(),))[0][0]
+        tasks = assignment_count(store, name.strip())
     _app.console.print(f"annotator {name.strip()}: dialects {', '.join(names)}; queues "
                        f"{', '.join(queue_names) if queue_names else 'all'}; {tasks} task(s) assigned"
                        + (f" ({summary.unassigned} item(s) have no annotator of their dialect yet)"

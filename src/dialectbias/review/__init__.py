@@ -48,7 +48,6 @@ from dialectbias.review._kinds import (
     QueueKind,
     Rating,
     ReviewConfig,
-    latest_annotations,
     queue_kind,
     queue_kinds,
     register_queue_kind,
@@ -105,6 +104,7 @@ from dialectbias.review._setup import (
     thresholds_of,
 )
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
+from dialectbias.store import latest_annotations
 
 # the queue kinds of the review app, in the order its pages list them (one line per kind)
 register_queue_kind(JudgmentQueue())

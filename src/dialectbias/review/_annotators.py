@@ -6,7 +6,6 @@ given to up to `overlap` annotators of its dialect (the least busy first), so ag
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import secrets
 import time
@@ -16,7 +15,20 @@ from dataclasses import dataclass
 from dialectbias.errors import DataError
 from dialectbias.review._kinds import QueueKind, ReviewConfig, queue_kinds
 from dialectbias.review._sample import queue_targets, sampled_ids
-from dialectbias.store import Store
+from dialectbias.store import (
+    AnnotatorRow,
+    AssignmentRow,
+    Store,
+    add_assignments,
+    annotator_assignments,
+    annotator_by_name,
+    annotator_by_token_hash,
+    annotator_rows,
+    assignment,
+    assignment_queue,
+    queue_holders,
+    save_annotator,
+)
 
 NAME_PATTERN = re.compile(r"^[\w.\-]{1,64}$")
 #: a token is 32 random bytes (URL-safe base64, 43 characters): a sha256 of it cannot be searched back
@@ -63,42 +75,28 @@ def add_annotator(store: Store, name: str, dialects: Sequence[str], queues: Sequ
     if unknown:
         raise DataError(f"--queues: unknown queue {unknown[0]!r}; queues: {', '.join(known)}")
     token = secrets.token_urlsafe(TOKEN_BYTES)
-    now = time.time()
-    with store.transaction():
-        exists = store.conn.execute("SELECT 1 FROM annotators WHERE name=?", (name,)).fetchone()
-        if exists and not rotate:
-            raise DataError(f"annotator {name!r} exists already (use --rotate to issue a new token)")
-        if exists:
-            store.conn.execute("UPDATE annotators SET token_hash=?, dialects=?, queues=?, updated_at=? WHERE name=?",
-                               (hash_token(token), json.dumps(dialect_names), json.dumps(queue_names), now, name))
-        else:
-            store.conn.execute("INSERT INTO annotators VALUES (?,?,?,?,?,?)",
-                               (name, hash_token(token), json.dumps(dialect_names), json.dumps(queue_names), now, now))
+    if not save_annotator(store, name, hash_token(token), dialect_names, queue_names, time.time(), replace=rotate):
+        raise DataError(f"annotator {name!r} exists already (use --rotate to issue a new token)")
     return token
 
 
-def _annotator(row: object) -> Annotator:
-    r = list(row)  # type: ignore[call-overload]
-    return Annotator(r[0], tuple(json.loads(r[1])), tuple(json.loads(r[2])), r[3])
+def _annotator(row: AnnotatorRow | None) -> Annotator | None:
+    return None if row is None else Annotator(row.name, row.dialects, row.queues, row.created_at)
 
 
 def annotator_for_token(store: Store, token: str | None) -> Annotator | None:
     """The annotator holding a token, or None (an empty or unknown token)."""
     if not token or len(token) > 200:
         return None
-    rows = store.query("SELECT name, dialects, queues, created_at FROM annotators WHERE token_hash=?",
-                       (hash_token(token),))
-    return _annotator(rows[0]) if rows else None
+    return _annotator(annotator_by_token_hash(store, hash_token(token)))
 
 
 def annotator_named(store: Store, name: str) -> Annotator | None:
-    rows = store.query("SELECT name, dialects, queues, created_at FROM annotators WHERE name=?", (name,))
-    return _annotator(rows[0]) if rows else None
+    return _annotator(annotator_by_name(store, name))
 
 
 def annotators(store: Store) -> list[Annotator]:
-    return [_annotator(r) for r in store.query("SELECT name, dialects, queues, created_at FROM annotators "
-                                               "ORDER BY name")]
+    return [Annotator(r.name, r.dialects, r.queues, r.created_at) for r in annotator_rows(store)]
 
 
 def task_id_for(queue: str, target_id: str, annotator: str) -> str:
@@ -130,11 +128,11 @@ def assign(store: Store, config: ReviewConfig, kinds: Iterable[QueueKind] | None
         with store.transaction():
             load = dict.fromkeys((a.name for a in eligible), 0)
             holders: dict[str, set[str]] = {}
-            for target_id, annotator in store.conn.execute(
-                    "SELECT target_id, annotator FROM assignments WHERE queue=?", (kind.name,)):
+            for target_id, annotator in queue_holders(store, kind.name):
                 holders.setdefault(target_id, set()).add(annotator)
                 if annotator in load:
                     load[annotator] += 1
+            new: list[AssignmentRow] = []
             for t in targets:
                 have = holders.setdefault(t.target_id, set())
                 candidates = sorted((a for a in eligible if t.dialect in a.dialects and a.name not in have),
@@ -142,13 +140,12 @@ def assign(store: Store, config: ReviewConfig, kinds: Iterable[QueueKind] | None
                 if not have and not candidates:
                     summary.unassigned += 1
                 for a in candidates[: max(0, config.overlap - len(have))]:
-                    store.conn.execute(
-                        "INSERT OR IGNORE INTO assignments VALUES (?,?,?,?,?,?,?)",
-                        (task_id_for(kind.name, t.target_id, a.name), kind.name, t.target_id, t.item_id, t.dialect,
-                         a.name, created))
+                    new.append(AssignmentRow(task_id_for(kind.name, t.target_id, a.name), kind.name, t.target_id,
+                                             t.item_id, t.dialect, a.name))
                     have.add(a.name)
                     load[a.name] += 1
                     summary.new_tasks += 1
+            add_assignments(store, new, created)
     return summary
 
 
@@ -164,11 +161,9 @@ class Task:
     annotator: str
     done: bool
 
-
-def _tasks_sql(where: str) -> str:
-    return ("SELECT a.task_id, a.queue, a.target_id, a.item_id, a.dialect, a.annotator, EXISTS (SELECT 1 FROM "
-            "annotations n WHERE n.target_id = a.target_id AND n.annotator = a.annotator AND n.kind = ?) "
-            f"FROM assignments a WHERE {where} ORDER BY a.queue, a.dialect, a.item_id, a.task_id")
+    @classmethod
+    def of(cls, row: AssignmentRow) -> Task:
+        return cls(row.task_id, row.queue, row.target_id, row.item_id, row.dialect, row.annotator, row.done)
 
 
 def tasks_of(store: Store, annotator: Annotator, queue: str | None = None) -> list[Task]:
@@ -178,22 +173,20 @@ def tasks_of(store: Store, annotator: Annotator, queue: str | None = None) -> li
     for name, kind in queue_kinds().items():
         if name not in annotator.queues or (queue is not None and name != queue):
             continue
-        rows = store.query(_tasks_sql("a.annotator = ? AND a.queue = ?"), (kind.annotation_kind, annotator.name, name))
+        rows = annotator_assignments(store, annotator.name, name, kind.annotation_kind)
         sampled = sampled_ids(store, name)
-        out += [Task(*r[:6], bool(r[6])) for r in rows
-                if r[4] in annotator.dialects and (sampled is None or r[2] in sampled)]
+        out += [Task.of(r) for r in rows
+                if r.dialect in annotator.dialects and (sampled is None or r.target_id in sampled)]
     return out
 
 
 def task_of(store: Store, annotator: Annotator, task_id: str) -> Task | None:
     """The annotator's task with this id, or None — also when it is someone else's (no hint that it exists)."""
-    rows = store.query("SELECT queue FROM assignments WHERE task_id = ? AND annotator = ?", (task_id, annotator.name))
-    if not rows or rows[0][0] not in queue_kinds():
+    queue = assignment_queue(store, task_id, annotator.name)
+    if queue is None or queue not in queue_kinds():
         return None
-    kind = queue_kinds()[rows[0][0]]
-    found = store.query(_tasks_sql("a.task_id = ? AND a.annotator = ?"), (kind.annotation_kind, task_id,
-                                                                          annotator.name))
-    task = Task(*found[0][:6], bool(found[0][6])) if found else None
+    row = assignment(store, task_id, annotator.name, queue_kinds()[queue].annotation_kind)
+    task = None if row is None else Task.of(row)
     if task is None or not annotator.sees(task.queue, task.dialect):
         return None
     sampled = sampled_ids(store, task.queue)

@@ -29,8 +29,19 @@ import numpy as np
 
 from dialectbias.judges import Rubric, load_rubric, packaged_rubrics
 from dialectbias.metrics import MIN_PAIRS, cohen_kappa, critical_bias_sensitivity, krippendorff_alpha, lin_ccc
-from dialectbias.review._kinds import ReviewConfig, latest_annotations, queue_kinds
-from dialectbias.store import HUMAN_SCORE_MODES, OVERRIDE_KIND, Store, iter_judgments
+from dialectbias.review._kinds import ReviewConfig, queue_kinds
+from dialectbias.store import (
+    HUMAN_SCORE_MODES,
+    SnapshotRow,
+    Store,
+    assigned_dialects,
+    iter_judgments,
+    judgment_overrides,
+    judgment_variants,
+    latest_annotations,
+    save_snapshot_rows,
+    snapshot_rows,
+)
 
 ALL = "all"
 #: CBS's critical set: human scores below this share of the rubric's range (RLAIF: 4.0 of 10, SPEC §4 P3)
@@ -49,9 +60,7 @@ class Thresholds:
 
 
 def _dialects_of_targets(store: Store) -> dict[str, str]:
-    out = {r[0]: r[1] for r in store.query("SELECT request_id, variant FROM judgments")}
-    out.update({r[0]: r[1] for r in store.query("SELECT target_id, dialect FROM assignments")})
-    return out
+    return judgment_variants(store) | assigned_dialects(store)
 
 
 def _num(x: float | None) -> float | None:
@@ -150,18 +159,15 @@ def human_scores(store: Store, mode: str = "mean") -> dict[tuple[str, str, str, 
     whoever gave it. `annotators` counts the annotators with a score either way."""
     if mode not in HUMAN_SCORE_MODES:
         raise ValueError(f"human score {mode!r}: one of {', '.join(HUMAN_SCORE_MODES)}")
-    rows = store.query(
-        "SELECT a.annotator, a.value, j.rubric, j.model_id, j.item_id, j.variant FROM annotations a JOIN judgments j "
-        "ON j.request_id = a.target_id WHERE a.kind = ? ORDER BY a.annotation_id", (OVERRIDE_KIND,))
     per_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     last: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    for annotator, raw, *key_parts in rows:
-        value = json.loads(raw)
+    for o in judgment_overrides(store):
+        value = json.loads(o.value_json)
         if not isinstance(value, dict) or value.get("score") is None:
             continue
-        key = (key_parts[0], key_parts[1], key_parts[2], key_parts[3])
-        per_key[key].pop(annotator, None)  # re-inserted: the dict keeps annotators in order of their latest
-        per_key[key][annotator] = value
+        key = (o.rubric, o.model_id, o.item_id, o.variant)
+        per_key[key].pop(o.annotator, None)  # re-inserted: the dict keeps annotators in order of their latest
+        per_key[key][o.annotator] = value
         last[key] = value
     out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for key, by_annotator in per_key.items():
@@ -245,21 +251,11 @@ def save_snapshot(store: Store, rows: Iterable[CalibrationRow], thresholds: Thre
                   now: float | None = None) -> int:
     """Store one calibration snapshot (all rows share its time); returns the number of rows."""
     taken = time.time() if now is None else now
-    n = 0
-    with store.transaction():
-        for r in rows:
-            store.conn.execute(
-                "INSERT INTO calibration_snapshots (taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below, "
-                "thresholds) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (taken, r.judge, r.rubric, r.dialect, r.n, r.ccc, r.cbs, r.kappa, json.dumps(r.below),
-                 json.dumps(asdict(thresholds))))
-            n += 1
-    return n
+    return save_snapshot_rows(store, [SnapshotRow(taken, r.judge, r.rubric, r.dialect, r.n, r.ccc, r.cbs, r.kappa,
+                                                  r.below) for r in rows], asdict(thresholds))
 
 
 def snapshot_history(store: Store, judge: str | None = None) -> list[dict[str, Any]]:
     """Every stored snapshot row, oldest first."""
-    sql = ("SELECT taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below FROM calibration_snapshots"
-           + (" WHERE judge_id = ?" if judge else "") + " ORDER BY taken_at, snapshot_id")
-    return [{"taken_at": r[0], "judge": r[1], "rubric": r[2], "dialect": r[3], "n": r[4], "ccc": r[5], "cbs": r[6],
-             "kappa": r[7], "below": json.loads(r[8])} for r in store.query(sql, (judge,) if judge else ())]
+    return [{"taken_at": r.taken_at, "judge": r.judge_id, "rubric": r.rubric, "dialect": r.dialect, "n": r.n,
+             "ccc": r.ccc, "cbs": r.cbs, "kappa": r.kappa, "below": r.below} for r in snapshot_rows(store, judge)]

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dialectbias.review._kind_translations import ITEM_TARGET_PREFIX, _machine_variants, text_fields
-from dialectbias.review._kinds import latest_annotations
-from dialectbias.store import Store, dumps
+from dialectbias.store import Store, annotated_targets, dumps, latest_annotations, request_keys
 
 CORRECTION_KIND = "translation_correction"
 VALIDATION_KIND = "validation_3pt"
@@ -217,20 +216,14 @@ HUMAN_VALIDATED_LEGEND = {
 
 def _target_variants(store: Store) -> dict[str, tuple[str, str]]:
     """target id -> (item id, variant) of the translation targets annotated in this store."""
-    ids = [r[0] for r in store.query("SELECT DISTINCT target_id FROM annotations WHERE kind IN (?, ?)",
-                                     (CORRECTION_KIND, VALIDATION_KIND))]
+    ids = annotated_targets(store, [CORRECTION_KIND, VALIDATION_KIND])
     out: dict[str, tuple[str, str]] = {}
     for target_id in ids:
         if target_id.startswith(ITEM_TARGET_PREFIX):
             item_id, _, variant = target_id[len(ITEM_TARGET_PREFIX):].rpartition(":")
             if item_id:
                 out[target_id] = (item_id, variant)
-    requests = [t for t in ids if t not in out]
-    for i in range(0, len(requests), 500):
-        chunk = requests[i:i + 500]
-        rows = store.query(f"SELECT request_id, item_id, variant FROM requests WHERE request_id IN "
-                           f"({','.join('?' * len(chunk))})", chunk)
-        out.update({r[0]: (r[1], r[2]) for r in rows})
+    out.update(request_keys(store, [t for t in ids if t not in out]))
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from dialectbias.review._kind_translations import entry_text
 from dialectbias.review._kinds import AnnotationError, QueueKind, Rating, ReviewConfig
 from dialectbias.review._targets import FormField, Panel, ReviewTarget
-from dialectbias.store import REASK_SUFFIX, Store
+from dialectbias.store import ImageAnswer, Store, image_answers, item_variants
 
 #: (value, label, key) — BanglaVerse §6
 ERROR_CATEGORIES = (
@@ -31,10 +31,8 @@ ERROR_CATEGORIES = (
 )
 _NAMES = tuple(c[0] for c in ERROR_CATEGORIES)
 
-_SQL = ("SELECT q.request_id, q.item_id, q.variant, q.model_id, q.messages, s.output FROM current_requests c "
-        "JOIN requests q ON q.request_id = c.request_id JOIN results s ON s.request_id = q.request_id "
-        "WHERE s.status = 'ok' AND q.stage != 'judge' AND q.stage NOT GLOB ? "
-        "AND q.messages LIKE '%\"type\":\"image\"%'")
+#: the stage of judge requests (answers to an image that are judgments are not coded)
+JUDGE_STAGE = "judge"
 
 
 def _image_of(messages: str) -> str | None:
@@ -55,23 +53,24 @@ class ErrorCodingQueue(QueueKind):
     annotation_kind = "error_coding"
 
     def targets(self, config: ReviewConfig, store: Store) -> Iterator[ReviewTarget]:
-        yield from self._select(store, f"{_SQL} ORDER BY q.item_id, q.variant, q.model_id, q.request_id", ())
+        yield from self._select(store, image_answers(store, JUDGE_STAGE))
 
     def target(self, config: ReviewConfig, store: Store, target_id: str) -> ReviewTarget | None:
-        return next(self._select(store, f"{_SQL} AND q.request_id = ?", (target_id,)), None)
+        return next(self._select(store, image_answers(store, JUDGE_STAGE, target_id)), None)
 
-    def _select(self, store: Store, sql: str, params: tuple[Any, ...]) -> Iterator[ReviewTarget]:
-        rows = store.query(sql, (f"*{REASK_SUFFIX}", *params))
-        variants = {r[0]: json.loads(r[1]) for r in store.query("SELECT item_id, variants FROM items")}
-        for r in rows:
-            image = _image_of(r[4])
+    def _select(self, store: Store, answers: list[ImageAnswer]) -> Iterator[ReviewTarget]:
+        variants = item_variants(store)
+        for a in answers:
+            image = _image_of(a.messages)
             if image is None:
                 continue
-            question = entry_text(variants.get(r[1], {}).get(r[2], ""))  # a text, or a VQA/caption entry
-            yield ReviewTarget(queue=self.name, target_id=r[0], item_id=r[1], dialect=r[2],
-                               title=f"{r[1]} · {r[2]}", image=image,
-                               panels=[Panel(label=f"question ({r[2]})", text=question, variant=r[2], role="question"),
-                                       Panel(label="model answer", text=r[5] or "", variant=r[2], role="answer")])
+            question = entry_text(variants.get(a.item_id, {}).get(a.variant, ""))  # a text, or an object variant
+            yield ReviewTarget(queue=self.name, target_id=a.request_id, item_id=a.item_id, dialect=a.variant,
+                               title=f"{a.item_id} · {a.variant}", image=image,
+                               panels=[Panel(label=f"question ({a.variant})", text=question, variant=a.variant,
+                                             role="question"),
+                                       Panel(label="model answer", text=a.output or "", variant=a.variant,
+                                             role="answer")])
 
     def fields(self, config: ReviewConfig, target: ReviewTarget) -> list[FormField]:
         return [FormField(name="categories", label="errors", kind="flags", required=False,
@@ -93,9 +92,4 @@ class ErrorCodingQueue(QueueKind):
 
     def form_values(self, value: Mapping[str, Any]) -> dict[str, Any]:
         return {"categories": list(value.get("categories") or ())}
-
-
-def image_allowed(store: Store, sha256: str) -> bool:
-    """Whether a content row is an image (the app serves nothing else)."""
-    return bool(store.query("SELECT 1 FROM content WHERE sha256 = ? AND kind = 'image'", (sha256,)))
 

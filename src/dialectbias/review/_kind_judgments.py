@@ -13,7 +13,15 @@ from dialectbias.judges import Rubric, RubricField, load_rubric, packaged_rubric
 from dialectbias.review._kinds import AnnotationError, QueueKind, Rating, ReviewConfig
 from dialectbias.review._queue import DEFAULT_RUBRIC, has_script_column, override_value
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, scale_keys
-from dialectbias.store import OVERRIDE_KIND, JudgmentRecord, Store, get_judgment, iter_judgments
+from dialectbias.store import (
+    OVERRIDE_KIND,
+    JudgmentRecord,
+    Store,
+    get_judgment,
+    item_variants,
+    iter_judgments,
+    ref_outputs,
+)
 
 #: a rubric's integer field with at most this many values is a row of radio buttons, else a number box
 MAX_SCALE_VALUES = 11
@@ -91,7 +99,7 @@ class JudgmentQueue(QueueKind):
         return record.needs_review or (record.judge_id, record.variant) in config.routed
 
     def targets(self, config: ReviewConfig, store: Store) -> Iterator[ReviewTarget]:
-        items = {row[0]: json.loads(row[1]) for row in store.query("SELECT item_id, variants FROM items")}
+        items = item_variants(store)
         for judge in config.judge_ids:
             for record in iter_judgments(store, judge, config.model_ids, with_refs=True):
                 if self._needs_review(config, record):
@@ -101,11 +109,8 @@ class JudgmentQueue(QueueKind):
         record = get_judgment(store, target_id)
         if record is None or record.judge_id not in config.judge_ids or not self._needs_review(config, record):
             return None
-        rows = store.query("SELECT (SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN results s "
-                           "ON s.request_id = e.value) FROM requests q WHERE q.request_id = ?", (target_id,))
-        record.ref_outputs = json.loads(rows[0][0]) if rows else []
-        variants = store.query("SELECT variants FROM items WHERE item_id = ?", (record.item_id,))
-        return self._target(config, store, record, json.loads(variants[0][0]) if variants else {})
+        record.ref_outputs = ref_outputs(store, target_id)
+        return self._target(config, store, record, item_variants(store, record.item_id).get(record.item_id, {}))
 
     def _target(self, config: ReviewConfig, store: Store, record: JudgmentRecord, variants: Mapping[str, Any]
                 ) -> ReviewTarget:

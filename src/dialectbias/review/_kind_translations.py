@@ -21,7 +21,6 @@ Where the translations come from (`translation_targets`), in this order:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +28,8 @@ from typing import Any
 from dialectbias.judges import load_rubric
 from dialectbias.review._kinds import AnnotationError, QueueKind, Rating, ReviewConfig
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, scale_keys
-from dialectbias.store import Store
+from dialectbias.store import ItemRecord, Store, item_records, stage_outputs
 
-TRANSLATE_STAGE = "translate"
 ITEM_TARGET_PREFIX = "item:"
 MAX_CORRECTION_CHARS = 20_000
 
@@ -96,20 +94,17 @@ def _machine_variants(metadata: Mapping[str, Any], validated_by: Mapping[str, An
     return [v for v in machine if v not in validated_by]
 
 
-def _stage_translations(store: Store, items: Mapping[str, tuple[Any, Any, Any]]) -> Iterator[Translation]:
-    rows = store.query(
-        "SELECT q.request_id, q.item_id, q.variant, s.output, q.meta FROM current_requests c "
-        "JOIN requests q ON q.request_id = c.request_id JOIN results s ON s.request_id = q.request_id "
-        "WHERE q.stage = ? AND s.status = 'ok' AND trim(coalesce(s.output, '')) != '' "
-        "ORDER BY q.item_id, q.variant, q.request_id", (TRANSLATE_STAGE,))
-    for r in rows:
-        meta = json.loads(r[4] or "{}")
+def _stage_translations(store: Store, stage: str, items: Mapping[str, ItemRecord]) -> Iterator[Translation]:
+    for r in stage_outputs(store, stage):
+        meta = r.meta
         source = meta.get("source")
         if isinstance(source, list):
             source = "\n".join(str(s) for s in source)
         if not source:
-            source = items.get(r[1], ({}, {}, {}))[0].get(meta.get("source_variant") or "standard") or ""
-        yield Translation(r[0], r[1], r[2], source, r[3] or "", meta.get("reference"), str(meta.get("field") or ""))
+            item = items.get(r.item_id)
+            source = (item.variants if item else {}).get(meta.get("source_variant") or "standard") or ""
+        yield Translation(r.request_id, r.item_id, r.variant, source, r.output or "", meta.get("reference"),
+                          str(meta.get("field") or ""))
 
 
 def task_translations(read: Callable[[Store], Iterable[Any]]) -> Callable[[Store], Iterator[Translation]]:
@@ -132,16 +127,15 @@ def task_translations(read: Callable[[Store], Iterable[Any]]) -> Callable[[Store
 
 def translation_targets(store: Store, config: ReviewConfig | None = None) -> Iterator[Translation]:
     """Every machine translation that can be reviewed (see the module docstring for the two sources)."""
-    items = {r[0]: (json.loads(r[1]), json.loads(r[2]), json.loads(r[3]))
-             for r in store.query("SELECT item_id, variants, validated_by, metadata FROM items ORDER BY item_id")}
+    items = {r.item_id: r for r in item_records(store)}
     if config is not None and config.translations is not None:
         yield from config.translations(store)
-    else:
-        yield from _stage_translations(store, items)
-    for item_id, (variants, validated_by, metadata) in items.items():
-        for variant in _machine_variants(metadata, validated_by, variants):
-            yield Translation(f"{ITEM_TARGET_PREFIX}{item_id}:{variant}", item_id, variant,
-                              variants.get("standard") or "", variants[variant])
+    elif config is not None and config.translation_stage is not None:
+        yield from _stage_translations(store, config.translation_stage, items)
+    for item in items.values():
+        for variant in _machine_variants(item.metadata, item.validated_by, item.variants):
+            yield Translation(f"{ITEM_TARGET_PREFIX}{item.item_id}:{variant}", item.item_id, variant,
+                              item.variants.get("standard") or "", item.variants[variant])
 
 
 class _TranslationQueue(QueueKind):

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 
 from dialectbias.judges import Rubric
 from dialectbias.review._targets import FormField, ReviewTarget
-from dialectbias.store import Store, dumps
+from dialectbias.store import NewAnnotation, Store, dumps, replace_annotation
 
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
 
@@ -44,11 +44,15 @@ class ReviewConfig:
     #: the experiment's `dialects:` additions (language tags of variants)
     dialects: dict[str, list[str]] = field(default_factory=dict)
     language: str = "bn"
-    #: a task's own translations to review (post-processed), replacing the raw `translate` stage results
+    #: a task's own translations to review (post-processed), listed by the translation queues
     #: (`_kind_translations.translation_targets`): store -> Translation rows
     translations: Callable[[Store], Iterable[Any]] | None = None
-    #: a task's own view of what a judgment judged (translation_quality: source, reference, translation),
-    #: shown instead of the qa_bias questions and answers: (store, JudgmentRecord) -> panels
+    #: without `translations`: a stage whose current ok results are the machine translations to review, read
+    #: as stored (`meta.source`, `meta.field`, `meta.reference`); None: only the items' machine variants
+    translation_stage: str | None = None
+    #: a task's own view of what a judgment judged (e.g. source, reference, translation), shown instead of the
+    #: default panels (both questions and both answers) and exported as the review CSV's text columns:
+    #: (store, JudgmentRecord) -> panels
     judgment_panels: Callable[[Store, Any], list[Any]] | None = None
 
 
@@ -122,7 +126,7 @@ def queue_kind(name: str) -> QueueKind:
         raise KeyError(f"unknown queue {name!r}; queues: {', '.join(_KINDS)}") from None
 
 
-# -- storing and reading annotations --------------------------------------------------------------------
+# -- storing annotations (read them with `dialectbias.store.latest_annotations`) ---------------------------
 
 
 def save_annotation(store: Store, target_id: str, annotator: str, kind: str, value: Mapping[str, Any],
@@ -130,27 +134,6 @@ def save_annotation(store: Store, target_id: str, annotator: str, kind: str, val
     """Store `annotator`'s annotation of a target (attributed and timestamped) in one transaction; True when
     it changed their current answer. Submitting their current answer again changes nothing; going back to
     an earlier answer makes it current again (its row moves to now)."""
-    text, comment = dumps(dict(value)), comment.strip()
     created = time.time() if now is None else now
-    with store.transaction():
-        latest = store.conn.execute(
-            "SELECT value, comment FROM annotations WHERE target_id=? AND annotator=? AND kind=? "
-            "ORDER BY annotation_id DESC LIMIT 1", (target_id, annotator, kind)).fetchone()
-        if latest is not None and latest[0] == text and latest[1] == comment:
-            return False
-        store.conn.execute("DELETE FROM annotations WHERE target_id=? AND annotator=? AND kind=? AND value=? "
-                           "AND comment=?", (target_id, annotator, kind, text, comment))
-        store.conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, comment, created_at) "
-                           "VALUES (?,?,?,?,?,?)", (target_id, annotator, kind, text, comment, created))
-    return True
-
-
-def latest_annotations(store: Store, kind: str, annotator: str | None = None
-                       ) -> dict[tuple[str, str], tuple[dict[str, Any], str, float]]:
-    """(target_id, annotator) -> (value, comment, created_at) of each annotator's latest annotation of a kind."""
-    import json
-
-    sql = ("SELECT target_id, annotator, value, comment, created_at, MAX(annotation_id) FROM annotations "
-           "WHERE kind=?" + (" AND annotator=?" if annotator is not None else "") + " GROUP BY target_id, annotator")
-    params: tuple[Any, ...] = (kind,) if annotator is None else (kind, annotator)
-    return {(r[0], r[1]): (json.loads(r[2]), r[3], r[4]) for r in store.query(sql, params)}
+    return replace_annotation(store, NewAnnotation(target_id, annotator, kind, dumps(dict(value)), comment.strip(),
+                                                   created))

@@ -21,7 +21,16 @@ from typing import Any
 from dialectbias.errors import DataError
 from dialectbias.judges import Rubric, RubricField, judge_answer, load_rubric, packaged_rubrics
 from dialectbias.judges import override_value as judge_override_value
-from dialectbias.store import OVERRIDE_KIND, JudgmentRecord, Store, dumps, get_judgment, iter_judgments
+from dialectbias.store import (
+    OVERRIDE_KIND,
+    JudgmentRecord,
+    NewAnnotation,
+    Store,
+    add_annotations,
+    dumps,
+    get_judgment,
+    iter_judgments,
+)
 
 DEFAULT_RUBRIC = "rlaif"
 SCRIPT_COLUMN = "human_script_valid"
@@ -181,16 +190,10 @@ class ReviewQueue:
         path = Path(path)
         overrides, summary = read_review_csv(path, self.store, self)
         created = time.time() if now is None else now
-        with self.store.transaction():
-            for o in overrides:
-                cur = self.store.conn.execute(
-                    "INSERT OR IGNORE INTO annotations "
-                    "(target_id, annotator, kind, value, comment, created_at) VALUES (?,?,?,?,?,?)",
-                    (o.judgment_id, annotator, OVERRIDE_KIND, dumps(o.value), o.comment, created))
-                if cur.rowcount:
-                    summary.imported += 1
-                else:
-                    summary.unchanged += 1
+        added = add_annotations(self.store, [NewAnnotation(o.judgment_id, annotator, OVERRIDE_KIND, dumps(o.value),
+                                                           o.comment, created) for o in overrides])
+        summary.imported += sum(added)
+        summary.unchanged += len(added) - sum(added)
         return summary
 
 

@@ -27,9 +27,9 @@ from dialectbias.errors import DataError
 from dialectbias.review._annotators import NAME_PATTERN
 from dialectbias.review._kinds import AnnotationError, QueueKind, ReviewConfig, queue_kind, save_annotation
 from dialectbias.review._queue import MAX_REPORTED_PROBLEMS, ImportSummary, _records
-from dialectbias.review._sample import domains_of, queue_targets, stored_sample
+from dialectbias.review._sample import queue_targets, stored_sample
 from dialectbias.review._targets import FormField, ReviewTarget
-from dialectbias.store import Store
+from dialectbias.store import Store, annotated_targets, item_domains
 
 #: the queue kinds whose targets the CSV round trip serves
 CSV_QUEUES = ("translation_score", "validation", "translation_correction", "error_coding")
@@ -68,17 +68,12 @@ class QueueExport:
     columns: tuple[str, ...] = ()
 
 
-def annotated_targets(store: Store, kind: QueueKind) -> set[str]:
-    return {r[0] for r in store.query("SELECT DISTINCT target_id FROM annotations WHERE kind = ?",
-                                      (kind.annotation_kind,))}
-
-
 def queue_rows(kind: QueueKind, config: ReviewConfig, store: Store, *, include_done: bool = False
                ) -> tuple[list[dict[str, Any]], tuple[str, ...], list[FormField], int]:
     """The export's rows, its header, the distinct form fields (for the README) and how many targets were
     left out because they are annotated already."""
-    done = set() if include_done else annotated_targets(store, kind)
-    domains = domains_of(store)
+    done = set() if include_done else set(annotated_targets(store, [kind.annotation_kind]))
+    domains = item_domains(store)
     rows: list[dict[str, Any]] = []
     fields: dict[str, FormField] = {}
     skipped = 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dialectbias.review._calibration import ALL, CalibrationRow, Thresholds, below_thresholds
-from dialectbias.store import Store
+from dialectbias.store import Store, latest_snapshot
 
 ROUTE_WARN, ROUTE_REVIEW = "warn", "review"
 
@@ -46,11 +46,11 @@ class Route:
 
 def verdicts(store: Store, judge: str, thresholds: Thresholds) -> dict[str, Verdict]:
     """dialect -> the judge's verdict by its latest snapshot (dialects absent: never calibrated there)."""
-    rows = store.query(
-        "SELECT dialect, n, ccc, cbs, kappa FROM calibration_snapshots WHERE judge_id = ? AND taken_at = "
-        "(SELECT MAX(taken_at) FROM calibration_snapshots WHERE judge_id = ?) AND dialect != ?", (judge, judge, ALL))
     out = {}
-    for dialect, n, ccc, cbs, kappa in rows:
+    for r in latest_snapshot(store, judge):
+        dialect, n, ccc, cbs, kappa = r.dialect, r.n, r.ccc, r.cbs, r.kappa
+        if dialect == ALL:
+            continue
         if n < thresholds.min_pairs:
             out[dialect] = Verdict(n, unchecked=f"only {n} human-scored judgment(s), fewer than "
                                                 f"review.calibration_min_pairs {thresholds.min_pairs}")

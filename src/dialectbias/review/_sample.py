@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.review._kinds import QueueKind, ReviewConfig
 from dialectbias.review._targets import ReviewTarget
-from dialectbias.store import Store
+from dialectbias.store import Store, item_domains
 
 META_PREFIX = "review_sample:"
 STRATA_KEYS = ("dialect", "domain")
@@ -93,10 +93,6 @@ def defaults_for(queue: str, per: int | None, by: Sequence[str] | None) -> tuple
     return n, keys
 
 
-def _domains(store: Store) -> dict[str, str]:
-    return {r[0]: r[1] or "" for r in store.query("SELECT item_id, domain FROM items")}
-
-
 def stratum_key(target: ReviewTarget, by: Sequence[str], domains: dict[str, str]) -> dict[str, str]:
     values = {"dialect": target.dialect, "domain": domains.get(target.item_id, "")}
     return {k: values[k] for k in by}
@@ -149,8 +145,7 @@ def clear_sample(store: Store, queue: str) -> Sample | None:
     """Remove a queue's sample (its targets are all listed again); returns the removed one."""
     previous = stored_sample(store, queue)
     if previous is not None:
-        with store.transaction():
-            store.conn.execute("DELETE FROM meta WHERE key = ?", (_meta_key(queue),))
+        store.delete_meta(_meta_key(queue))
     return previous
 
 
@@ -159,7 +154,7 @@ def sample_queue(store: Store, config: ReviewConfig, kind: QueueKind, *, per: in
                  ) -> tuple[Sample, Sample | None]:
     """Draw and store a stratified sample of every target of `kind` (the new sample and the one it replaced)."""
     n, keys = defaults_for(kind.name, per, by)
-    sample = draw_sample(kind.targets(config, store), kind.name, n, keys, seed, _domains(store))
+    sample = draw_sample(kind.targets(config, store), kind.name, n, keys, seed, item_domains(store))
     if not sample.strata:  # an empty sample would hide every target added later
         raise DataError(f"queue {kind.name!r} has no targets yet: nothing to sample (no sample stored; run the "
                         "experiment first)")
@@ -172,11 +167,6 @@ def queue_targets(kind: QueueKind, config: ReviewConfig, store: Store) -> Iterat
     for t in kind.targets(config, store):
         if ids is None or t.target_id in ids:
             yield t
-
-
-def domains_of(store: Store) -> dict[str, str]:
-    """item id -> domain ("" when none)."""
-    return _domains(store)
 
 
 def describe(sample: Sample) -> list[str]:

@@ -3,7 +3,6 @@ thresholds, and the dialects routed to review because the primary judge is misca
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ from dialectbias.judges import Rubric
 from dialectbias.review._calibration import Thresholds
 from dialectbias.review._kinds import ReviewConfig
 from dialectbias.review._routing import ROUTE_REVIEW, ROUTE_WARN, Route, miscalibrated_routes, verdicts
-from dialectbias.store import Store
+from dialectbias.store import Store, first_item_variants
 
 __all__ = ["ROUTE_REVIEW", "ROUTE_WARN", "miscalibrated_now", "primary_routes", "review_config", "routed_to_review",
            "store_language", "thresholds_of"]
@@ -52,8 +51,8 @@ def routed_to_review(store: Store, exp: Experiment) -> set[tuple[str, str]]:
 
 def store_language(store: Store, extra: Mapping[str, list[str]] | None = None) -> str:
     """The language of the experiment's items: that of their first registered dialect (default Bengali)."""
-    for (variants,) in store.query("SELECT variants FROM items LIMIT 50"):
-        for name in json.loads(variants):
+    for variants in first_item_variants(store):
+        for name in variants:
             lang = language_of(name, dict(extra or {}))
             if lang:
                 return lang

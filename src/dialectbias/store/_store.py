@@ -246,6 +246,11 @@ class Store:
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    def delete_meta(self, key: str) -> None:
+        """Remove a `meta` entry (nothing happens when there is none)."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def pending_requests(self, stage: str, model_id: str, *, after: str = "", limit: int = 1000
                          ) -> list[sqlite3.Row]:
         """Requests with no successful result, in id order (keyset pagination with `after`); `json_schema`

@@ -35,12 +35,11 @@ from dialectbias.review._annotators import (
     task_of,
     tasks_of,
 )
-from dialectbias.review._kind_errors import image_allowed
-from dialectbias.review._kinds import AnnotationError, ReviewConfig, latest_annotations, queue_kinds, save_annotation
+from dialectbias.review._kinds import AnnotationError, ReviewConfig, queue_kinds, save_annotation
 from dialectbias.review._sample import stored_sample
 from dialectbias.review._targets import language_tag, text_direction
 from dialectbias.review.app._sessions import LOGIN_CSRF_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Session, Sessions, same
-from dialectbias.store import Store
+from dialectbias.store import Store, annotator_token_hash, latest_annotations, stored_image
 
 log = logging.getLogger("dialectbias.review")
 T = TypeVar("T")
@@ -108,8 +107,8 @@ def create_app(store_path: str | Path, config: ReviewConfig, *, title: str = "di
         if session is None:
             return None
         with _open(state) as store:
-            rows = store.query("SELECT token_hash FROM annotators WHERE name = ?", (session.annotator,))
-        if not rows or not same(rows[0][0], session.token_hash):  # token rotated or annotator gone
+            token_hash = annotator_token_hash(store, session.annotator)
+        if not same(token_hash, session.token_hash):  # token rotated or annotator gone
             state.sessions.drop(request.cookies.get(SESSION_COOKIE))
             return None
         return session
@@ -252,10 +251,7 @@ def create_app(store_path: str | Path, config: ReviewConfig, *, title: str = "di
 
         def read() -> tuple[str, bytes] | None:
             with _open(state) as store:
-                if not image_allowed(store, sha256):
-                    return None
-                row = store.query("SELECT mime, data FROM content WHERE sha256 = ?", (sha256,))[0]
-                return str(row[0]), bytes(row[1])
+                return stored_image(store, sha256)
 
         found = await run_in_threadpool(read)
         if found is None:
