@@ -9,10 +9,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dialectbias.judges import rlaif_score
-from dialectbias.review import HUMAN_COLUMNS
+from dialectbias.judges import load_rubric, rlaif_score
+from dialectbias.review import human_columns
 from dialectbias.store import Store
 from dialectbias.tasks.qa_bias._report import final_scores
+
+HUMAN_COLUMNS = human_columns(load_rubric("rlaif"))
 
 
 def read(path: Path) -> list[dict[str, str]]:

@@ -105,10 +105,12 @@ def test_export_rejects_an_unknown_format(clean_run: Any, cli: Any, tmp_path: Pa
 
 
 def write_queue(path: Path, rows: list[dict[str, str]], likert: dict[str, list[int]]) -> Path:
-    from dialectbias.review import HUMAN_COLUMNS
+    from dialectbias.judges import load_rubric
+    from dialectbias.review import human_columns
 
+    human = human_columns(load_rubric("rlaif"))
     for row in rows:
-        row.update(dict(zip(HUMAN_COLUMNS, map(str, likert.get(row["judgment_id"], [""] * 5)), strict=True)))
+        row.update(dict(zip(human, map(str, likert.get(row["judgment_id"], [""] * 5)), strict=True)))
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dialectbias.data import Item
-from dialectbias.judges import rlaif_score
+from dialectbias.judges import load_rubric, rlaif_score
 from dialectbias.review import (
     Thresholds,
     annotator_agreement,
@@ -146,12 +146,13 @@ def test_on_miscalibrated_review_sends_the_dialects_judgments_to_review(calibrat
                                      "judges": [{"id": rv.JUDGE, "role": "primary", **model}],
                                      "review": {"on_miscalibrated": "review", "calibration_min_pairs": 5}})
     kind = queue_kind("judgments")
+    rubrics = {rv.JUDGE: load_rubric("rlaif")}
     with Store.open(calibrated["path"]) as store:
-        assert review_config(exp, {}, store).routed == set()  # no snapshot yet: nothing routed
-        assert list(kind.targets(review_config(exp, {}, store), store)) == []  # all confident (needs_review=0)
+        assert review_config(exp, rubrics, store).routed == set()  # no snapshot yet: nothing routed
+        assert list(kind.targets(review_config(exp, rubrics, store), store)) == []  # all confident (needs_review=0)
         save_snapshot(store, judge_calibration(store, [rv.JUDGE], ["model-a"], {}, Thresholds(min_pairs=5)),
                       Thresholds())
-        config = review_config(exp, {}, store)
+        config = review_config(exp, rubrics, store)
         targets = list(kind.targets(config, store))
     assert config.routed == {(rv.JUDGE, "sylhet")}
     assert len(targets) == 6 and {t.dialect for t in targets} == {"sylhet"}

@@ -77,7 +77,7 @@ def test_an_app_override_is_the_csv_imports_record_and_replaces_the_judge(review
         target = kind.target(rv.review_config(), store, jid)
         value = kind.annotation(rv.review_config(), store, target, {k: str(v) for k, v in LIKERT.items()})
         assert save_annotation(store, jid, "app-user", OVERRIDE_KIND, value, "ok")
-        queue = ReviewQueue(store, rv.JUDGE, rv.MODELS)
+        queue = ReviewQueue(store, rv.JUDGE, rv.MODELS, rubrics=rv.review_config().rubrics)
         rows = [r for r in queue._select() if r["judgment_id"] == jid]
         for r in rows:
             r.update({f"human_{k}": v for k, v in LIKERT.items()}, comment="ok")
@@ -197,7 +197,7 @@ def test_two_annotators_never_overwrite_each_other_and_the_latest_answer_wins(re
 
 def test_the_csv_queue_still_round_trips(review_store: Any, rv: Any, tmp_path: Path) -> None:
     with review_store.open() as store:
-        queue = ReviewQueue(store, rv.JUDGE, rv.MODELS)
+        queue = ReviewQueue(store, rv.JUDGE, rv.MODELS, rubrics=rv.review_config().rubrics)
         out = tmp_path / "queue.csv"
         n = write_review_csv(queue.pending(), out, columns=queue.columns)
         with out.open(encoding="utf-8", newline="") as fh:

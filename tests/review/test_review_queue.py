@@ -11,14 +11,16 @@ import pandas as pd
 import pytest
 
 from dialectbias.errors import DataError
-from dialectbias.judges import RLAIF_CATEGORIES, rlaif_score
-from dialectbias.review import HUMAN_COLUMNS, QUEUE_COLUMNS, ReviewQueue, write_review_csv
+from dialectbias.judges import RLAIF_CATEGORIES, load_rubric, rlaif_score
+from dialectbias.review import ReviewQueue, human_columns, queue_columns, write_review_csv
 from dialectbias.store import Store, dumps
 from dialectbias.tasks.qa_bias._report import final_scores
 
 JUDGE = "judge-1"
 MODELS = ["model-a", "model-b"]
 FIELDS = [name for name, _ in RLAIF_CATEGORIES]
+RLAIF = load_rubric("rlaif")
+HUMAN_COLUMNS, QUEUE_COLUMNS = human_columns(RLAIF), queue_columns(RLAIF)
 
 
 def judgment(store: Store, model: str, item: str, variant: str, *, confidence: int | None,
@@ -80,7 +82,7 @@ def filled(store: Store) -> dict[str, str]:
 
 
 def queue(store: Store) -> ReviewQueue:
-    return ReviewQueue(store, JUDGE, MODELS)
+    return ReviewQueue(store, JUDGE, MODELS, rubrics={JUDGE: RLAIF})
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -114,7 +116,7 @@ def final_table(store: Store) -> dict[str, float | None]:
 def test_export_lists_pending_judgments_with_both_questions_and_answers(store: Store, filled: dict[str, str],
                                                                         tmp_path: Path) -> None:
     judgment(store, "model-a", "q1", "sylhet", confidence=1, judge="judge-2")  # another judge: not listed
-    n = write_review_csv(queue(store).pending(), tmp_path / "queue.csv")
+    n = write_review_csv(queue(store).pending(), tmp_path / "queue.csv", columns=QUEUE_COLUMNS)
     rows = read_csv(tmp_path / "queue.csv")
     assert n == 4 and list(rows[0]) == list(QUEUE_COLUMNS)
     assert {r["judgment_id"] for r in rows} == {filled[k] for k in ("low1", "low3", "unparsed", "flagged")}
@@ -138,8 +140,8 @@ def test_overridden_judgments_leave_the_queue(store: Store, filled: dict[str, st
 
 
 def test_excel_option_writes_a_byte_order_mark(store: Store, filled: dict[str, str], tmp_path: Path) -> None:
-    write_review_csv(queue(store).pending(), tmp_path / "plain.csv")
-    write_review_csv(queue(store).pending(), tmp_path / "excel.csv", excel=True)
+    write_review_csv(queue(store).pending(), tmp_path / "plain.csv", columns=QUEUE_COLUMNS)
+    write_review_csv(queue(store).pending(), tmp_path / "excel.csv", columns=QUEUE_COLUMNS, excel=True)
     assert not (tmp_path / "plain.csv").read_bytes().startswith(b"\xef\xbb\xbf")
     assert (tmp_path / "excel.csv").read_bytes().startswith(b"\xef\xbb\xbf")
     assert read_csv(tmp_path / "excel.csv") == read_csv(tmp_path / "plain.csv")

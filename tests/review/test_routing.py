@@ -83,7 +83,7 @@ def test_a_miscalibrated_fallback_judge_is_not_used_and_the_dialect_goes_to_revi
     exp = _experiment(FALLBACK)
     with Store.open(_store(tmp_path / "s.sqlite", rv, "bad")) as store:
         routed = routed_to_judge(store, exp)
-        config = review_config(exp, {}, store)
+        config = review_config(exp, rv.review_config().rubrics, store)
         targets = list(queue_kind("judgments").targets(config, store))
         warnings = review_summary(store, exp, {}).warnings
     assert routed == {}

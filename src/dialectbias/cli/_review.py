@@ -28,6 +28,8 @@ ExcelOption = Annotated[bool, typer.Option(
 
 
 def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> ReviewQueue:
+    """The judge's review queue (default: the primary judge's) over what it judged (`models:`, or what the
+    task names), shown and exported with the task's judgment panels."""
     from dialectbias.errors import ConfigError
     from dialectbias.review import ReviewQueue, routed_to_review
 
@@ -39,9 +41,10 @@ def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> Revi
     elif judge not in {j.id for j in exp.judges}:
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}; judges: "
                           f"{', '.join(j.id for j in exp.judges) or 'none'}")
-    return ReviewQueue(store, judge, [m.id for m in exp.models],
-                       confidence_threshold=exp.review.confidence_threshold, rubrics=_rubrics(task),
-                       routed=routed_to_review(store, exp))
+    config = _review_config(exp, task, store, judge)
+    return ReviewQueue(store, judge, config.model_ids, confidence_threshold=exp.review.confidence_threshold,
+                       rubrics=config.rubrics, routed=routed_to_review(store, exp),
+                       judgment_panels=config.judgment_panels)
 
 
 def _rubrics(task: Task) -> dict[str, Rubric]:
@@ -116,8 +119,8 @@ def export_queue(experiment: ExperimentArg,
     with Store.open(exp.store_path, create=False) as store:
         rq = _queue(exp, task, store, judge)
         sampled = sampled_ids(store, "judgments")
-        rows = (r for r in rq.pending() if sampled is None or r["judgment_id"] in sampled)
-        n = write_review_csv(rows, out, excel=excel, columns=rq.columns)
+        rows = [r for r in rq.pending() if sampled is None or r["judgment_id"] in sampled]
+        n = write_review_csv(rows, out, excel=excel, columns=rq.columns_for(rows))
     readme = _write_readme(rq, out)
     _app.console.print(f"{n} {'sampled ' if sampled is not None else ''}judgment(s) to review (judge {rq.judge_id}, "
                        f"rubric {rq.rubric.name}, confidence ≤ {rq.confidence_threshold} or flagged"
@@ -162,7 +165,7 @@ def import_queue(experiment: ExperimentArg,
     Example: dialectbias review import bn-qa.yaml queue.csv --annotator rahim
     """
     from dialectbias.api import open_experiment
-    from dialectbias.review import ReviewQueue, import_queue_csv, is_queue_csv
+    from dialectbias.review import import_queue_csv, is_queue_csv
     from dialectbias.store import Store
 
     exp, task = open_experiment(experiment)
@@ -170,9 +173,7 @@ def import_queue(experiment: ExperimentArg,
         if is_queue_csv(csv_file):
             summary = import_queue_csv(store, _review_config(exp, task, store), csv_file, annotator)
         else:
-            judge = exp.primary_judge.id if exp.primary_judge else ""
-            rq = ReviewQueue(store, judge, [m.id for m in exp.models], rubrics=_rubrics(task))
-            summary = rq.import_csv(csv_file, annotator)
+            summary = _queue(exp, task, store, None).import_csv(csv_file, annotator)
     _app.console.print(f"{csv_file}: {summary.imported} imported, {summary.skipped_empty} skipped (empty), "
                        f"{summary.unchanged} unchanged (already stored)", highlight=False)
 
@@ -268,7 +269,7 @@ def calibration(experiment: ExperimentArg,
     with Store.open(exp.store_path, create=False) as store:
         queue = _queue(exp, task, store, judge)
         sample = queue.calibration_sample(n, exp.seed if seed is None else seed)
-    write_review_csv(sample.rows, out, excel=excel, columns=queue.columns)
+    write_review_csv(sample.rows, out, excel=excel, columns=queue.columns_for(sample.rows))
     _write_readme(queue, out)
     levels = ", ".join(f"{lvl}: {k}/{sample.available[lvl]}" for lvl, k in sample.per_level.items())
     _app.console.print(f"{len(sample.rows)} judgment(s) sampled (per confidence level, sampled/available: "

@@ -54,8 +54,6 @@ from dialectbias.review._kinds import (
     save_annotation,
 )
 from dialectbias.review._queue import (
-    HUMAN_COLUMNS,
-    QUEUE_COLUMNS,
     CalibrationSample,
     ImportSummary,
     ReviewQueue,
@@ -84,6 +82,7 @@ from dialectbias.review._report import (
     routed_to_judge,
 )
 from dialectbias.review._routing import Route, calibration_alert, miscalibrated_routes
+from dialectbias.review._rubrics import judge_rubric, rubric_named
 from dialectbias.review._sample import (
     Sample,
     Stratum,
@@ -113,19 +112,19 @@ register_queue_kind(TranslationCorrectionQueue())
 register_queue_kind(ValidationQueue())
 register_queue_kind(ErrorCodingQueue())
 
-__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMAN_COLUMNS", "HUMAN_VALIDATED_COLUMNS",
-           "HUMAN_VALIDATED_LEGEND", "JUDGE_CALIBRATION_LEGEND", "QUEUE_COLUMNS", "AnnotationError", "Annotator",
-           "AssignSummary", "CalibrationRow", "CalibrationSample", "Correction", "ErrorCodingQueue", "FormField",
-           "Gold", "GoldSummary", "ImportSummary", "JudgmentQueue", "Panel", "QueueExport", "QueueKind", "Rating",
-           "ReviewConfig", "ReviewQueue", "ReviewSummary", "ReviewTarget", "Route", "Sample", "Stratum", "Task",
-           "Thresholds", "Translation", "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue",
-           "add_annotator", "annotator_agreement", "annotator_for_token", "annotators", "assign", "calibration_alert",
-           "clear_sample", "corrections", "csv_kind", "describe_sample", "draw_sample", "hash_token", "human_columns",
-           "human_scores", "human_validated_rows", "import_queue_csv", "is_queue_csv", "iso_utc", "judge_calibration",
-           "language_tag", "latest_annotations", "miscalibrated_now", "miscalibrated_routes",
-           "override_value", "primary_routes", "queue_columns", "queue_kind", "queue_kinds", "queue_rows",
-           "queue_targets", "read_queue_csv", "read_review_csv", "register_queue_kind", "review_config",
-           "review_readme", "review_summary", "routed_to_judge", "routed_to_review", "sample_queue", "sampled_ids",
+__all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMAN_VALIDATED_COLUMNS",
+           "HUMAN_VALIDATED_LEGEND", "JUDGE_CALIBRATION_LEGEND", "AnnotationError", "Annotator", "AssignSummary",
+           "CalibrationRow", "CalibrationSample", "Correction", "ErrorCodingQueue", "FormField", "Gold", "GoldSummary",
+           "ImportSummary", "JudgmentQueue", "Panel", "QueueExport", "QueueKind", "Rating", "ReviewConfig",
+           "ReviewQueue", "ReviewSummary", "ReviewTarget", "Route", "Sample", "Stratum", "Task", "Thresholds",
+           "Translation", "TranslationCorrectionQueue", "TranslationScoreQueue", "ValidationQueue", "add_annotator",
+           "annotator_agreement", "annotator_for_token", "annotators", "assign", "calibration_alert", "clear_sample",
+           "corrections", "csv_kind", "describe_sample", "draw_sample", "hash_token", "human_columns", "human_scores",
+           "human_validated_rows", "import_queue_csv", "is_queue_csv", "iso_utc", "judge_calibration", "judge_rubric",
+           "language_tag", "latest_annotations", "miscalibrated_now", "miscalibrated_routes", "override_value",
+           "primary_routes", "queue_columns", "queue_kind", "queue_kinds", "queue_rows", "queue_targets",
+           "read_queue_csv", "read_review_csv", "register_queue_kind", "review_config", "review_readme",
+           "review_summary", "routed_to_judge", "routed_to_review", "rubric_named", "sample_queue", "sampled_ids",
            "save_annotation", "save_snapshot", "snapshot_history", "store_language", "stored_sample", "task_of",
            "task_translations", "tasks_of", "text_direction", "thresholds_of", "translation_targets",
            "validation_labels", "write_queue_csv", "write_review_csv"]

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from dialectbias.judges import Rubric, load_rubric, packaged_rubrics
+from dialectbias.judges import Rubric
 from dialectbias.metrics import MIN_PAIRS, cohen_kappa, critical_bias_sensitivity, krippendorff_alpha, lin_ccc
 from dialectbias.review._kinds import ReviewConfig, queue_kinds
+from dialectbias.review._rubrics import rubric_named
 from dialectbias.store import (
     HUMAN_SCORE_MODES,
     SnapshotRow,
@@ -145,13 +146,6 @@ class CalibrationRow:
         return asdict(self) | {"below": ", ".join(self.below)}
 
 
-def _rubric(name: str, rubrics: Mapping[str, Rubric]) -> Rubric | None:
-    found = next((r for r in rubrics.values() if r.name == name), None)
-    if found is None and name in packaged_rubrics():
-        found = load_rubric(name)
-    return found
-
-
 def human_scores(store: Store, mode: str = "mean") -> dict[tuple[str, str, str, str], dict[str, Any]]:
     """(rubric, model, item, variant) -> {"score", "fields": {field: value}, "annotators": n}: the human score
     of an answer on a rubric from the overrides of any judgment of it, as `review.human_score` (`mode`) says:
@@ -202,7 +196,7 @@ def judge_calibration(store: Store, judge_ids: Sequence[str], model_ids: Sequenc
             judged = {"score": record.score, "fields": record.parsed or {}}
             pairs[record.variant].append((judged, human))
             pairs[ALL].append((judged, human))
-        rubric = _rubric(rubric_name, {judge: rubrics[judge]} if judge in rubrics else rubrics)
+        rubric = rubric_named({judge: rubrics[judge]} if judge in rubrics else rubrics, rubric_name)
         for dialect in sorted(pairs, key=lambda d: (d == ALL, d)):
             rows.append(_calibration_row(judge, rubric, rubric_name, dialect, pairs[dialect], thresholds))
     return rows

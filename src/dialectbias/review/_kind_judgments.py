@@ -5,13 +5,14 @@ replaces the judge's in the final tables (the latest override wins)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from dialectbias.judges import Rubric, RubricField, load_rubric, packaged_rubrics
+from dialectbias.judges import Rubric, RubricField
+from dialectbias.review._judgment_panels import judgment_panels
 from dialectbias.review._kinds import AnnotationError, QueueKind, Rating, ReviewConfig
-from dialectbias.review._queue import DEFAULT_RUBRIC, has_script_column, override_value
+from dialectbias.review._queue import has_script_column, override_value
+from dialectbias.review._rubrics import judge_rubric, rubric_named
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, scale_keys
 from dialectbias.store import (
     OVERRIDE_KIND,
@@ -26,12 +27,8 @@ from dialectbias.store import (
 #: a rubric's integer field with at most this many values is a row of radio buttons, else a number box
 MAX_SCALE_VALUES = 11
 SCRIPT_FIELD = "script_valid"
-
-
-def rubric_for(config: ReviewConfig, record: JudgmentRecord) -> Rubric:
-    if record.judge_id in config.rubrics:
-        return config.rubrics[record.judge_id]
-    return load_rubric(record.rubric if record.rubric in packaged_rubrics() else DEFAULT_RUBRIC)
+#: the target detail naming the judgment's judge (its rubric is the judge's)
+JUDGE_DETAIL = "judge"
 
 
 def _is_scale(f: RubricField) -> bool:
@@ -114,41 +111,24 @@ class JudgmentQueue(QueueKind):
 
     def _target(self, config: ReviewConfig, store: Store, record: JudgmentRecord, variants: Mapping[str, Any]
                 ) -> ReviewTarget:
-        rubric = rubric_for(config, record)
+        rubric = judge_rubric(config.rubrics, record.judge_id)
         parsed = record.parsed or {}
-        std, dia = [*record.ref_outputs, None, None][:2]
         reasoning = parsed.get(rubric.reasoning_field, "") if rubric.reasoning else ""
         if not reasoning and rubric.explanation:
             reasoning = parsed.get(rubric.explanation_field, "")
-        if config.judgment_panels is not None:  # the task shows what its judges judged
-            panels = list(config.judgment_panels(store, record))
-        else:
-            panels = [Panel(label="standard question", text=_text(variants.get("standard")), variant="standard",
-                            role="question"),
-                      Panel(label=f"{record.variant} question", text=_text(variants.get(record.variant)),
-                            variant=record.variant, role="question"),
-                      Panel(label="answer to the standard question", text=std or "", variant="standard",
-                            role="answer"),
-                      Panel(label=f"answer to the {record.variant} question", text=dia or "", variant="standard",
-                            role="answer")]
+        panels = judgment_panels(config.judgment_panels, store, record, variants)
         panels.append(Panel(label=f"judge's reasoning ({record.judge_id})", text=str(reasoning or "(none)"),
                             role="reasoning"))
         details = {f"judge {f.name}": parsed.get(f.name, "") for f in rubric.numeric_fields}
         details |= {"judge score": record.score, "confidence": record.confidence,
-                    "flags": "; ".join(record.flags) or (record.reason or ""), "rubric": rubric.name}
+                    "flags": "; ".join(record.flags) or (record.reason or ""), "rubric": rubric.name,
+                    JUDGE_DETAIL: record.judge_id}
         return ReviewTarget(queue=self.name, target_id=record.request_id, item_id=record.item_id,
                             dialect=record.variant, title=f"{record.item_id} · {record.variant}", panels=panels,
                             details=details)
 
-    def _rubric(self, config: ReviewConfig, target: ReviewTarget) -> Rubric:
-        name = str(target.details.get("rubric", DEFAULT_RUBRIC))
-        for rubric in config.rubrics.values():
-            if rubric.name == name:
-                return rubric
-        return load_rubric(name if name in packaged_rubrics() else DEFAULT_RUBRIC)
-
     def fields(self, config: ReviewConfig, target: ReviewTarget) -> list[FormField]:
-        rubric = self._rubric(config, target)
+        rubric = judge_rubric(config.rubrics, str(target.details.get(JUDGE_DETAIL, "")))
         out = rubric_form(rubric)
         if has_script_column(rubric):
             out.append(FormField(name=SCRIPT_FIELD, label="dialect answer in the required script?", kind="choice",
@@ -161,7 +141,7 @@ class JudgmentQueue(QueueKind):
         record = get_judgment(store, target.target_id)
         if record is None:
             raise AnnotationError({"target": "the judgment no longer exists"})
-        rubric = rubric_for(config, record)
+        rubric = judge_rubric(config.rubrics, record.judge_id)
         problems: dict[str, str] = {}
         script_valid = None
         if has_script_column(rubric):
@@ -186,8 +166,7 @@ class JudgmentQueue(QueueKind):
             raise AnnotationError({field: message}) from None
 
     def ratings(self, config: ReviewConfig, value: Mapping[str, Any]) -> dict[Rating, Any]:
-        rubric = load_rubric(value["rubric"]) if value.get("rubric") in packaged_rubrics() else None
-        rubric = next((r for r in config.rubrics.values() if r.name == value.get("rubric")), rubric)
+        rubric = rubric_named(config.rubrics, str(value.get("rubric", "")))
         out: dict[Rating, Any] = {}
         for name, v in (value.get("fields") or {}).items():
             f = next((f for f in rubric.numeric_fields if f.name == name), None) if rubric else None
@@ -203,9 +182,3 @@ class JudgmentQueue(QueueKind):
         if value.get("script_valid") is not None:
             out[SCRIPT_FIELD] = "yes" if value["script_valid"] else "no"
         return out
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

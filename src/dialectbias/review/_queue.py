@@ -1,8 +1,9 @@
 """The review queue of any rubric as a CSV round trip (SPEC §4 P3 Human fallback; Bengali paper §3.4).
 
 Export: one row per judgment that needs a human (low confidence, flagged or clipped, no override yet), with
-both questions, both responses, the judge's reasoning and field values, and empty `human_<field>` columns,
-one per numeric field of the judge's rubric (a README next to the CSV gives each column's range and
+one column per panel of what the judge judged (`_judgment_panels`: by default both questions and both
+responses; a task's own panels otherwise), the judge's reasoning and field values, and empty `human_<field>`
+columns, one per numeric field of the judge's rubric (a README next to the CSV gives each column's range and
 anchors). Import: each filled row becomes a `judgment_override` annotation whose score, recomputed through
 the rubric (weights, ceilings), replaces the judge's in the final table (the latest override wins).
 """
@@ -19,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.errors import DataError
-from dialectbias.judges import Rubric, RubricField, judge_answer, load_rubric, packaged_rubrics
+from dialectbias.judges import Rubric, RubricField, judge_answer
 from dialectbias.judges import override_value as judge_override_value
+from dialectbias.review._judgment_panels import DEFAULT_PANEL_COLUMNS, PanelsOf, judgment_panels, panel_cells
+from dialectbias.review._rubrics import judge_rubric
 from dialectbias.store import (
     OVERRIDE_KIND,
     JudgmentRecord,
@@ -32,7 +35,6 @@ from dialectbias.store import (
     iter_judgments,
 )
 
-DEFAULT_RUBRIC = "rlaif"
 SCRIPT_COLUMN = "human_script_valid"
 CONFIDENCE_LEVELS = (1, 2, 3, 4, 5)
 MAX_REPORTED_PROBLEMS = 20
@@ -51,19 +53,12 @@ def has_script_column(rubric: Rubric) -> bool:
     return "script" in rubric.checks
 
 
-def queue_columns(rubric: Rubric) -> tuple[str, ...]:
-    """The header of a review CSV for judgments on `rubric`."""
-    return ("judgment_id", "judge", "rubric", "model", "item_id", "dialect", "standard_question", "dialect_question",
-            "standard_response", "dialect_response", "judge_reasoning", *judge_columns(rubric), "judge_score",
-            "confidence", "flagged", "reason", *human_columns(rubric),
+def queue_columns(rubric: Rubric, panel_columns: Iterable[str] = DEFAULT_PANEL_COLUMNS) -> tuple[str, ...]:
+    """The header of a review CSV for judgments on `rubric` showing panels `panel_columns` (default: both
+    questions and both responses)."""
+    return ("judgment_id", "judge", "rubric", "model", "item_id", "dialect", *panel_columns, "judge_reasoning",
+            *judge_columns(rubric), "judge_score", "confidence", "flagged", "reason", *human_columns(rubric),
             *((SCRIPT_COLUMN,) if has_script_column(rubric) else ()), "comment")
-
-
-_RLAIF = load_rubric(DEFAULT_RUBRIC)
-HUMAN_COLUMNS: tuple[str, ...] = human_columns(_RLAIF)
-"""The human columns of an RLAIF queue (the default rubric)."""
-QUEUE_COLUMNS: tuple[str, ...] = queue_columns(_RLAIF)
-"""The header of an RLAIF queue (the default rubric)."""
 
 _TRUE = {"1", "yes", "y", "true", "t", "valid", "হ্যাঁ", "হ্যা"}
 _FALSE = {"0", "no", "n", "false", "f", "invalid", "না"}
@@ -118,12 +113,13 @@ class _Override:
 
 class ReviewQueue:
     """The judgments of one judge (the primary one, normally) over some models, for human review.
-    `rubrics`: the rubric of each judge of the experiment (default: the packaged rubric the judgment names,
-    else RLAIF)."""
+    `rubrics`: the rubric of each judge, as the experiment's task declares it (a judge without one is a
+    ConfigError, `_rubrics.judge_rubric`); `judgment_panels`: the task's view of what a judgment judged
+    (`ReviewConfig.judgment_panels`; default: both questions and both answers), the CSV's text columns."""
 
     def __init__(self, store: Store, judge_id: str, model_ids: Iterable[str], *,
                  confidence_threshold: int = 3, rubrics: Mapping[str, Rubric] | None = None,
-                 routed: Iterable[tuple[str, str]] = ()) -> None:
+                 routed: Iterable[tuple[str, str]] = (), judgment_panels: PanelsOf | None = None) -> None:
         self.store = store
         self.judge_id = judge_id
         self.model_ids = list(model_ids)
@@ -131,23 +127,32 @@ class ReviewQueue:
         #: the dialects whose every judgment of this judge goes to review (`review.on_miscalibrated: review`)
         self.routed_variants = sorted({dialect for judge, dialect in routed if judge == judge_id})
         self.rubrics = dict(rubrics or {})
-        self.rubric = self.rubrics.get(judge_id, _RLAIF)
+        self.rubric = judge_rubric(self.rubrics, judge_id)
+        self.judgment_panels = judgment_panels
 
     @property
     def columns(self) -> tuple[str, ...]:
+        """The CSV header with the default panels' columns (`columns_for` with the task's own panels)."""
         return queue_columns(self.rubric)
 
+    def columns_for(self, rows: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+        """The CSV header of exported rows: the default panels' columns, or, with the task's own panels, the
+        panel columns the rows have (in order of first appearance)."""
+        if self.judgment_panels is None:
+            return self.columns
+        fixed = {*queue_columns(self.rubric, ()), SCRIPT_COLUMN}
+        return queue_columns(self.rubric, dict.fromkeys(c for r in rows for c in r if c not in fixed))
+
     def rubric_of(self, record: JudgmentRecord) -> Rubric:
-        if record.judge_id in self.rubrics:
-            return self.rubrics[record.judge_id]
-        return load_rubric(record.rubric) if record.rubric in packaged_rubrics() else _RLAIF
+        return judge_rubric(self.rubrics, record.judge_id)
 
     # -- export -------------------------------------------------------------------------------
     def _select(self, *, pending: bool = False) -> Iterator[dict[str, Any]]:
         items = {item.id: item.variants for item in self.store.iter_items()}
         for record in iter_judgments(self.store, self.judge_id, self.model_ids, pending_review=pending,
                                      with_refs=True, routed_variants=self.routed_variants):
-            yield _queue_row(record, self.rubric_of(record), items.get(record.item_id, {}))
+            panels = judgment_panels(self.judgment_panels, self.store, record, items.get(record.item_id, {}))
+            yield _queue_row(record, self.rubric_of(record), panel_cells(panels))
 
     def pending(self) -> Iterator[dict[str, Any]]:
         """Judgments marked needs_review (confidence ≤ threshold, flagged, clipped or unparsed), or in a routed
@@ -197,18 +202,14 @@ class ReviewQueue:
         return summary
 
 
-def _queue_row(record: JudgmentRecord, rubric: Rubric, variants: dict[str, Any]) -> dict[str, Any]:
+def _queue_row(record: JudgmentRecord, rubric: Rubric, panels: Mapping[str, str]) -> dict[str, Any]:
     parsed = record.parsed or {}
-    std, dia = [*record.ref_outputs, None, None][:2]
     reasoning = parsed.get(rubric.reasoning_field, "") if rubric.reasoning else ""
     if not reasoning and rubric.explanation:
         reasoning = parsed.get(rubric.explanation_field, "")
     out: dict[str, Any] = {
         "judgment_id": record.request_id, "judge": record.judge_id, "rubric": rubric.name, "model": record.model_id,
-        "item_id": record.item_id, "dialect": record.variant,
-        "standard_question": _text(variants.get("standard")),
-        "dialect_question": _text(variants.get(record.variant)),
-        "standard_response": std or "", "dialect_response": dia or "", "judge_reasoning": reasoning,
+        "item_id": record.item_id, "dialect": record.variant, **panels, "judge_reasoning": reasoning,
         **{f"judge_{f.name}": parsed.get(f.name, "") for f in rubric.numeric_fields},
         "judge_score": "" if record.score is None else record.score,
         "confidence": "" if record.confidence is None else record.confidence,
@@ -216,16 +217,10 @@ def _queue_row(record: JudgmentRecord, rubric: Rubric, variants: dict[str, Any])
     return out | {col: "" for col in (*human_columns(rubric), SCRIPT_COLUMN, "comment")}
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else dumps(value)
-
-
-def write_review_csv(rows: Iterable[dict[str, Any]], path: str | Path, *, excel: bool = False,
-                     columns: Iterable[str] = QUEUE_COLUMNS) -> int:
+def write_review_csv(rows: Iterable[dict[str, Any]], path: str | Path, *, columns: Iterable[str],
+                     excel: bool = False) -> int:
     """Write queue rows as CSV (UTF-8; `excel=True` adds a BOM so Excel reads Bengali correctly) with the
-    header `columns` (a `ReviewQueue`'s `.columns`; default an RLAIF queue's)."""
+    header `columns` (a `ReviewQueue`'s `.columns_for(rows)`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0
@@ -294,12 +289,10 @@ def _kind(f: RubricField) -> str:
     return f"{'an integer' if f.type == 'integer' else 'a number'}{bounds}"
 
 
-def read_review_csv(path: Path, store: Store, queue: ReviewQueue | None = None,
-                    ) -> tuple[list[_Override], ImportSummary]:
+def read_review_csv(path: Path, store: Store, queue: ReviewQueue) -> tuple[list[_Override], ImportSummary]:
     """Parse and validate a filled-in queue; all problems are reported together (one entry per row, naming
     its line and every bad cell), nothing is returned partially. Each row is read with the rubric of its
     judgment's judge (`queue.rubric_of`)."""
-    queue = queue or ReviewQueue(store, "", [])
     summary = ImportSummary()
     overrides: list[_Override] = []
     problems: list[str] = []

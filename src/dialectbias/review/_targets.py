@@ -29,6 +29,8 @@ class Panel(BaseModel):
     variant: str | None = Field(default=None, description="the variant the text is written in (lang/dir); None: "
                                 "the UI's language (e.g. a judge's English reasoning)")
     role: Literal["question", "answer", "reasoning", "source", "candidate", "reference", "info"] = "info"
+    name: str = Field(default="", description="a stable name for what the panel shows: a judgment panel's column "
+                      "in the review CSV (default: its role)")
 
 
 class ReviewTarget(BaseModel):
