@@ -9,7 +9,7 @@ answers differ, the latest wins and the conflict is counted). Applying it to an 
   changed), labels (the 3-point validation labels 0/1/2 given to the same targets)}}`.
 A variant with validation labels but no correction stays machine; its labels are recorded
 (`validation: {variant: {labels}}`).
-Targets: a `translate` request (its field group of the variant; the variant is validated when every group
+Targets: a translation request (its field group of the variant; the variant is validated when every group
 has a correction) or an item's own machine variant (`item:<id>:<variant>`, `_kind_translations`).
 """
 
@@ -107,7 +107,7 @@ class Gold:
         return [label for t in target_ids for label in self.labels.get(t, [])]
 
     def corrected_field(self, target_id: str, is_list: bool, original: str | Sequence[str]) -> str | list[str] | None:
-        """A translate field group's corrected text (a list group: one element per line), or None when the
+        """A translation field group's corrected text (a list group: one element per line), or None when the
         target has no correction or it cannot replace the group (a list with another number of lines)."""
         c = self.corrections.get(target_id)
         if c is None or not isinstance(c.text, str):
@@ -263,7 +263,7 @@ def human_validated_rows(store: Store) -> list[dict[str, Any]]:
             labels = record.get("labels")
             r["labels"] += [x for x in labels if isinstance(x, int)] if isinstance(labels, list) else \
                 store_labels.get(key, [])
-    for key in {*store_corrected, *store_labels} - seen:  # a translate run's variants, before `export --items`
+    for key in {*store_corrected, *store_labels} - seen:  # a translation run's variants, before `export --items`
         r = row(key[1])
         r["corrected_in_review"] += key in store_corrected
         r["labels"] += store_labels.get(key, [])

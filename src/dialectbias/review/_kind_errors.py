@@ -6,8 +6,8 @@ Targets: every current model request (not a judge's, not a re-ask) whose message
 that has an ok result — `target_id` = the request id, `item_id`/`variant` from the request, the question
 shown is the item's text in that variant (a VQA entry: question and options), the answer is the result's
 output, the image is the request's last image part (sha256 of the store's `content` table; few-shot example
-images come before the item's). A `vqa`/`caption` task's generations are such requests (stage `generate`),
-and so is a `qa_bias` item with an image.
+images come before the item's). A visual task's generations are such requests, and so is any item with an
+image.
 """
 
 from __future__ import annotations

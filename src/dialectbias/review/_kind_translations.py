@@ -5,15 +5,15 @@ anchors), `translation_correction` (the annotator writes the corrected dialect t
 
 Where the translations come from (`translation_targets`), in this order:
 
-1. the `translate` task's answers: by default each current request of stage `translate` with an ok, non-empty
-   result is one target (`target_id` = its request id; `item_id`; `variant` = the target dialect; the
-   translation = the stored output; the source = `meta.source`, a text or a list of texts as the translate
-   task stores it, else the item's `standard` variant; `meta.field` names the field group of an object
-   variant; `meta.reference` a human reference). A task can supply its own post-processed answers instead:
+1. the task's translations, as data the CLI passes in: its own post-processed answers,
    `ReviewConfig.translations(store)` yielding `Translation`s (the CLI passes the experiment task's
-   `translations(store)` through `task_translations`: the `translate` task's cleaned answers);
+   `translations(store)` through `task_translations`); or, without them, the stage
+   `ReviewConfig.translation_stage` names: each current request of it with an ok, non-empty result is one
+   target (`target_id` = its request id; `item_id`; `variant` = the target dialect; the translation = the
+   stored output; the source = `meta.source`, a text or a list of texts, else the item's `standard`
+   variant; `meta.field` names the field group of an object variant; `meta.reference` a human reference);
 2. machine variants of the items: a variant the item marks as not human-validated — item metadata
-   `is_human_validated: {variant: false}` (what `dialectbias export --items` of a translate run writes) or
+   `is_human_validated: {variant: false}` (what `dialectbias export --items` of a translation run writes) or
    `false` for every variant but `standard`, or an object variant (VQA/caption entry) holding
    `"is_human_validated": false` — and not listed in `validated_by` is one target (`target_id` =
    `item:<item_id>:<variant>`). Object variants are shown field by field, and corrected field by field.
@@ -109,8 +109,8 @@ def _stage_translations(store: Store, stage: str, items: Mapping[str, ItemRecord
 
 def task_translations(read: Callable[[Store], Iterable[Any]]) -> Callable[[Store], Iterator[Translation]]:
     """A task's post-processed translations as review targets: `read(store)` yields objects with `ok`,
-    `request_id`, `item_id`, `target`, `source` (texts), `text` (a text or a list) and `field` (the
-    `translate` task's `translations(store)`); failed ones are left out (they are not variants)."""
+    `request_id`, `item_id`, `target`, `source` (texts), `text` (a text or a list) and `field` (a task's
+    `translations(store)`); failed ones are left out (they are not variants)."""
     def rows(store: Store) -> Iterator[Translation]:
         for t in read(store):
             if not getattr(t, "ok", False):

@@ -66,9 +66,8 @@ def review_config(exp: Experiment, rubrics: Mapping[str, Rubric], store: Store, 
     reviewed; with `review.on_miscalibrated: review`, every judgment of that judge in a dialect its latest
     calibration snapshot found below a threshold goes to review too, and so do the primary judge's with
     `on_miscalibrated: <judge id>` where that judge is not calibrated itself (`_routing`). `translations`: the
-    task's own post-processed translations (see `_kind_translations`), else the raw `translate` stage results. `judged`:
-    what else than `models:` the judges judged (translation_quality's systems), `judgment_panels` how to show
-    it (see `ReviewConfig`)."""
+    task's own post-processed translations (see `_kind_translations`). `judged`: what else than `models:` the
+    judges judged (e.g. a task's systems), `judgment_panels` how to show it (see `ReviewConfig`)."""
     judge = judge_id or (exp.primary_judge.id if exp.primary_judge else None)
     routed: set[tuple[str, str]] = set()
     if judge and exp.primary_judge is not None and judge == exp.primary_judge.id:
