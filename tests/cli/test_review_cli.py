@@ -104,6 +104,22 @@ def test_calibration_sample_per_confidence_level(project: Any, cli: Any, qa: Any
     assert (tmp_path / "cal.csv").read_bytes().startswith(b"\xef\xbb\xbf")
 
 
+def test_a_judgment_of_a_judge_the_task_has_no_rubric_for_is_an_error_naming_it(project: Any, cli: Any, qa: Any,
+                                                                                  tmp_path: Path) -> None:
+    """A queue exported for judge-1, imported after the experiment renamed its judge: nothing is read with a
+    guessed rubric (review used to fall back to RLAIF silently), the error names the judge."""
+    assert cli("review", "export", project.yaml_path, "--out", tmp_path / "queue.csv").exit_code == 0
+    rows = read(tmp_path / "queue.csv")
+    rows[0].update(dict(zip(HUMAN_COLUMNS, ["3", "3", "3", "3", "3"], strict=True)))
+    path = write(tmp_path / "queue.csv", rows)
+    project.rewrite(judges=[{**project.config["judges"][0], "id": "judge-renamed"}])
+    res = cli("review", "import", project.yaml_path, path, "--annotator", "rahim")
+    assert res.exit_code == 1
+    assert f"judge {qa.JUDGE!r}: the experiment's task declares no rubric for it" in res.stderr
+    assert "judge-renamed (rlaif)" in res.stderr
+    assert table(project, qa).annotator.isna().all()  # nothing was imported
+
+
 def test_unknown_judge_is_an_error(project: Any, cli: Any, tmp_path: Path) -> None:
     res = cli("review", "export", project.yaml_path, "--out", tmp_path / "q.csv", "--judge", "nobody")
     assert res.exit_code == 1 and "no judge with id 'nobody'" in res.stderr

@@ -274,3 +274,36 @@ def test_dialect_id_flags_translations(cli: Any, tmp_path: Path) -> None:
     assert items["2"]["dialect_id_predicted"] == "chittagong"
     did = {(r["system"], r["dialect"]): r for r in _csv(out / "translation_quality_dialect_id.csv")}
     assert did[("reference", "all")]["ok"] == "3" and did[("mt", "all")]["share_ok"] == str(1 / 3)
+
+
+def test_the_judgments_review_csv_has_the_tasks_own_columns(server: Any, cli: Any, tmp_path: Path) -> None:
+    """`review export` of a translation_quality run: the text columns are the task's judgment panels (source,
+    reference, the system's translation), not qa_bias's questions and answers; the filled file imports."""
+    from dialectbias.judges import load_rubric
+    from dialectbias.review import queue_columns
+
+    exp = project(tmp_path / "tq", server.base_url)
+    assert cli("run", exp, "--no-progress").exit_code == 0
+    res = cli("review", "export", exp, "--out", tmp_path / "queue.csv")
+    assert res.exit_code == 0, res.output
+    with (tmp_path / "queue.csv").open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        header, rows = list(reader.fieldnames or []), list(reader)
+    fidelity = load_rubric("translation_fidelity")
+    assert tuple(header) == queue_columns(fidelity, ("source", "reference", "candidate"))
+    with sqlite3.connect(tmp_path / "tq" / "tq.sqlite") as db:
+        pending = db.execute("SELECT count(*) FROM judgments WHERE needs_review = 1").fetchone()[0]
+    assert len(rows) == pending >= 2
+    by_id = {r[0]: r for r in ROWS}
+    for r in rows:
+        row = by_id[r["item_id"]]
+        assert (r["source"], r["reference"], r["dialect"]) == (row[2], row[3], row[1])
+        assert r["candidate"] == {"good": row[4], "poor": row[5], "source": row[2]}[r["model"]]
+    rows[0].update({"human_inaccuracy_count": "0", "human_score_integer": "10"})
+    with (tmp_path / "queue.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    res = cli("review", "import", exp, tmp_path / "queue.csv", "--annotator", "rahim")
+    assert res.exit_code == 0, res.output
+    assert f"1 imported, {len(rows) - 1} skipped (empty)" in res.output
