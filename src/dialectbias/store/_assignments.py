@@ -96,7 +96,7 @@ def _assignments(store: Store, annotation_kind: str, where: str, params: tuple[A
         "annotations n WHERE n.target_id = a.target_id AND n.annotator = a.annotator AND n.kind = ?) "
         f"FROM assignments a WHERE {where} ORDER BY a.queue, a.dialect, a.item_id, a.task_id",
         (annotation_kind, *params))
-    return [AssignmentRow(*r[:6], bool(r[6])) for r in rows]
+    return [AssignmentRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows]
 
 
 def annotator_assignments(store: Store, annotator: str, queue: str, annotation_kind: str) -> list[AssignmentRow]:

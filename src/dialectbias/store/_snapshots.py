@@ -42,7 +42,7 @@ def snapshot_rows(store: Store, judge: str | None = None) -> list[SnapshotRow]:
     """Every stored snapshot row (of one judge, or all), oldest first."""
     sql = ("SELECT taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below FROM calibration_snapshots"
            + (" WHERE judge_id = ?" if judge else "") + " ORDER BY taken_at, snapshot_id")
-    return [SnapshotRow(*r[:8], json.loads(r[8])) for r in store.query(sql, (judge,) if judge else ())]
+    return [_row(r) for r in store.query(sql, (judge,) if judge else ())]
 
 
 def latest_snapshot(store: Store, judge: str) -> list[SnapshotRow]:
@@ -51,4 +51,8 @@ def latest_snapshot(store: Store, judge: str) -> list[SnapshotRow]:
         "SELECT taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below FROM calibration_snapshots "
         "WHERE judge_id = ? AND taken_at = (SELECT MAX(taken_at) FROM calibration_snapshots WHERE judge_id = ?)",
         (judge, judge))
-    return [SnapshotRow(*r[:8], json.loads(r[8])) for r in rows]
+    return [_row(r) for r in rows]
+
+
+def _row(r: Any) -> SnapshotRow:
+    return SnapshotRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]))
