@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._server import requested_schema
+from dialectbias.testing._messages import requested_schema
 
 IMAGE_CHECK_FAILED = "IMAGE CHECK FAILED"
 #: the property that marks a caption-rubric judge schema
@@ -41,6 +41,7 @@ _ENDS = {"Bangla": "।", "Hindi": "।", "Urdu": "۔", "English": "."}
 
 
 def _digest(*parts: Any) -> bytes:
+    """Hash of the parts (not `_messages.digest`: this canonical form is what every VLM answer is picked by)."""
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode()).digest()
 
 
