@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from dialectbias.testing._image_parts import image_part_problem
 from dialectbias.testing._messages import all_text, fingerprint, requested_schema
 from dialectbias.testing._responders import chat_answer, echo_completion, echo_json
 from dialectbias.testing._state import ServerState
-from dialectbias.testing._wire import error_response, json_response, read_body, tokens
+from dialectbias.testing._wire import completion_response, error_response, json_response, read_body, tokens
 
 CONTROL_PATHS = frozenset({"/health", "/stats", "/stats/reset", "/requests", "/faults"})
 
@@ -75,6 +74,13 @@ async def _fault(state: ServerState, fp: str, text: Callable[[], str]) -> web.Re
     return rule.kind if response is None else response
 
 
+def _count_generation(state: ServerState, request: web.Request, body: dict[str, Any], model: str, fp: str) -> None:
+    """Count a generation request by model and distinct prompt, and record it."""
+    state.by_model[model] += 1
+    state.prompts.add(fp)
+    state.record(request.path, body, request.headers.get("Authorization"))
+
+
 async def _chat(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE_KEY]
     body = await read_body(request)
@@ -84,11 +90,9 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return error_response(400, "'messages' must be a non-empty array.", "invalid_request_error")
-    state.by_model[model] += 1
     state.chat_by_model[model] += 1
     fp = fingerprint(model, messages)
-    state.prompts.add(fp)
-    state.record(request.path, body, request.headers.get("Authorization"))
+    _count_generation(state, request, body, model, fp)
     problem = image_part_problem(messages)
     if problem is not None:
         return error_response(400, problem, "invalid_request_error")
@@ -104,24 +108,11 @@ async def _chat(request: web.Request) -> web.StreamResponse:
         return answer() if wants_json else echo_json(model, messages, schema, fp)
 
     content, finish = content_fault(fault, answer, json_answer, INVALID_CHAT_JSON)
-    prompt_tokens = tokens(all_text(messages))
-    completion_tokens = tokens(content)
     state.responses_ok += 1
-    return json_response({
-        "id": "chatcmpl-" + fp[:24],
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "system_fingerprint": "dialectbias-testing",
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "refusal": None},
-            "logprobs": None,
-            "finish_reason": finish,
-        }],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    })
+    choice = {"index": 0, "message": {"role": "assistant", "content": content, "refusal": None}, "logprobs": None,
+              "finish_reason": finish}
+    return completion_response("chatcmpl-" + fp[:24], "chat.completion", model, [choice],
+                               tokens(all_text(messages)), tokens(content), system_fingerprint="dialectbias-testing")
 
 
 async def _completions(request: web.Request) -> web.StreamResponse:
@@ -133,10 +124,8 @@ async def _completions(request: web.Request) -> web.StreamResponse:
     prompt = body.get("prompt", "")
     prompts = prompt if isinstance(prompt, list) else [prompt]
     prompts = [p if isinstance(p, str) else json.dumps(p) for p in prompts] or [""]
-    state.by_model[model] += 1
     fp = fingerprint(model, prompts)
-    state.prompts.add(fp)
-    state.record(request.path, body, request.headers.get("Authorization"))
+    _count_generation(state, request, body, model, fp)
     fault = await _fault(state, fp, lambda: model + "\n" + "\n".join(prompts))
     if isinstance(fault, web.Response):
         return fault
@@ -147,17 +136,9 @@ async def _completions(request: web.Request) -> web.StreamResponse:
         text, finish = content_fault(fault, echo, echo, INVALID_COMPLETION_JSON)
         total_completion += tokens(text)
         choices.append({"index": i, "text": text, "logprobs": None, "finish_reason": finish})
-    prompt_tokens = sum(tokens(p) for p in prompts)
     state.responses_ok += 1
-    return json_response({
-        "id": "cmpl-" + fp[:24],
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": choices,
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": total_completion,
-                  "total_tokens": prompt_tokens + total_completion},
-    })
+    return completion_response("cmpl-" + fp[:24], "text_completion", model, choices,
+                               sum(tokens(p) for p in prompts), total_completion)
 
 
 async def _models(request: web.Request) -> web.StreamResponse:

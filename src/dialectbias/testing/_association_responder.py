@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._messages import digest, last_user_text, requested_schema
+from dialectbias.testing._messages import chat_request, digest, last_user_text, requested_schema
 from dialectbias.testing._trait_words import trait_poles
 
 _WRITERS = re.compile(r"Writer A\b[^'\n]*'(?P<a>.*?)'\s*\n\s*Writer B\b[^'\n]*'(?P<b>.*?)'\s*\n", re.DOTALL)
@@ -63,10 +63,10 @@ def association_answers(model: str, prompt: str) -> dict[str, str] | None:
 
 def association_responder(body: dict[str, Any]) -> str | None:
     """Association answers (see the module docstring); None (the server's echo) for other requests."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    request = chat_request(body)
+    if request is None:
         return None
+    model, messages = request
     prompt = last_user_text(messages)
     answers = association_answers(model, prompt)
     if answers is None:

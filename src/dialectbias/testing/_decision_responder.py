@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from dialectbias.testing._association_responder import association_responder
-from dialectbias.testing._messages import digest, last_user_text, original_turns, requested_schema
+from dialectbias.testing._messages import chat_request, digest, last_user_text, original_turns, requested_schema
 
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 _EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
@@ -68,10 +68,10 @@ def extraction_answer(prompt: str, h: bytes) -> str:
 
 def probe_responder(body: dict[str, Any]) -> str | None:
     """Decision answers, extractor JSON and association answers (see the module docstring); else None (echo)."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    request = chat_request(body)
+    if request is None:
         return None
+    model, messages = request
     turns = original_turns(messages)
     prompt = last_user_text(turns)
     h = digest(model, turns)

@@ -9,6 +9,14 @@ import json
 from typing import Any
 
 
+def chat_request(body: dict[str, Any]) -> tuple[str, list[Any]] | None:
+    """(model, messages) of a chat request, or None when it has no messages (a responder then answers None)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return None
+    return str(body.get("model", "")), messages
+
+
 def part_text(content: Any) -> str:
     """Text of a message's content: a string, or the text parts of a list of parts."""
     if content is None:
@@ -77,5 +85,5 @@ def digest(*parts: Any) -> bytes:
     return hashlib.sha256(canon.encode("utf-8")).digest()
 
 
-__all__ = ["all_text", "digest", "fingerprint", "last_user_text", "original_turns", "part_text",
+__all__ = ["all_text", "chat_request", "digest", "fingerprint", "last_user_text", "original_turns", "part_text",
            "requested_schema"]

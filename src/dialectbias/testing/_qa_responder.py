@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._messages import digest, last_user_text, original_turns, requested_schema
+from dialectbias.testing._messages import chat_request, digest, last_user_text, original_turns, requested_schema
 
 #: the property that marks the RLAIF judge schema (SPEC §4 P3)
 JUDGE_MARKER = "dialect_comprehension"
@@ -51,10 +51,10 @@ def rlaif_judgment(model: str, messages: list[Any]) -> dict[str, Any]:
 
 def qa_responder(body: dict[str, Any]) -> str | None:
     """Bengali answers to plain generation requests and RLAIF judgments to judge requests; else None."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    request = chat_request(body)
+    if request is None:
         return None
+    model, messages = request
     wants_json, schema = requested_schema(body)
     if not wants_json:
         return bengali_answer(model, messages)

@@ -4,6 +4,7 @@ every generation endpoint makes before anything else."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from aiohttp import web
@@ -20,6 +21,21 @@ def error_response(status: int, message: str, etype: str, code: str | None = Non
 def json_response(obj: Any, status: int = 200) -> web.Response:
     return web.Response(status=status, body=json.dumps(obj, ensure_ascii=False).encode(),
                         content_type="application/json")
+
+
+def completion_response(response_id: str, kind: str, model: str, choices: list[dict[str, Any]], prompt_tokens: int,
+                        completion_tokens: int, **extra: Any) -> web.Response:
+    """A `chat.completion` or `text_completion` body with its `usage` (`extra` keys go before `choices`)."""
+    return json_response({
+        "id": response_id,
+        "object": kind,
+        "created": int(time.time()),
+        "model": model,
+        **extra,
+        "choices": choices,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
 
 
 async def read_body(request: web.Request) -> dict[str, Any] | web.Response:
@@ -43,4 +59,4 @@ def tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
 
-__all__ = ["error_response", "json_response", "read_body", "tokens"]
+__all__ = ["completion_response", "error_response", "json_response", "read_body", "tokens"]
