@@ -4,10 +4,12 @@
 >>> with TestServer(faults={"rules": [{"kind": "429", "per_prompt_first_n": 1}]}) as srv:
 ...     ...  # point a client at srv.base_url; srv.stats() counts what it received
 
-Inside: `_client` (TestServer: the server as a subprocess), `_serve` (running it; the command line),
-`_app` (the HTTP routes and call counting, `_state`), `_faults` and `_fault_effects` (fault rules and what
-a fired rule does), `_responders` (the responder contract, echo answers) and one `_*_responder` module per
-study stand-in, which read requests through `_messages` and never import a task.
+Inside, one job a module: `_client` (TestServer: the server as a subprocess, its port, its control routes),
+`_serve` (running the app; the command line, with `_server_help`), `_app` (the HTTP routes; `_state` counts
+the calls), `_wire` (OpenAI bodies), `_image_parts` (the image check), `_faults` (fault rules) and
+`_fault_effects` (what a fired rule does), `_responders` (the responder contract, echo answers) and one
+`_*_responder` module per study stand-in. Responders read requests through `_messages` and data through
+small readers (`_trait_words`): the test server imports no task module.
 """
 
 from __future__ import annotations
