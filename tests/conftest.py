@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-RESPONDER = "dialectbias.testing._responders:qa_responder"
+RESPONDER = "dialectbias.testing:qa_responder"
 DIALECTS = ("chittagong", "sylhet")
 MODELS = ("model-a", "model-b")
 JUDGE = "judge-1"

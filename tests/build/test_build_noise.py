@@ -13,16 +13,7 @@ from dialectbias.build import build_vocabulary, item_seed, noise_items
 from dialectbias.data import iter_items
 from dialectbias.errors import DataError
 from dialectbias.text import NOISY, Vocabulary, add_noise
-
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              None)
-
-
-def _shared(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts) if SHARED else None
-    if path is None or not path.exists():
-        pytest.skip(f"shared data not available (../shared/data/{'/'.join(parts)})")
-    return path
+from shared_data import VASHANTOR, shared_path
 
 
 def _items(tmp_path: Path) -> Path:
@@ -102,7 +93,7 @@ def test_build_vocabulary_counts_bengali_words_whole(tmp_path: Path) -> None:
 
 
 def test_build_vocabulary_cli_on_vashantor(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    train = _shared("vashantor", "Vashantor_Simplified", "Train")
+    train = shared_path(*VASHANTOR, "Train")
     files = sorted(train.glob("*.csv"))
     out = tmp_path / "bn_words.txt"
     res = cli("build", "vocabulary", *files, "--column", "standard_text", "--top", "500", "--out", out)

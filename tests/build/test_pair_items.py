@@ -6,14 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from dialectbias.build import item_id, pair_items
 from dialectbias.data import iter_items, load_corpus
 from dialectbias.text import match_key
-
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              None)
+from shared_data import VASHANTOR, shared_path
 
 ROWS = {
     "sylhet": [("আমি ভাত খাই।", "আমি ভাত খাইয়ার।"), ("সে বাড়ি যায়।", "হে বাড়িত যায়।"), ("ঠিক আছে।", "ঠিক আছে।")],
@@ -89,9 +85,7 @@ def test_an_unknown_split_is_named_not_counted_as_pairs_of_other_splits(tmp_path
 
 
 def test_vashantor_test_split_is_a_parallel_set_across_five_dialects(tmp_path: Path) -> None:
-    root = SHARED / "vashantor" / "Vashantor_Simplified" if SHARED else None
-    if root is None or not root.is_dir():
-        pytest.skip("shared data not available (../shared/data/vashantor)")
+    root = shared_path(*VASHANTOR)
     spec = ("name: vashantor-test\nfiles:\n  - path: \"" + str(root / "Test" / "*.csv")
             + "\"\n    standard: standard_text\n    dialect_text: dialect_text\n    dialect: dialect\n")
     (tmp_path / "v.yaml").write_text(spec, encoding="utf-8")

@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
-
-def committed(store: Path) -> int:
-    if not store.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
-            return db.execute("SELECT count(*) FROM results").fetchone()[0]
-    except sqlite3.OperationalError:  # the run has not created its tables yet
-        return 0
+from run_progress import committed, wait_until
 
 
 def test_sigterm_mid_run_says_interrupted_and_keeps_the_results(qa: Any, qa_server: Any, tmp_path: Path) -> None:
@@ -29,11 +19,7 @@ def test_sigterm_mid_run_says_interrupted_and_keeps_the_results(qa: Any, qa_serv
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=qa.subprocess_env(),
                             stdin=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while committed(project.store_path) < 2:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run made no progress"
-            time.sleep(0.05)
+        wait_until(lambda: committed(project.store_path) >= 2, proc, timeout=60, interval=0.05)
         os.kill(proc.pid, signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=30)
     finally:

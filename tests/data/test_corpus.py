@@ -12,9 +12,7 @@ import yaml
 
 from dialectbias.data import load_corpus, pair_id
 from dialectbias.errors import DataError
-
-VASHANTOR = next((p / "shared" / "data" / "vashantor" / "Vashantor_Simplified" for p in Path(__file__).resolve().parents
-                  if (p / "shared" / "data").is_dir()), Path("../shared/data/vashantor/Vashantor_Simplified"))
+from shared_data import VASHANTOR, shared_path
 
 ROWS = [("কেমন আছো ?", "ভালা আছনি?"),
         ("আজকে আমার মন ভালো নেই", "আইজকু আমার মন ভালা নায়"),
@@ -156,9 +154,8 @@ def test_missing_corpus_file(tmp_path: Path) -> None:
 
 
 def test_vashantor_train_and_test(tmp_path: Path) -> None:
-    if not VASHANTOR.is_dir():
-        pytest.skip(f"shared data not available ({VASHANTOR})")
-    files = [{"path": str(VASHANTOR / split / "*.csv"), **CSV_COLUMNS} for split in ("Train", "Test")]
+    vashantor = shared_path(*VASHANTOR)
+    files = [{"path": str(vashantor / split / "*.csv"), **CSV_COLUMNS} for split in ("Train", "Test")]
     corpus = load_corpus(write_corpus(tmp_path / "v.yaml", files))
     assert len(corpus.pairs) == 11_250
     assert corpus.dialects() == ["barishal", "chittagong", "mymensingh", "noakhali", "sylhet"]

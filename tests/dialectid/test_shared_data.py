@@ -13,27 +13,21 @@ from pathlib import Path
 import pytest
 import yaml
 
+from shared_data import VASHANTOR, shared_path
+
 pytest.importorskip("sklearn")
-
-
-def shared_data() -> Path:
-    for parent in Path(__file__).resolve().parents[2:5]:
-        folder = parent / "shared" / "data"
-        if (folder / "vashantor" / "Vashantor_Simplified").is_dir() and \
-                (folder / "regspeech12_test_transcripts").is_dir():
-            return folder
-    pytest.skip("shared data not available (../shared/data/vashantor and ../shared/data/regspeech12_test_transcripts); "
-                "the real-data dialect-identification test needs them")
 
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    data = shared_data()
+    why = "the real-data dialect-identification test needs it"
+    vashantor = shared_path(*VASHANTOR, why=why)
+    regspeech = shared_path("regspeech12_test_transcripts", why=why)
     corpus = tmp_path_factory.mktemp("dialectid") / "vashantor-train.yaml"
     corpus.write_text(yaml.safe_dump({"name": "vashantor-train", "files": [{
-        "path": str(data / "vashantor" / "Vashantor_Simplified" / "Train" / "*.csv"), "standard": "standard_text",
+        "path": str(vashantor / "Train" / "*.csv"), "standard": "standard_text",
         "dialect_text": "dialect_text", "dialect": "dialect"}]}), encoding="utf-8")
-    return corpus, data / "regspeech12_test_transcripts" / "regspeech12_test_transcripts.csv"
+    return corpus, regspeech / "regspeech12_test_transcripts.csv"
 
 
 def check(summary: object, floor: float, vashantor_floor: float) -> None:

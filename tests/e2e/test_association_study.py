@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              None)
-GERMAN = SHARED / "german_dialect_bias" if SHARED else None
+from shared_data import GERMAN, VASHANTOR, shared_path
+
 PER_DIALECT = 4
 TRAITS = ["uneducated", "friendly"]
 MODELS = [{"id": "llama-70b", "family": "llama", "params_b": 70}, {"id": "llama-8b", "family": "llama", "params_b": 8}]
@@ -27,14 +26,13 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> Path:
-    if GERMAN is None or not (GERMAN / "parallel_pairs.csv").is_file():
-        pytest.skip("shared data not available (../shared/data/german_dialect_bias): the study reads its texts")
+    pairs = shared_path(*GERMAN, "parallel_pairs.csv", why="the study reads its texts")
     from dialectbias.testing import TestServer
 
     root = tmp_path_factory.mktemp("study")
     picked: dict[str, int] = {}
     items = []
-    for r in rows(GERMAN / "parallel_pairs.csv"):  # the paper's corpus: the first 50 kept rows per dialect
+    for r in rows(pairs):  # the paper's corpus: the first 50 kept rows per dialect
         if r["used_in_tasks"] != "True" or picked.get(r["language"], 0) >= PER_DIALECT:
             continue
         picked[r["language"]] = picked.get(r["language"], 0) + 1
@@ -43,7 +41,7 @@ def study(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> Path:
     (root / "items.jsonl").write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items),
                                       encoding="utf-8")
     res = cli("build", "noise", root / "items.jsonl", "--vocabulary",
-              GERMAN / "deu_news_2024_10K-words_cleaned_5000.txt", "--p", "0.5", "--seed", "0",
+              pairs.parent / "deu_news_2024_10K-words_cleaned_5000.txt", "--p", "0.5", "--seed", "0",
               "--out", root / "items_noisy.jsonl")
     assert res.exit_code == 0, res.output
     with TestServer(responder="dialectbias.testing:association_responder") as server:
@@ -115,9 +113,7 @@ def test_rejections_by_both_rules_and_the_html(study: Path) -> None:
 
 def test_bengali_usage_study_with_noise(tmp_path: Path, cli: Any) -> None:
     """Vashantor pairs: a Bengali vocabulary from the train split, noisy items from the test split, a usage run."""
-    vashantor = SHARED / "vashantor" / "Vashantor_Simplified" if SHARED else None
-    if vashantor is None or not vashantor.is_dir():
-        pytest.skip("shared data not available (../shared/data/vashantor)")
+    vashantor = shared_path(*VASHANTOR)
     from dialectbias.testing import TestServer
 
     res = cli("build", "vocabulary", *sorted((vashantor / "Train").glob("*.csv")), "--column", "standard_text",

@@ -20,17 +20,9 @@ import yaml
 
 from dialectbias.store import Store
 from dialectbias.testing._vlm_responder import IMAGE_CHECK_FAILED
+from shared_data import BANGLAVERSE, find_shared, missing
 
-
-def _banglaverse() -> Path | None:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "data" / "banglaverse" / "data"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-REAL = _banglaverse()
+REAL = find_shared(*BANGLAVERSE)
 QUESTIONS = {"food": ("এই খাবারটির নাম কী?", ["ভুনা খিচুড়ি", "পান্তা ভাত", "চাপ", "পোলাও"]),
              "sports": ("এই খেলাটির নাম কী?", ["ক্রিকেট", "ফুটবল", "হকি", "কাবাডি"])}
 
@@ -137,8 +129,8 @@ def test_a_made_layout_goes_through_translate_to_vqa(servers: tuple[Any, Any], c
     chain(tmp_path, servers, cli, made_layout(tmp_path / "BanglaVerse"))
 
 
-@pytest.mark.skipif(REAL is None, reason="shared data not available (../shared/data/banglaverse): this chain "
-                    "runs on a copy of the real release sample")
+@pytest.mark.skipif(REAL is None, reason=missing(*BANGLAVERSE, why="this chain runs on a copy of the real release "
+                                                                 "sample"))
 def test_the_release_sample_goes_through_translate_to_vqa(servers: tuple[Any, Any], cli: Any,
                                                           tmp_path: Path) -> None:
     chain(tmp_path, servers, cli, copied_layout(tmp_path / "BanglaVerse"))

@@ -4,37 +4,18 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from run_progress import committed, wait_until
+
 N_ITEMS = 20
 TOTAL = N_ITEMS * 3 * 2 + N_ITEMS * 2 * 2  # 120 generations + 80 judgments
 VOLATILE = {"latency_s", "completed_at", "cache_hit", "retries"}
 SETTINGS = {"max_concurrency": 2}
-
-
-def committed(store: Path) -> int:
-    if not store.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
-            return db.execute("SELECT count(*) FROM results").fetchone()[0]
-    except sqlite3.OperationalError:  # the run has not created its tables yet
-        return 0
-
-
-def wait_until(predicate: Any, proc: subprocess.Popen, timeout: float = 30.0) -> None:
-    """Poll (the store is the only signal of progress); fail if the run exits or time runs out."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"the run ended before the kill point (exit {proc.returncode})"
-        assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.005)  # poll interval, not a wait for a fixed event
 
 
 def exported(cli: Any, qa: Any, project: Any, out: Path) -> dict[str, list[dict[str, Any]]]:

@@ -16,12 +16,8 @@ import yaml
 
 from dialectbias.api import build_report, run_experiment
 from dialectbias.text import NOISY, add_noise
+from shared_data import GERMAN, VASHANTOR, shared_path
 
-#: ../shared/data next to the checkout (or next to any parent folder of it, e.g. a worktree's)
-DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-            Path(__file__).resolve().parents[3] / "shared" / "data")
-GERMAN = DATA / "german_dialect_bias" / "parallel_pairs.csv"
-VASHANTOR = DATA / "vashantor" / "Vashantor_Simplified" / "Test"
 #: WikiDIR codes of the German pairs -> the registry's dialect names
 GERMAN_DIALECTS = {"als": "alemannic", "bar": "bavarian", "frr": "north_frisian", "ksh": "ripuarian",
                    "nds": "low_german", "pfl": "rhine_franconian", "stq": "saterfrisian"}
@@ -31,11 +27,10 @@ TRAITS = ["uneducated", "rural"]
 
 def german_items(per_dialect: int) -> list[dict[str, Any]]:
     """One item per pair used in the study (`used_in_tasks`), the first `per_dialect` of two dialects."""
-    if not GERMAN.is_file():
-        pytest.skip(f"shared data not available ({GERMAN})")
+    pairs = shared_path(*GERMAN, "parallel_pairs.csv")
     items: list[dict[str, Any]] = []
     taken: dict[str, int] = {}
-    with GERMAN.open(encoding="utf-8", newline="") as fh:
+    with pairs.open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
             code = row["language"]
             if row["used_in_tasks"] != "True" or code not in ("bar", "als") or taken.get(code, 0) >= per_dialect:
@@ -48,7 +43,7 @@ def german_items(per_dialect: int) -> list[dict[str, Any]]:
 
 def with_noise(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The noisy-text control (German paper §6.2): a noised copy of each standard text as a `noisy` variant."""
-    vocabulary = GERMAN.parent / "deu_news_2024_10K-words_cleaned_5000.txt"
+    vocabulary = shared_path(*GERMAN, "deu_news_2024_10K-words_cleaned_5000.txt")
     return [{**i, "variants": {**i["variants"], NOISY: add_noise(i["variants"]["standard"], p=0.5,
                                                                  vocabulary=vocabulary, seed=k)}}
             for k, i in enumerate(items)]
@@ -57,11 +52,10 @@ def with_noise(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def bengali_items(n: int) -> list[dict[str, Any]]:
     """Rows aligned across the five Vashantor files: the standard sentence and its five dialect versions (rows
     whose dialect text equals the standard text carry no dialect signal and are left out of that item)."""
-    if not VASHANTOR.is_dir():
-        pytest.skip(f"shared data not available ({VASHANTOR})")
+    test_split = shared_path(*VASHANTOR, "Test")
     columns = {}
     for dialect in BENGALI_DIALECTS:
-        with (VASHANTOR / f"{dialect.capitalize()} Test Translation.csv").open(encoding="utf-8", newline="") as fh:
+        with (test_split / f"{dialect.capitalize()} Test Translation.csv").open(encoding="utf-8", newline="") as fh:
             columns[dialect] = list(csv.DictReader(fh))
     items = []
     for i in range(n):

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from dialectbias.store import Store
+from shared_data import BANGLAVERSE, find_shared, missing
 
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 
@@ -26,20 +27,11 @@ def _vqa_available() -> bool:
     return "vqa" in task_names()
 
 
-def _banglaverse() -> Path | None:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "data" / "banglaverse" / "data"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-DATA = _banglaverse()
+DATA = find_shared(*BANGLAVERSE)
 if not _vqa_available():
     pytest.skip("the `vqa` task is not in this build", allow_module_level=True)
 if DATA is None:
-    pytest.skip("shared data not available (../shared/data/banglaverse): the VLM review test needs its sample "
-                "images", allow_module_level=True)
+    pytest.skip(missing(*BANGLAVERSE, why="the VLM review test needs its sample images"), allow_module_level=True)
 
 
 @pytest.fixture(scope="module")

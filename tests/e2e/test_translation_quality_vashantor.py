@@ -21,16 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
+from shared_data import VASHANTOR, shared_path
+
 DIALECTS = ("barishal", "chittagong", "mymensingh", "noakhali", "sylhet")
 PER_DIALECT = 25
-
-
-def validation_files() -> Path:
-    for parent in Path(__file__).resolve().parents[2:5]:
-        folder = parent / "shared" / "data" / "vashantor" / "Vashantor_Simplified" / "Validation"
-        if folder.is_dir():
-            return folder
-    pytest.skip("shared data not available (../shared/data/vashantor); the Vashantor Table 2/3 test needs it")
 
 
 def edited(reference: str, source: str, i: int) -> str:
@@ -53,7 +47,7 @@ def server() -> Iterator[Any]:
 
 
 def test_vashantor_validation_tables_2_and_3(server: Any, cli: Any, tmp_path: Path) -> None:
-    folder = validation_files()
+    folder = shared_path(*VASHANTOR, "Validation", why="the Vashantor Table 2/3 test needs it")
     corpus = tmp_path / "vashantor.yaml"
     corpus.write_text(yaml.safe_dump({"name": "vashantor-validation", "files": [
         {"path": str(folder / "*.csv"), "standard": "standard_text", "dialect_text": "dialect_text",

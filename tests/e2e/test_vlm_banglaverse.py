@@ -21,19 +21,11 @@ import yaml
 from dialectbias.api import open_experiment
 from dialectbias.store import Store
 from dialectbias.testing._vlm_responder import IMAGE_CHECK_FAILED
+from shared_data import BANGLAVERSE, find_shared, missing
 
-
-def _banglaverse() -> Path | None:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "data" / "banglaverse" / "data"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-DATA = _banglaverse()
-pytestmark = pytest.mark.skipif(DATA is None, reason="shared data not available (../shared/data/banglaverse): "
-                                "the BanglaVerse end-to-end tests need its sample images")
+DATA = find_shared(*BANGLAVERSE)
+pytestmark = pytest.mark.skipif(DATA is None, reason=missing(
+    *BANGLAVERSE, why="the BanglaVerse end-to-end tests need its sample images"))
 COMMON = {"provider": "openai", "max_concurrency": 8, "max_retries": 2, "timeout_s": 30}
 
 

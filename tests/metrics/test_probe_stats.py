@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +15,7 @@ from dialectbias.metrics import (
     marked_words,
     two_sample_bootstrap_ci,
 )
-
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              None)
+from shared_data import GERMAN, shared_path
 
 
 def test_bias_vs_zero_matches_scipy_and_hand_values() -> None:
@@ -83,9 +80,7 @@ def test_marked_words_hand_example() -> None:
 
 
 def test_marked_words_on_the_german_parallel_texts() -> None:
-    pairs = SHARED / "german_dialect_bias" / "parallel_pairs.csv" if SHARED else None
-    if pairs is None or not pairs.is_file():
-        pytest.skip("shared data not available (../shared/data/german_dialect_bias/parallel_pairs.csv)")
+    pairs = shared_path(*GERMAN, "parallel_pairs.csv")
     with pairs.open(encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["used_in_tasks"] == "True"]
     als = [r for r in rows if r["language"] == "als"]

@@ -109,3 +109,53 @@ def test_the_sub_packages_import_each_other_without_a_cycle() -> None:
     cycle = find_cycle(graph)
     edges = "\n".join(f"  {node} -> {', '.join(sorted(targets)) or '-'}" for node, targets in sorted(graph.items()))
     assert cycle is None, f"import cycle between sub-packages: {' -> '.join(cycle or [])}\ngraph:\n{edges}"
+
+
+#: node -> the nodes it must never reach, directly or through others, and why
+FORBIDDEN = {"testing": ({"tasks"}, "the test server's responders get data, never task modules")}
+
+
+def reachable(graph: dict[str, set[str]], node: str) -> set[str]:
+    """Every node `node` imports, directly or through other nodes."""
+    seen: set[str] = set()
+    todo = [node]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def forbidden_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`source -> target (why)` for every forbidden target a node reaches."""
+    return [f"{source} -> {target} ({why})" for source, (targets, why) in sorted(FORBIDDEN.items())
+            for target in sorted(reachable(graph, source) & targets)]
+
+
+def test_forbidden_imports_are_seen_through_other_nodes() -> None:
+    assert reachable({"a": {"b"}, "b": {"c"}, "c": set()}, "a") == {"b", "c"}
+    assert forbidden_imports({"testing": {"data"}, "data": {"tasks"}, "tasks": set()}) == [
+        "testing -> tasks (the test server's responders get data, never task modules)"]
+
+
+def test_no_forbidden_imports() -> None:
+    found = forbidden_imports(import_graph())
+    assert not found, "forbidden imports:\n" + "\n".join(found)
+
+
+def test_the_test_server_loads_no_task_module() -> None:
+    """Importing dialectbias.testing and running every responder once imports nothing under dialectbias.tasks
+    (an `importlib` call the static graph cannot see would show here)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dialectbias.testing as t\n"
+            "body = {'model': 'm', 'messages': [{'role': 'user', 'content': 'The adjectives are calm, loud.'}]}\n"
+            "for name in ('qa_responder', 'association_responder', 'probe_responder', 'translate_responder',"
+            " 'fidelity_responder', 'vlm_responder'):\n"
+            "    getattr(t, name)(body)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('dialectbias.tasks')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

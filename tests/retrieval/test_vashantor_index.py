@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 from typing import Any
 
 import pytest
 from retrieval_corpus import write_pairs
 
 from dialectbias.retrieval import HybridIndex
+from shared_data import VASHANTOR, shared_path
 
-VASHANTOR = next((p / "shared" / "data" / "vashantor" / "Vashantor_Simplified" for p in Path(__file__).resolve().parents
-                  if (p / "shared" / "data").is_dir()), Path("../shared/data/vashantor/Vashantor_Simplified"))
 ROWS = 60  # the first rows of two test files: a few seconds of embedding
 
 
 @pytest.fixture(scope="module")
 def vashantor_index(tmp_path_factory: pytest.TempPathFactory, e5: Any) -> tuple[Any, dict[str, list[dict]]]:
-    if not VASHANTOR.is_dir():
-        pytest.skip(f"shared data not available ({VASHANTOR})")
+    vashantor = shared_path(*VASHANTOR)
     folder = tmp_path_factory.mktemp("vashantor")
     rows = {}
     for dialect in ("Sylhet", "Chittagong"):
-        with (VASHANTOR / "Test" / f"{dialect} Test Translation.csv").open(encoding="utf-8-sig") as fh:
+        with (vashantor / "Test" / f"{dialect} Test Translation.csv").open(encoding="utf-8-sig") as fh:
             rows[dialect.lower()] = list(csv.DictReader(fh))[:ROWS]
         write_pairs(folder / f"{dialect} Test.csv", [(r["standard_text"], r["dialect_text"]) for r in
                                                      rows[dialect.lower()]], dialect)

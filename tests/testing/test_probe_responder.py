@@ -46,3 +46,12 @@ def test_other_requests_fall_back_and_json_is_an_object() -> None:
     data = json.loads(_answer(prompt.text, json_schema=True) or "")
     assert set(data) == set(prompt.adjectives) and set(data.values()) <= {"A", "B"}
     assert _answer(prompt.text) == _answer(prompt.text)  # deterministic
+
+
+def test_the_responder_reads_the_trait_adjectives_the_task_loads() -> None:
+    """The test server reads the packaged traits YAML itself (it imports no task): the same poles as the task's."""
+    from dialectbias.testing._trait_words import trait_poles
+
+    expected = [(frozenset(a.lower() for a in t.trait.adjectives), frozenset(a.lower() for a in t.opposite.adjectives))
+                for t in load_traits().values()]
+    assert trait_poles() == expected and len(expected) == 6

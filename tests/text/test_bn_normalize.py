@@ -7,14 +7,12 @@ they are still there verbatim."""
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
 from dialectbias.text import SHORT_TAG, match_key, match_tokens, normalize_query
+from shared_data import VASHANTOR, shared_path
 
-VASHANTOR = next((p / "shared" / "data" / "vashantor" / "Vashantor_Simplified" for p in Path(__file__).resolve().parents
-                  if (p / "shared" / "data").is_dir()), Path("../shared/data/vashantor/Vashantor_Simplified"))
 NUKTA = "\u09bc"  # NFC splits precomposed য় (U+09DF) and ড় (U+09DC) into base + nukta (composition exclusions)
 
 # (file, row, column, original text, hand-checked match key)
@@ -79,9 +77,8 @@ def test_short_threshold_is_configurable() -> None:
 
 
 def test_the_cases_are_real_vashantor_rows() -> None:
-    if not VASHANTOR.is_dir():
-        pytest.skip(f"shared data not available ({VASHANTOR}); the provenance check needs it")
+    vashantor = shared_path(*VASHANTOR, why="the provenance check needs it")
     for source, row, column, text, _ in CASES:
-        with (VASHANTOR / source).open(encoding="utf-8-sig") as fh:
+        with (vashantor / source).open(encoding="utf-8-sig") as fh:
             rows = list(csv.DictReader(fh))
         assert rows[row - 2][column] == text, (source, row)

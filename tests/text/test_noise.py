@@ -9,17 +9,14 @@ from pathlib import Path
 import pytest
 
 from dialectbias.text import NOISY, Vocabulary, add_noise, count_words, load_vocabulary, token_length_parity, tokenize
+from shared_data import GERMAN, shared_path
 
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              None)
-GERMAN_WORDS = SHARED / "german_dialect_bias" / "deu_news_2024_10K-words_cleaned_5000.txt" if SHARED else None
 SENTENCE = "Der Hund bellt, die Katze schläft."
 
 
 def _german_vocabulary() -> Path:
-    if GERMAN_WORDS is None or not GERMAN_WORDS.is_file():
-        pytest.skip("shared data not available (../shared/data/german_dialect_bias); this test reads its word list")
-    return GERMAN_WORDS
+    return shared_path(*GERMAN, "deu_news_2024_10K-words_cleaned_5000.txt",
+                       why="this test reads its word list")
 
 
 def test_p_zero_changes_nothing() -> None:

@@ -10,18 +10,14 @@ import pytest
 
 from dialectbias.data import load_corpus
 from dialectbias.train import pair_examples, split_examples
-
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              None)
-VASHANTOR = SHARED / "vashantor" / "Vashantor_Simplified" if SHARED else None
+from shared_data import VASHANTOR, shared_path
 
 
 @pytest.fixture(scope="module")
 def corpus_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if VASHANTOR is None or not VASHANTOR.is_dir():
-        pytest.skip("shared data not available (../shared/data/vashantor); this test reads the Vashantor pairs")
+    vashantor = shared_path(*VASHANTOR, why="this test reads the Vashantor pairs")
     path = tmp_path_factory.mktemp("vashantor") / "vashantor.yaml"
-    path.write_text(f"name: vashantor\nfiles:\n  - {{path: \"{VASHANTOR}/Train/*.csv\", standard: standard_text, "
+    path.write_text(f"name: vashantor\nfiles:\n  - {{path: \"{vashantor}/Train/*.csv\", standard: standard_text, "
                     "dialect_text: dialect_text, dialect: dialect}\n", encoding="utf-8")
     return path
 

@@ -19,9 +19,8 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._probe_responder import association_responder
-from dialectbias.testing._responders import _digest, _original_turns
-from dialectbias.testing._server import last_user_text, requested_schema
+from dialectbias.testing._association_responder import association_responder
+from dialectbias.testing._messages import chat_request, digest, last_user_text, original_turns, requested_schema
 
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 _EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
@@ -69,13 +68,13 @@ def extraction_answer(prompt: str, h: bytes) -> str:
 
 def probe_responder(body: dict[str, Any]) -> str | None:
     """Decision answers, extractor JSON and association answers (see the module docstring); else None (echo)."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    request = chat_request(body)
+    if request is None:
         return None
-    turns = _original_turns(messages)
+    model, messages = request
+    turns = original_turns(messages)
     prompt = last_user_text(turns)
-    h = _digest(model, turns)
+    h = digest(model, turns)
     wants_json, schema = requested_schema(body)
     properties = (schema or {}).get("properties") if wants_json else None
     if isinstance(properties, dict) and "writer_a" in properties:

@@ -14,8 +14,8 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._responders import qa_responder
-from dialectbias.testing._server import last_user_text, requested_schema
+from dialectbias.testing._messages import last_user_text, requested_schema
+from dialectbias.testing._qa_responder import qa_responder
 
 _LINE = re.compile(r'^(Human reference|Machine translation) \([^)]*\): (".*")$', re.MULTILINE)
 #: inaccuracy count -> score within the rubric's ceilings (Bengali dialect-bias paper App. A, Step 3)

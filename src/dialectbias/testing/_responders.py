@@ -1,80 +1,75 @@
-"""Deterministic responders for the test server.
+"""Responders: who writes a chat answer's content.
 
-Use ``TestServer(responder="dialectbias.testing._responders:qa_responder")``.
-
-A responder gets the request body and returns the assistant's content, or None to let the server
-answer with its echo. Same messages, same answer: everything is chosen from a hash of the request.
+A responder gets the request body and returns the assistant's content, or None to let the server answer
+with its echo. `load_responder` turns the server's `--responder` value into one; the echo answers live here
+too. The stand-in models for the package's studies are in `_*_responder.py` next to this module.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import json
-import re
+from collections.abc import Callable
 from typing import Any
 
-from dialectbias.testing._server import last_user_text, requested_schema
+from dialectbias.testing._messages import last_user_text, requested_schema
+from dialectbias.testing._schema_fill import fill_schema
 
-#: the property that marks the RLAIF judge schema (SPEC §4 P3)
-JUDGE_MARKER = "dialect_comprehension"
-LIKERT_FIELDS = ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
-                 "appropriate_length")
+#: how much of the prompt an echo answer repeats
+ECHO_MAX_CHARS = 200
 
-_BENGALI_WORD = re.compile(r"[\u0980-\u09FF]+")
-_QUESTION_LABEL = "প্রশ্ন:"
-# never echo words that could read as a refusal ("আমি দুঃখিত", "উত্তর দিতে পারি না", …)
-_AVOID = {"আমি", "দুঃখিত", "দু:খিত", "না", "পারি", "পারছি", "পারব", "পারবো", "পারিনি", "বুঝতে"}
-_FILLER = ("নদী", "বাংলাদেশ", "মানুষ", "জল", "শহর", "গ্রাম", "বই", "সময়")
+Responder = Callable[[dict[str, Any]], str | None]
 
 
-def _digest(*parts: Any) -> bytes:
-    canon = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode("utf-8")).digest()
+def echo_text(model: str, messages: list[Any]) -> str:
+    """The default responder's plain-text answer."""
+    return f"answer[{model}]: " + last_user_text(messages)[:ECHO_MAX_CHARS]
 
 
-def _original_turns(messages: list[Any]) -> list[Any]:
-    """The messages up to and including the first user message: a re-ask (which appends the bad answer
-    and a correction) is answered like the original request."""
-    for i, msg in enumerate(messages):
-        if isinstance(msg, dict) and msg.get("role") == "user":
-            return messages[: i + 1]
-    return messages
+def echo_json(model: str, messages: list[Any], schema: dict[str, Any] | None, fp: str) -> str:
+    """The default responder's JSON answer: a value filled from `schema` (seeded by the fingerprint `fp`),
+    or ``{"answer": <echo text>}`` without one."""
+    if schema is None:
+        obj: Any = {"answer": echo_text(model, messages)}
+    else:
+        obj = fill_schema(schema, bytes.fromhex(fp))
+    return json.dumps(obj, ensure_ascii=False)
 
 
-def bengali_answer(model: str, messages: list[Any]) -> str:
-    """'উত্তর: ' and 3–6 Bengali words of the question, picked and ordered by a hash of the request."""
-    text = last_user_text(messages)
-    question = text.rsplit(_QUESTION_LABEL, 1)[-1]
-    words = [w for w in _BENGALI_WORD.findall(question) if w not in _AVOID] or list(_FILLER)
-    h = _digest(model, messages)
-    count = 3 + h[0] % 4
-    picked = [words[h[1 + i] % len(words)] for i in range(count)]
-    return "উত্তর: " + " ".join(picked) + "।"
+def echo_completion(model: str, prompt: str) -> str:
+    """The answer to one `/v1/completions` prompt: its end, echoed."""
+    return f"answer[{model}]: " + prompt[-ECHO_MAX_CHARS:]
 
 
-def rlaif_judgment(model: str, messages: list[Any]) -> dict[str, Any]:
-    """A valid RLAIF judgment (reasoning first, confidence last) with hash-chosen scores."""
-    h = _digest(model, _original_turns(messages))
-    scores = {name: h[i] % 6 for i, name in enumerate(LIKERT_FIELDS)}
-    return {
-        "chain_of_thought_reasoning": f"লিপি বাংলা; প্রশ্ন বোঝা গেছে; তুলনা {h[8:12].hex()}",
-        "script_valid": True,
-        "refusal": False,
-        **scores,
-        "confidence": 1 + h[6] % 5,
-    }
+def load_responder(spec: str) -> Responder | None:
+    """'echo' -> None (built in); 'fixed:TEXT' -> constant; 'pkg.mod:func' -> imported callable.
 
-
-def qa_responder(body: dict[str, Any]) -> str | None:
-    """Bengali answers to plain generation requests and RLAIF judgments to judge requests; else None."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    A custom callable gets the request body dict and returns the content, or None to fall back
+    to the echo answer.
+    """
+    if spec == "echo":
         return None
+    if spec.startswith("fixed:"):
+        text = spec[len("fixed:") :]
+        return lambda _body: text
+    mod_name, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"responder must be 'echo', 'fixed:TEXT' or 'module:function', got {spec!r}")
+    fn = getattr(importlib.import_module(mod_name), attr)
+    if not callable(fn):
+        raise ValueError(f"responder {spec!r} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
+def chat_answer(responder: Responder | None, body: dict[str, Any], fp: str) -> str:
+    """A chat request's content: the responder's, else the echo (JSON when the request asks for it)."""
+    content = responder(body) if responder is not None else None
+    if content is not None:
+        return content
+    model, messages = body["model"], body["messages"]
     wants_json, schema = requested_schema(body)
-    if not wants_json:
-        return bengali_answer(model, messages)
-    properties = (schema or {}).get("properties")
-    if isinstance(properties, dict) and JUDGE_MARKER in properties:
-        return json.dumps(rlaif_judgment(model, messages), ensure_ascii=False)
-    return None
+    return echo_json(model, messages, schema, fp) if wants_json else echo_text(model, messages)
+
+
+__all__ = ["ECHO_MAX_CHARS", "Responder", "chat_answer", "echo_completion", "echo_json", "echo_text",
+           "load_responder"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dialectbias.testing._responders import _digest, qa_responder
-from dialectbias.testing._server import last_user_text
+from dialectbias.testing._messages import digest, last_user_text
+from dialectbias.testing._qa_responder import qa_responder
 
 #: standard form -> dialect form, the same for every dialect (a stand-in, not linguistics)
 _DIALECT_WORDS = {"কী": "কিতা", "জেলার": "জিলার", "নদীর": "গাঙর", "প্রধান": "বড়", "হলে": "অইলে",
@@ -68,7 +68,7 @@ def translate_responder(body: dict[str, Any]) -> str | None:
     if parsed is None:
         return qa_responder(body)
     label, target, texts, is_list = parsed
-    h = _digest(body.get("model"), messages)
+    h = digest(body.get("model"), messages)
     lines = [_translate_line(t, target, h[1 + i % 8]) for i, t in enumerate(texts)]
     if is_list:
         answer = "\n".join(f"{i}. {t}" for i, t in enumerate(lines, start=1))

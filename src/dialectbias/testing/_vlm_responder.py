@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from dialectbias.testing._server import requested_schema
+from dialectbias.testing._messages import chat_request, requested_schema
 
 IMAGE_CHECK_FAILED = "IMAGE CHECK FAILED"
 #: the property that marks a caption-rubric judge schema
@@ -41,6 +41,7 @@ _ENDS = {"Bangla": "।", "Hindi": "।", "Urdu": "۔", "English": "."}
 
 
 def _digest(*parts: Any) -> bytes:
+    """Hash of the parts (not `_messages.digest`: this canonical form is what every VLM answer is picked by)."""
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode()).digest()
 
 
@@ -155,10 +156,10 @@ def caption_judgment(model: str, messages: list[Any]) -> dict[str, Any]:
 def vlm_responder(body: dict[str, Any]) -> str | None:
     """VQA answers and captions to image prompts (after checking the images), caption judgments to
     caption-rubric judge requests; None (the server's echo) for anything else."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    request = chat_request(body)
+    if request is None:
         return None
+    model, messages = request
     wants_json, schema = requested_schema(body)
     text, images = _parts(messages)
     if wants_json:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dialectbias.testing._server import main
+from dialectbias.testing._serve import main
 
 if __name__ == "__main__":
     main()

@@ -15,36 +15,22 @@ nothing about any real model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
-from dialectbias.testing._server import last_user_text, requested_schema
+from dialectbias.testing._messages import chat_request, digest, last_user_text, requested_schema
+from dialectbias.testing._trait_words import trait_poles
 
 _WRITERS = re.compile(r"Writer A\b[^'\n]*'(?P<a>.*?)'\s*\n\s*Writer B\b[^'\n]*'(?P<b>.*?)'\s*\n", re.DOTALL)
 _ADJECTIVES = re.compile(r"The adjectives are (?P<list>.+?)\.(?:\s|$)", re.DOTALL)
 STEREOTYPE_SHARE = 8  # of 10: how often the naming-setting answer follows the stereotype
 
 
-def _digest(*parts: Any) -> bytes:
-    canon = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode("utf-8")).digest()
-
-
-@lru_cache(maxsize=1)
-def _poles() -> list[tuple[frozenset[str], frozenset[str]]]:
-    from dialectbias.tasks.probes.association._traits import load_traits
-
-    return [(frozenset(a.lower() for a in t.trait.adjectives), frozenset(a.lower() for a in t.opposite.adjectives))
-            for t in load_traits().values()]
-
-
 def _trait_adjectives(adjectives: list[str]) -> frozenset[str] | None:
     """The trait-pole adjectives of the (packaged) trait the prompt's adjectives come from."""
     shown = {a.lower() for a in adjectives}
-    for trait, opposite in _poles():
+    for trait, opposite in trait_poles():
         if shown <= trait | opposite:
             return trait & shown
     return None
@@ -64,7 +50,7 @@ def association_answers(model: str, prompt: str) -> dict[str, str] | None:
     trait = _trait_adjectives(adjectives)
     out = {}
     for adj in adjectives:
-        h = _digest(model, prompt, adj)
+        h = digest(model, prompt, adj)
         if dialect is None or trait is None:
             out[adj] = "A" if h[0] % 2 else "B"
             continue
@@ -77,10 +63,10 @@ def association_answers(model: str, prompt: str) -> dict[str, str] | None:
 
 def association_responder(body: dict[str, Any]) -> str | None:
     """Association answers (see the module docstring); None (the server's echo) for other requests."""
-    model = str(body.get("model", ""))
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    request = chat_request(body)
+    if request is None:
         return None
+    model, messages = request
     prompt = last_user_text(messages)
     answers = association_answers(model, prompt)
     if answers is None:
@@ -88,7 +74,7 @@ def association_responder(body: dict[str, Any]) -> str | None:
     wants_json, _ = requested_schema(body)
     if wants_json:
         return json.dumps(answers, ensure_ascii=False)
-    form = _digest(model, prompt)[0] % 20
+    form = digest(model, prompt)[0] % 20
     lines = [f"{adj}: {writer}" for adj, writer in answers.items()]
     if form == 0:
         return "Here are my answers:\n" + "\n".join(lines)

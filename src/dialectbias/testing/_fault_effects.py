@@ -1,0 +1,60 @@
+"""What a fired fault rule (`_faults.py`) does to an answer: an HTTP error, a delay, or broken content."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from aiohttp import web
+
+from dialectbias.testing._faults import FaultRule
+from dialectbias.testing._wire import error_response
+
+#: the content an `invalid_json` fault answers, per endpoint
+INVALID_CHAT_JSON = "Sure! Here is my verdict: {score: five, reasoning: 'looks fine'"
+INVALID_COMPLETION_JSON = "Sure! {score: five"
+
+
+def _seconds(v: float | None) -> str:
+    v = float(v or 0.0)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
+async def http_fault(rule: FaultRule) -> web.Response | None:
+    """The response of an HTTP-level fault (429, 500, 503, bad_body); None after sleeping (timeout, slow) or
+    for a content fault, which `content_fault` applies to the answer."""
+    kind = rule.kind
+    if kind == "429":
+        ra = rule.retry_after if rule.retry_after is not None else 0.0
+        return error_response(429, "Rate limit reached (injected by dialectbias test server).", "requests",
+                              "rate_limit_exceeded", headers={"Retry-After": _seconds(ra)})
+    if kind == "500":
+        return error_response(500, "The server had an error (injected).", "server_error")
+    if kind == "503":
+        headers = {"Retry-After": _seconds(rule.retry_after)} if rule.retry_after is not None else None
+        return error_response(503, "The engine is currently overloaded (injected).", "server_error",
+                              headers=headers)
+    if kind == "bad_body":
+        return web.Response(status=200, body=b"<html><body>502 Bad Gateway (injected)</body>",
+                            content_type="application/json")
+    if kind in ("timeout", "slow"):
+        await asyncio.sleep(rule.effective_delay())
+    return None
+
+
+def content_fault(fault: str | None, answer: Callable[[], str], json_answer: Callable[[], str],
+                  invalid_json: str) -> tuple[str, str]:
+    """(content, finish_reason) of an answer under a content fault (or none): `answer` makes the normal
+    answer, `json_answer` a JSON one (what `truncated_json` cuts in half), `invalid_json` is what an
+    `invalid_json` fault answers instead."""
+    if fault == "empty_content":
+        return "", "stop"
+    if fault == "invalid_json":
+        return invalid_json, "stop"
+    if fault in ("truncated_json", "length"):
+        content = json_answer() if fault == "truncated_json" else answer()
+        return content[: max(1, len(content) // 2)], "length" if fault == "length" else "stop"
+    return answer(), "stop"
+
+
+__all__ = ["INVALID_CHAT_JSON", "INVALID_COMPLETION_JSON", "content_fault", "http_fault"]

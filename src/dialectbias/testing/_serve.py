@@ -1,0 +1,77 @@
+"""Running the test server: `serve` (the app on 127.0.0.1 until SIGTERM/SIGINT) and `main`, the command
+``python -m dialectbias.testing.server --port 0 [--faults faults.json] [--api-key KEY]``, which prints one
+JSON line ``{"port": N}`` once it listens."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from dialectbias.testing._app import make_app
+from dialectbias.testing._faults import FaultSpec
+from dialectbias.testing._server_help import ServerParser
+
+HOST = "127.0.0.1"
+
+
+async def serve(port: int = 0, *, faults: FaultSpec | dict[str, Any] | str | Path | None = None,
+                api_key: str | None = None, responder: str = "echo", record_requests: int = 20_000,
+                announce: Callable[[int], None] | None = None) -> None:
+    """Run the server on 127.0.0.1:`port` until SIGTERM/SIGINT; `announce(port)` once listening."""
+    app = make_app(faults, api_key=api_key, responder=responder, record_requests=record_requests)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, HOST, port, backlog=1024)
+    await site.start()
+    bound = runner.addresses[0][1]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    if announce is not None:
+        announce(bound)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = ServerParser()
+    parser.add_argument("--port", type=int, default=0, help="0 = pick a free port (printed as JSON)")
+    parser.add_argument("--faults", default=None, help="fault spec: path to a JSON file, or inline JSON "
+                        "(format below)")
+    parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' (or set "
+                        "DIALECTBIAS_TESTSERVER_API_KEY)")
+    parser.add_argument("--responder", default="echo", help="'echo', 'fixed:TEXT' or 'module:function', e.g. "
+                        "dialectbias.testing:qa_responder (below)")
+    parser.add_argument("--record-requests", type=int, default=20_000,
+                        help="keep the last N request bodies for GET /requests (0 = off)")
+    args = parser.parse_args(argv)
+    api_key = args.api_key or os.environ.get("DIALECTBIAS_TESTSERVER_API_KEY") or None
+
+    def announce(port: int) -> None:
+        sys.stdout.write(json.dumps({"port": port}) + "\n")
+        sys.stdout.flush()
+
+    try:
+        import uvloop  # type: ignore[import-not-found]  # optional speed-up
+    except ImportError:
+        runner: Callable[..., Any] = asyncio.run
+    else:  # pragma: no cover - depends on environment
+        runner = uvloop.run
+    runner(serve(args.port, faults=args.faults, api_key=api_key, responder=args.responder,
+                 record_requests=args.record_requests, announce=announce))
+
+
+__all__ = ["HOST", "main", "serve"]
