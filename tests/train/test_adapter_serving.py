@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from dialectbias.errors import ConfigError
-from dialectbias.providers._hf_config import HFModelConfig, adapter_digest, check_adapter
+from dialectbias.providers._hf_config import HFModelConfig, adapter_digest, check_adapter, create
 
 
 def fake_adapter(folder: Path, weights: bytes = b"w1") -> Path:
@@ -52,7 +52,7 @@ def test_adapter_errors_name_the_model_and_the_fix(tmp_path: Path, monkeypatch: 
     monkeypatch.setitem(sys.modules, "peft", None)
     config = HFModelConfig(id="m", model="x", adapter=str(fake_adapter(tmp_path / "a")))
     with pytest.raises(ConfigError, match=r"model 'm': `adapter:` needs peft.*dialectbias\[train\]"):
-        config.client()
+        create(config)
 
 
 def test_raw_prompt_is_sent_verbatim(tiny_base: Path) -> None:

@@ -62,16 +62,7 @@ class HFModelConfig(ModelConfig):
         "`dialectbias train-translator`'s")
 
     def client(self) -> ModelAPI:
-        """The torch-based client, imported only when an `hf` model is used."""
-        check_adapter(self)
-        try:
-            from dialectbias.providers._hf import HFModel
-        except ImportError as exc:
-            raise ConfigError(
-                f"model {self.id!r} uses provider 'hf', which needs the optional extra: "
-                f"pip install 'torch==2.13.0' 'dialectbias[hf]' ({exc})"
-            ) from exc
-        return HFModel(self)
+        return create(self)
 
     def identity(self) -> dict[str, Any]:
         """The config's identity plus, with an adapter, the sha256 of its adapter_config.json and weights."""
@@ -211,3 +202,16 @@ def choose_threads(requested: int | None = None, *, available: int | None = None
     why = (f"{available} available core(s), {physical} physical; other programs keep ~{busy:.1f} "
            f"of {total} CPU(s) busy")
     return ThreadChoice(threads, why)
+
+
+def create(config: HFModelConfig) -> ModelAPI:
+    """The torch-based client (`HFModelConfig.client`), imported only when an `hf` model is used."""
+    check_adapter(config)
+    try:
+        from dialectbias.providers._hf import HFModel
+    except ImportError as exc:
+        raise ConfigError(
+            f"model {config.id!r} uses provider 'hf', which needs the optional extra: "
+            f"pip install 'torch==2.13.0' 'dialectbias[hf]' ({exc})"
+        ) from exc
+    return HFModel(config)

