@@ -17,11 +17,9 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, TypeVar
+from typing import Any
 
 from dialectbias.errors import ConfigError, DialectBiasError
-
-T = TypeVar("T")
 
 #: plug-in kind -> how one of them is called in messages
 KINDS: dict[str, str] = {
@@ -186,8 +184,9 @@ class Registry:
             self._loaded[key] = obj
         return obj
 
-    def resolve_class(self, kind: str, name: str, base: type[T]) -> type[T]:
-        """`resolve`, checked to be a subclass of `base` (PluginLoadError naming the plug-in otherwise)."""
+    def resolve_class(self, kind: str, name: str, base: type[Any]) -> type[Any]:
+        """`resolve`, checked to be a subclass of `base` (PluginLoadError naming the plug-in otherwise). Typed
+        `type[Any]`: `base` is usually abstract, which mypy does not take for a `type[T]`."""
         obj = self.resolve(kind, name)
         if not (isinstance(obj, type) and issubclass(obj, base)):
             raise PluginLoadError(f"{KINDS[kind]} {name!r} {self.entry(kind, name).where} is not a subclass of "
@@ -252,6 +251,6 @@ def resolve(kind: str, name: str) -> object:
     return REGISTRY.resolve(kind, name)
 
 
-def resolve_class(kind: str, name: str, base: type[T]) -> type[T]:
+def resolve_class(kind: str, name: str, base: type[Any]) -> type[Any]:
     """The class registered as `name` of `kind`, checked to subclass `base`."""
     return REGISTRY.resolve_class(kind, name, base)
