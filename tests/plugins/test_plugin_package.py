@@ -118,8 +118,9 @@ class AnswerLengthTask(Task):
             Section(heading="Mean answer length", table=table, text=f"characters per answer ({CSV})")]}
 '''
 
-ITEMS = [{"id": "q1", "variants": {"standard": "নদীর নাম কী?", "chittagong": "গাঙর নাম কী?"}},
-         {"id": "q2", "variants": {"standard": "ঢাকা কোথায়?", "chittagong": "ঢাকা হডে?"}}]
+ITEMS: list[dict[str, Any]] = [
+    {"id": "q1", "variants": {"standard": "নদীর নাম কী?", "chittagong": "গাঙর নাম কী?"}},
+    {"id": "q2", "variants": {"standard": "ঢাকা কোথায়?", "chittagong": "ঢাকা হডে?"}}]
 
 
 def write_plugin(root: Path) -> Path:
