@@ -156,3 +156,16 @@ def test_a_rubric_registered_from_code_loads_by_name(tmp_path: Path) -> None:
         plugins.unregister("rubrics", "mine")
     with pytest.raises(ConfigError, match=r"unknown rubric 'mine'"):
         load_rubric("mine")
+
+
+def test_a_rubric_entry_names_a_yaml_file_inside_a_package() -> None:
+    from dialectbias.judges import load_rubric
+
+    assert plugins.entry("rubrics", "rlaif").target == "dialectbias.resources.rubrics:rlaif.yaml"
+    plugins.register("rubrics", "ghost", "dialectbias.resources.rubrics:ghost.yaml")
+    try:
+        with pytest.raises(PluginLoadError, match=r"rubric 'ghost' from register\(\) in code "
+                           r"\(dialectbias.resources.rubrics:ghost.yaml\): FileNotFoundError"):
+            load_rubric("ghost")
+    finally:
+        plugins.unregister("rubrics", "ghost")

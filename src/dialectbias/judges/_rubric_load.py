@@ -44,23 +44,24 @@ def load_rubric(name_or_path: str | Path, base_dir: str | Path | None = None) ->
 def _load_named(name: str, target: object) -> Rubric:
     """A named rubric's YAML: "package:file.yaml" (a file inside an importable or namespace package), or, from
     `register`, a path or a `Traversable`. Cached per (name, target): `ReviewQueue.rubric_of` asks per judgment."""
-    source: Traversable
     if isinstance(target, str):
-        package, _, file = target.partition(":")
         try:
-            source = resources.files(package) / file
-        except ModuleNotFoundError as exc:
-            raise plugins.PluginLoadError(f"rubric {name!r} {plugins.entry('rubrics', name).where}: no package "
-                                          f"{package!r} ({exc})") from None
-        where = f"{package.replace('.', '/')}/{file} (package data)"
-    elif isinstance(target, Path | Traversable):
-        source, where = target, str(target)
-    else:
-        raise plugins.PluginLoadError(f"rubric {name!r}: registered as {target!r}, not \"package:file.yaml\" "
-                                      "or a path")
-    if not source.is_file():
-        raise plugins.PluginLoadError(f"rubric {name!r} {plugins.entry('rubrics', name).where}: no such file")
-    return parse_rubric(source.read_text(encoding="utf-8"), where)
+            return rubric_resource(target)
+        except (ModuleNotFoundError, FileNotFoundError) as exc:
+            raise plugins.PluginLoadError(f"rubric {name!r} {plugins.entry('rubrics', name).where}: "
+                                          f"{type(exc).__name__}: {exc}") from None
+    if isinstance(target, Path | Traversable):
+        return parse_rubric(target.read_text(encoding="utf-8"), str(target))
+    raise plugins.PluginLoadError(f"rubric {name!r}: registered as {target!r}, not \"package:file.yaml\" or a path")
+
+
+@cache
+def rubric_resource(reference: str) -> Rubric:
+    """The rubric file `reference` names, "package:file.yaml" (what a `dialectbias.rubrics` entry point holds),
+    read without a plug-in lookup: `judges._rlaif` reads the paper's rubric so when the package is imported."""
+    package, _, file = reference.partition(":")
+    source = resources.files(package) / file
+    return parse_rubric(source.read_text(encoding="utf-8"), f"{package.replace('.', '/')}/{file} (package data)")
 
 
 def _load_file(path: Path) -> Rubric:
