@@ -169,3 +169,11 @@ def test_a_rubric_entry_names_a_yaml_file_inside_a_package() -> None:
             load_rubric("ghost")
     finally:
         plugins.unregister("rubrics", "ghost")
+
+
+def test_import_object_reads_module_colon_dotted_attr() -> None:
+    from dialectbias.plugins import import_object
+
+    assert import_object("dialectbias.tasks:Task.check") is Task.check
+    with pytest.raises(ValueError, match=r"'dialectbias.tasks' is not \"module:attr\""):
+        import_object("dialectbias.tasks")

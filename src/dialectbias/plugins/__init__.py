@@ -13,6 +13,7 @@ from dialectbias.plugins._registry import (
     Registry,
     UnknownPluginError,
     entry,
+    import_object,
     names,
     register,
     resolve,
@@ -21,5 +22,5 @@ from dialectbias.plugins._registry import (
     unregister,
 )
 
-__all__ = ["GROUP_PREFIX", "KINDS", "Entry", "PluginLoadError", "Registry", "UnknownPluginError", "entry", "names",
-           "register", "resolve", "resolve_class", "unknown_message", "unregister"]
+__all__ = ["GROUP_PREFIX", "KINDS", "Entry", "PluginLoadError", "Registry", "UnknownPluginError", "entry",
+           "import_object", "names", "register", "resolve", "resolve_class", "unknown_message", "unregister"]

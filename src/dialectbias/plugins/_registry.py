@@ -208,18 +208,26 @@ def unknown_message(kind: str, name: str, known: list[str]) -> str:
     return message
 
 
+def import_object(reference: str) -> Any:
+    """The object "module:attr" names (attr may be dotted: "pkg.mod:Class.method"), imported; the one
+    "module:attr" loader of the package (ValueError for a reference without ":")."""
+    module_name, sep, attr = reference.partition(":")
+    if not sep or not attr:
+        raise ValueError(f"{reference!r} is not \"module:attr\"")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def load_target(entry: Entry) -> object:
-    """Import "module:attr" (attr may be dotted); PluginLoadError naming the plug-in when it fails."""
+    """`import_object` of an entry's "module:attr"; PluginLoadError naming the plug-in when it fails."""
     assert isinstance(entry.target, str)
-    module_name, _, attr = entry.target.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        return import_object(entry.target)
     except Exception as exc:  # any failure of a plug-in's import is reported as that plug-in's
         raise PluginLoadError(f"{KINDS[entry.kind]} {entry.name!r} {entry.where} failed to load: "
                               f"{type(exc).__name__}: {exc}") from exc
-    return obj
 
 
 #: the process's registry
