@@ -18,9 +18,8 @@ from dialectbias.plugins._registry import (
     register,
     resolve,
     resolve_class,
-    unknown_message,
     unregister,
 )
 
 __all__ = ["GROUP_PREFIX", "KINDS", "Entry", "PluginLoadError", "Registry", "UnknownPluginError", "entry",
-           "import_object", "names", "register", "resolve", "resolve_class", "unknown_message", "unregister"]
+           "import_object", "names", "register", "resolve", "resolve_class", "unregister"]
