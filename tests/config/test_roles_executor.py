@@ -10,8 +10,9 @@ import pytest
 
 from dialectbias.api import load_experiment
 from dialectbias.errors import ConfigError
+from dialectbias.plugins import unregister
 from dialectbias.providers._openai import OpenAIModelConfig
-from dialectbias.tasks import register_task, unregister_task
+from dialectbias.tasks import register_task
 from dialectbias.tasks.qa_bias import QABiasTask
 
 HEAD = """\
@@ -34,7 +35,7 @@ class NeedsExtractor(QABiasTask):
 def task_needing_a_role() -> Iterator[None]:
     register_task("needs_extractor", NeedsExtractor)
     yield
-    unregister_task("needs_extractor")
+    unregister("tasks", "needs_extractor")
 
 
 def write(tmp_path: Path, tail: str = "", task: str = "qa_bias") -> Path:

@@ -13,6 +13,7 @@ import pytest
 
 from dialectbias.api import run_experiment
 from dialectbias.errors import ProviderError
+from dialectbias.plugins import unregister
 from dialectbias.providers import ChatRequest, ModelAPI, create_model
 from dialectbias.run import (
     Call,
@@ -25,7 +26,6 @@ from dialectbias.run import (
     chat_request,
     register_executor,
 )
-from dialectbias.run._executors import _EXECUTORS
 from dialectbias.store import Store
 
 REASK_TEXT = "Your answer could not be used"
@@ -64,7 +64,7 @@ def sequential() -> Iterator[type[Sequential]]:
     register_executor("sequential", Sequential)
     Sequential.sent = []
     yield Sequential
-    _EXECUTORS.pop("sequential", None)
+    unregister("executors", "sequential")
 
 
 def judgments(path: Path) -> dict[str, tuple[Any, ...]]:

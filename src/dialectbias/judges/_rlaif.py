@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dialectbias.judges._rubric_load import load_rubric
+from dialectbias.judges._rubric_load import rubric_resource
 
-_RUBRIC = load_rubric("rlaif")
+_RUBRIC = rubric_resource("dialectbias.resources.rubrics:rlaif.yaml")  # the file the `rlaif` rubric names
 
 #: (field, weight) in the paper's category order (§3.3; SPEC §4 P3 table)
 RLAIF_CATEGORIES: tuple[tuple[str, float], ...] = tuple((f.name, f.effective_weight) for f in _RUBRIC.numeric_fields)

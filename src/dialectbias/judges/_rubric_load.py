@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from dialectbias import plugins
 from dialectbias._yaml import load_yaml
 from dialectbias.errors import ConfigError, read_text_file, validation_problems
 from dialectbias.judges._rubric import Rubric
@@ -16,19 +18,13 @@ _SUFFIXES = (".yaml", ".yml")
 
 
 def packaged_rubrics() -> list[str]:
-    """Names of the rubrics shipped with the package (`src/dialectbias/resources/rubrics/*.yaml`)."""
-    return list(_packaged_names())
-
-
-@cache
-def _packaged_names() -> tuple[str, ...]:
-    """The package folder is listed once (`ReviewQueue.rubric_of` asks per judgment)."""
-    folder = resources.files("dialectbias") / "resources" / "rubrics"
-    return tuple(sorted(p.name.rsplit(".", 1)[0] for p in folder.iterdir() if p.name.endswith(_SUFFIXES)))
+    """Names of the rubrics known by name: the `rubrics` plug-ins (entry-point group `dialectbias.rubrics`; the
+    package's own are `src/dialectbias/resources/rubrics/*.yaml`), and any `register("rubrics", …)`."""
+    return sorted(plugins.names("rubrics"))
 
 
 def load_rubric(name_or_path: str | Path, base_dir: str | Path | None = None) -> Rubric:
-    """A packaged rubric by name (`rlaif`, `caption`, `translation_fidelity`), or a rubric YAML file;
+    """A rubric by name (`rlaif`, `caption`, `translation_fidelity`, or a plug-in's), or a rubric YAML file;
     a relative path is resolved under `base_dir` (the experiment's folder; default the working directory).
     A file path is anything ending in .yaml/.yml or containing a path separator.
     Raises ConfigError naming the file and the line of the key at fault."""
@@ -38,16 +34,34 @@ def load_rubric(name_or_path: str | Path, base_dir: str | Path | None = None) ->
         if not path.is_absolute():
             path = Path(base_dir or Path.cwd()) / path
         return _load_file(path.resolve())
-    if text not in _packaged_names():
+    if text not in plugins.names("rubrics"):
         raise ConfigError(f"unknown rubric {text!r}: packaged rubrics are {', '.join(packaged_rubrics())}; "
                           "a rubric file is a path ending in .yaml")
-    return _load_packaged(text)
+    return _load_named(text, plugins.entry("rubrics", text).target)
 
 
 @cache
-def _load_packaged(name: str) -> Rubric:
-    source = resources.files("dialectbias") / "resources" / "rubrics" / f"{name}.yaml"
-    return parse_rubric(source.read_text(encoding="utf-8"), f"dialectbias/resources/rubrics/{name}.yaml (package data)")
+def _load_named(name: str, target: object) -> Rubric:
+    """A named rubric's YAML: "package:file.yaml" (a file inside an importable or namespace package), or, from
+    `register`, a path or a `Traversable`. Cached per (name, target): `ReviewQueue.rubric_of` asks per judgment."""
+    if isinstance(target, str):
+        try:
+            return rubric_resource(target)
+        except (ModuleNotFoundError, FileNotFoundError) as exc:
+            raise plugins.PluginLoadError(f"rubric {name!r} {plugins.entry('rubrics', name).where}: "
+                                          f"{type(exc).__name__}: {exc}") from None
+    if isinstance(target, Path | Traversable):
+        return parse_rubric(target.read_text(encoding="utf-8"), str(target))
+    raise plugins.PluginLoadError(f"rubric {name!r}: registered as {target!r}, not \"package:file.yaml\" or a path")
+
+
+@cache
+def rubric_resource(reference: str) -> Rubric:
+    """The rubric file `reference` names, "package:file.yaml" (what a `dialectbias.rubrics` entry point holds),
+    read without a plug-in lookup: `judges._rlaif` reads the paper's rubric so when the package is imported."""
+    package, _, file = reference.partition(":")
+    source = resources.files(package) / file
+    return parse_rubric(source.read_text(encoding="utf-8"), f"{package.replace('.', '/')}/{file} (package data)")
 
 
 def _load_file(path: Path) -> Rubric:

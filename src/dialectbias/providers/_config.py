@@ -2,11 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialectbias.providers._base import StructuredOutput
+from dialectbias.errors import ConfigError
+from dialectbias.providers._base import ModelAPI, StructuredOutput
+
+
+@dataclass(frozen=True)
+class ProviderCapabilities:
+    """What the runner and the planner need to know of a provider, declared on its config class
+    (`ModelConfig.CAPABILITIES`): they read these, never the provider's name. The defaults describe a model
+    served over the network (an HTTP API)."""
+
+    #: The model runs in this process from a local Hugging Face model folder (`model`, with its `gguf_file`
+    #: where the provider has one): the planner counts a request's input tokens with that folder's tokenizer,
+    #: and the association report's token-length parity table adds a row for it. False: a served model,
+    #: whose tokens the planner estimates from characters.
+    local: bool = False
+    #: The config's `batch_size` is how many requests the model answers at once (an in-process engine that
+    #: batches): the planner's concurrent slots. False: `max_concurrency` requests in flight are the slots.
+    batched: bool = False
+    #: How `executor: ray` runs the model: "client" (Ray actors, each holding this provider's client, sending
+    #: `ray.batch_size` requests per call) or "vllm_engine" (Ray Data LLM's vLLM engine processors: the config
+    #: must be a `VLLMModelConfig`).
+    ray_pass: Literal["client", "vllm_engine"] = "client"
+    #: The seed policy. True: the provider takes a `seed` per request, so each draw of a task that samples (the
+    #: probes' repeated samples) is sent with its own seed (`run.draw_seed`). False (vllm, where a per-request
+    #: seed kills the CPU engine): the run sends no seed of its own and the draws come from the engine's seed
+    #: (`ModelConfig.seeded_by`), which the run says once.
+    per_request_seed: bool = True
 
 
 class ModelConfig(BaseModel):
@@ -23,11 +50,8 @@ class ModelConfig(BaseModel):
         "price_in_per_mtok", "price_out_per_mtok", "rubric", "template", "replicas"})
     #: keys only a judge entry takes (under `judges:`); what they change is in the requests themselves
     JUDGE_ONLY: ClassVar[tuple[str, ...]] = ("rubric", "template")
-    #: The provider's seed policy. True: it takes a `seed` per request, so each draw of a task that samples
-    #: (the probes' repeated samples) is sent with its own seed (`run.draw_seed`). False (vllm, where a
-    #: per-request seed kills the CPU engine): the run sends no seed of its own and the draws come from the
-    #: engine's seed (`seeded_by`), which the run says once.
-    PER_REQUEST_SEED: ClassVar[bool] = True
+    #: what the runner and the planner need to know of this provider (each provider's config class sets its own)
+    CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities()
 
     id: str = Field(min_length=1, description="name used in tables and the store")
     provider: str
@@ -65,18 +89,25 @@ class ModelConfig(BaseModel):
         return {name: value for name, value in dumped.items() if value is not None}
 
     def takes_seed(self) -> bool:
-        """Whether a task's draws are sent with their own `seed`: the provider's policy (`PER_REQUEST_SEED`),
-        or a model's own setting where the provider has one (`openai`: `per_request_seed`)."""
-        return self.PER_REQUEST_SEED
+        """Whether a task's draws are sent with their own `seed`: the provider's policy
+        (`CAPABILITIES.per_request_seed`), or a model's own setting where the provider has one (`openai`:
+        `per_request_seed`)."""
+        return self.CAPABILITIES.per_request_seed
 
     def seeded_by(self, seed: int) -> ModelConfig:
         """This config in an experiment whose `seed` is `seed`: a provider without per-request seeds
-        (`PER_REQUEST_SEED` false) seeds its engine from it; the others are unchanged."""
+        (`CAPABILITIES.per_request_seed` false) seeds its engine from it; the others are unchanged."""
         return self
 
     def engine_seed_text(self) -> str:
         """What seeds this model's sampled outputs when the run sends no per-request seed."""
         return "the engine's own seed"
+
+    def client(self) -> ModelAPI:
+        """The provider's client for this model (`create_model`). Each provider's config class returns its own
+        `ModelAPI`, importing it here when it needs an optional extra (torch, vllm)."""
+        raise ConfigError(f"model {self.id!r}: provider {self.provider!r} has no client (its config class "
+                          f"{type(self).__name__} does not define `client()`)")
 
     def cost(self, tokens_in: int, tokens_out: int) -> float | None:
         """Cost of the tokens at this model's prices; None when no price is set."""

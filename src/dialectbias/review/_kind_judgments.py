@@ -87,6 +87,7 @@ def rubric_form(rubric: Rubric) -> list[FormField]:
 
 class JudgmentQueue(QueueKind):
     name = "judgments"
+    order = 10
     title = "Judgments to check"
     description = ("low-confidence, flagged or clipped judgments of the primary judge (any rubric); your scores "
                    "replace the judge's")

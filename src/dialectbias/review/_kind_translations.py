@@ -175,6 +175,7 @@ def _scale_value(data: Mapping[str, Any], name: str, values: range) -> int:
 
 class TranslationScoreQueue(_TranslationQueue):
     name = "translation_score"
+    order = 20
     title = "Translations to score 0–10"
     description = "score how faithful each machine translation into the dialect is, 0–10"
     annotation_kind = "translation_score"
@@ -197,6 +198,7 @@ class TranslationScoreQueue(_TranslationQueue):
 
 class ValidationQueue(_TranslationQueue):
     name = "validation"
+    order = 40
     title = "3-point validation"
     description = "0 inaccurate, 1 acceptable with minor revisions, 2 flawless"
     annotation_kind = "validation_3pt"
@@ -215,6 +217,7 @@ class ValidationQueue(_TranslationQueue):
 
 class TranslationCorrectionQueue(_TranslationQueue):
     name = "translation_correction"
+    order = 30
     title = "Translations to correct"
     description = "rewrite the machine translation as a native speaker of the dialect would say it"
     annotation_kind = "translation_correction"

@@ -1,7 +1,8 @@
 """Queue kinds as plug-ins (SPEC §6): each kind lists its targets from the store, describes its form, and
 turns a submitted form (or API body) into an annotation value. The app, the API, the assignment and the
-agreement statistics only talk to this interface; a new queue is one module plus one `register_queue_kind`
-line (`review/__init__.py`), never an `if` in the app.
+agreement statistics only talk to this interface; a new queue is one module plus one entry point in the group
+`dialectbias.review_kinds` (the built-ins are declared in pyproject.toml; code may `register_queue_kind`), never
+an `if` in the app (docs/extending.md).
 
 Every annotation is a row of the store's `annotations` table: (target_id, annotator, kind, value JSON,
 comment, created_at). A person's latest row of a kind on a target is their current answer; two annotators
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from dialectbias import plugins
 from dialectbias.judges import Rubric
 from dialectbias.review._targets import FormField, ReviewTarget
 from dialectbias.store import NewAnnotation, Store, dumps, replace_annotation
@@ -75,6 +77,8 @@ class QueueKind(ABC):
     description: ClassVar[str] = ""
     #: the `annotations.kind` its rows are stored under
     annotation_kind: ClassVar[str]
+    #: where the app lists the queue among the others (lower first, then by name)
+    order: ClassVar[int] = 100
 
     @abstractmethod
     def targets(self, config: ReviewConfig, store: Store) -> Iterator[ReviewTarget]:
@@ -103,27 +107,37 @@ class QueueKind(ABC):
         return dict(value)
 
 
-_KINDS: dict[str, QueueKind] = {}
-
-
 def register_queue_kind(kind: QueueKind) -> QueueKind:
-    """Add a queue kind (its `name` must be new)."""
-    if kind.name in _KINDS:
+    """Add a queue kind from code (its `name` must be new): `dialectbias.plugins.register("review_kinds", …)`."""
+    if kind.name in plugins.names("review_kinds"):
         raise ValueError(f"queue kind {kind.name!r} is already registered")
-    _KINDS[kind.name] = kind
+    plugins.register("review_kinds", kind.name, kind)
     return kind
 
 
 def queue_kinds() -> dict[str, QueueKind]:
-    """Every registered queue kind by name, in registration order."""
-    return dict(_KINDS)
+    """Every queue kind by name (the `review_kinds` plug-ins, one instance each), in the app's order."""
+    kinds = [_instance(plugins.resolve("review_kinds", name)) for name in plugins.names("review_kinds")]
+    return {k.name: k for k in sorted(kinds, key=lambda k: (k.order, k.name))}
 
 
 def queue_kind(name: str) -> QueueKind:
     try:
-        return _KINDS[name]
+        return queue_kinds()[name]
     except KeyError:
-        raise KeyError(f"unknown queue {name!r}; queues: {', '.join(_KINDS)}") from None
+        raise KeyError(f"unknown queue {name!r}; queues: {', '.join(queue_kinds())}") from None
+
+
+_INSTANCES: dict[type[QueueKind], QueueKind] = {}
+
+
+def _instance(target: object) -> QueueKind:
+    """A registered queue kind: an instance as it is, a QueueKind class made once (no arguments)."""
+    if isinstance(target, QueueKind):
+        return target
+    if isinstance(target, type) and issubclass(target, QueueKind):
+        return _INSTANCES.setdefault(target, target())
+    raise plugins.PluginLoadError(f"review queue kind {target!r} is neither a QueueKind subclass nor an instance")
 
 
 # -- storing annotations (read them with `dialectbias.store.latest_annotations`) ---------------------------

@@ -1,14 +1,15 @@
 """Executors behind one interface, looked up by the `executor:` name of an experiment (SPEC §5).
 
 An executor sends a stage's pending requests and hands every answer to `PostCall` (validation, repair,
-re-ask, records), so adding one = one module + one line in `_EXECUTORS` (or `register_executor`)."""
+re-ask, records), so adding one = one module plus one entry point in the group `dialectbias.executors` (the
+built-ins are declared in pyproject.toml; code may `register_executor`); see docs/extending.md."""
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from dialectbias import plugins
 from dialectbias.config import Experiment
 from dialectbias.errors import ConfigError
 from dialectbias.run._postcall import ProgressHook
@@ -41,36 +42,26 @@ class Executor(ABC):
         return None
 
 
-#: name -> "module:Class", imported when first used (an executor's heavy dependencies stay optional)
-_EXECUTORS: dict[str, str | type[Executor]] = {
-    "local": "dialectbias.run._executor:LocalExecutor",
-    "ray": "dialectbias.run._ray:RayExecutor",
-}
-
-
 def register_executor(name: str, executor: str | type[Executor]) -> None:
-    """Make `executor: NAME` select this executor (a class, or "module:Class" imported when used)."""
-    _EXECUTORS[name] = executor
+    """Make `executor: NAME` select this executor (a class, or "module:Class" imported when used); the same as
+    `dialectbias.plugins.register("executors", name, executor)`."""
+    plugins.register("executors", name, executor)
 
 
 def executor_names() -> list[str]:
-    return sorted(_EXECUTORS)
+    return sorted(plugins.names("executors"))
 
 
 def check_executor(experiment: Experiment) -> None:
     """ConfigError naming the line and the known executors when the experiment's `executor:` is unknown
     (without importing the executor's module)."""
-    if experiment.executor not in _EXECUTORS:
-        raise ConfigError(f"{experiment.where('executor')}: executor: unknown executor {experiment.executor!r}; "
-                          f"expected one of: {', '.join(executor_names())}")
+    try:
+        plugins.entry("executors", experiment.executor)
+    except ConfigError as exc:
+        raise ConfigError(f"{experiment.where('executor')}: executor: {exc}") from None
 
 
 def get_executor(experiment: Experiment) -> type[Executor]:
     """The executor class the experiment names (see `check_executor` for an unknown name)."""
     check_executor(experiment)
-    target = _EXECUTORS[experiment.executor]
-    if isinstance(target, str):
-        module, cls = target.split(":")
-        target = getattr(importlib.import_module(module), cls)
-    assert isinstance(target, type) and issubclass(target, Executor)
-    return target
+    return plugins.resolve_class("executors", experiment.executor, Executor)

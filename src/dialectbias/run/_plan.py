@@ -9,15 +9,16 @@ How it is estimated (the numbers are estimates, never calls):
   answers not generated yet are counted with an answer of the expected size.
 - `cached`: requests that need no call (a stored successful result, or a cached answer of an identical
   call). Tokens, cost and seconds count the other requests only.
-- `tokens_in`: the model's own tokenizer with its chat template for local models (`hf`, `vllm`: the folder
-  or GGUF file of `model`); otherwise (and when the tokenizer cannot be loaded) text characters / 4 plus the
-  image tokens of each image (`CHARS_PER_TOKEN`; OpenAI's rule of thumb, the rate limiter's estimate too).
+- `tokens_in`: the model's own tokenizer with its chat template for local models (`CAPABILITIES.local`: hf,
+  vllm; the folder or GGUF file of `model`); otherwise (and when the tokenizer cannot be loaded) text
+  characters / 4 plus the image tokens of each image (`CHARS_PER_TOKEN`; OpenAI's rule of thumb, the rate
+  limiter's estimate too).
 - `tokens_out`: the mean output tokens of this model's earlier answers in this stage when the store has
   any (measured); else the request's `max_tokens` (an upper bound), else `DEFAULT_MAX_TOKENS`.
 - `cost`: the model's `price_in_per_mtok` / `price_out_per_mtok` × tokens; null when it has no price.
 - `seconds`: requests ÷ parallel slots × seconds per request. Slots: `max_concurrency` (HTTP models) or
-  `batch_size` (local engines), × `replicas` on `executor: ray`. Seconds per request: the mean latency of
-  the model's earlier calls in the store (measured throughput), else output tokens ÷
+  `batch_size` (engines that batch: `CAPABILITIES.batched`), × `replicas` on `executor: ray`. Seconds per
+  request: the mean latency of the model's earlier calls in the store (measured throughput), else output tokens ÷
   `ASSUMED_TOKENS_PER_S` (a configured-concurrency estimate; no measurement yet).
 """
 
@@ -76,7 +77,7 @@ class TokenCounter:
         self.config = config
         self.tokenizer: Any = None
         self.basis = f"characters/{CHARS_PER_TOKEN}"
-        if tokenizer and config.provider in ("hf", "vllm"):
+        if tokenizer and config.CAPABILITIES.local:
             self._load_tokenizer()
 
     def _load_tokenizer(self) -> None:
@@ -120,7 +121,7 @@ def _measured(store: Store, stage: str, model_id: str) -> tuple[float | None, fl
 
 
 def _slots(exp: Experiment, config: ModelConfig) -> int:
-    slots = int(getattr(config, "batch_size", 0) or 0) if config.provider in ("hf", "vllm") else 0
+    slots = int(getattr(config, "batch_size", 0) or 0) if config.CAPABILITIES.batched else 0
     slots = slots or config.max_concurrency
     return slots * (config.replicas if exp.executor == "ray" else 1)
 

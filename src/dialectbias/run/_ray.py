@@ -3,8 +3,9 @@ back to this process (the driver), which writes them by request id through the s
 (`PostCall`: validate, repair, re-ask, finalize, one transaction per request) — the same code as
 `executor: local`, so the store, tables and exports do not depend on the executor.
 
-- `provider: vllm` models run on Ray Data LLM's vLLM engine processors (`_ray_vllm.py`): one replica group
-  per model (`replicas` engines, each `tensor_parallel_size` × `pipeline_parallel_size`).
+- `provider: vllm` models (`CAPABILITIES.ray_pass` "vllm_engine") run on Ray Data LLM's vLLM engine processors
+  (`_ray_vllm.py`): one replica group per model (`replicas` engines, each `tensor_parallel_size` ×
+  `pipeline_parallel_size`).
 - every other model (OpenAI-compatible endpoints) runs on Ray actors around the package's own client
   (`_ray_http.py`): `replicas` actors per model, each sending up to `max_concurrency` requests at once with
   the usual retries.
@@ -109,7 +110,7 @@ class RayExecutor(Executor):
 
     def _pass(self, config: ModelConfig) -> Pass:
         if config.id not in self.passes:
-            if config.provider == "vllm":
+            if config.CAPABILITIES.ray_pass == "vllm_engine":
                 from dialectbias.run._ray_vllm import VLLMPass
 
                 self.passes[config.id] = VLLMPass(config)  # type: ignore[arg-type]

@@ -48,7 +48,7 @@ def draw_seed(base: int, *coordinates: str) -> int:
 
 def engine_seed_note(model: ModelConfig) -> str:
     """What the run says once when a model's provider takes no per-request seed for a task's draws."""
-    why = (f"provider {model.provider} takes no per-request seed" if not model.PER_REQUEST_SEED
+    why = (f"provider {model.provider} takes no per-request seed" if not model.CAPABILITIES.per_request_seed
            else "per_request_seed is false")
     return f"samples drawn from {model.engine_seed_text()}: {why}"
 

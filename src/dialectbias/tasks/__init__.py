@@ -2,47 +2,26 @@
 
 from __future__ import annotations
 
-import importlib
-
+from dialectbias import plugins
 from dialectbias.config import Experiment
 from dialectbias.errors import ConfigError
 from dialectbias.tasks._base import StageYield, Task
 
-#: name -> "module:Class" (imported when first used) or the class itself; adding a task = one line here
-_TASKS: dict[str, str | type[Task]] = {
-    "qa_bias": "dialectbias.tasks.qa_bias:QABiasTask",
-    "association": "dialectbias.tasks.probes.association:AssociationTask",
-    "translate": "dialectbias.tasks.translate:TranslateTask",
-    "decision": "dialectbias.tasks.probes.decision:DecisionTask",
-    "vqa": "dialectbias.tasks.vlm:VQATask",
-    "caption": "dialectbias.tasks.vlm:CaptionTask",
-    "translation_quality": "dialectbias.tasks.translation_quality:TranslationQualityTask",
-}
-
 
 def register_task(name: str, task: str | type[Task]) -> None:
-    """Make `task: NAME` in an experiment file select this task (a class, or "module:Class")."""
-    _TASKS[name] = task
-
-
-def unregister_task(name: str) -> None:
-    _TASKS.pop(name, None)
+    """Make `task: NAME` in an experiment file select this task (a class, or "module:Class"); the same as
+    `dialectbias.plugins.register("tasks", name, task)`. An installed package declares an entry point in the
+    group `dialectbias.tasks` instead (docs/extending.md)."""
+    plugins.register("tasks", name, task)
 
 
 def task_names() -> list[str]:
-    return sorted(_TASKS)
+    return sorted(plugins.names("tasks"))
 
 
 def get_task(name: str) -> type[Task]:
-    """The task class registered under `name`."""
-    if name not in _TASKS:
-        raise ConfigError(f"unknown task {name!r}; expected one of {task_names()}")
-    target = _TASKS[name]
-    if isinstance(target, str):
-        module, cls = target.split(":")
-        target = getattr(importlib.import_module(module), cls)
-    assert isinstance(target, type) and issubclass(target, Task)
-    return target
+    """The task class registered under `name` (an entry point of `dialectbias.tasks`, or `register_task`)."""
+    return plugins.resolve_class("tasks", name, Task)
 
 
 def load_task(experiment: Experiment) -> Task:
@@ -57,4 +36,4 @@ def load_task(experiment: Experiment) -> Task:
     return task
 
 
-__all__ = ["StageYield", "Task", "get_task", "load_task", "register_task", "task_names", "unregister_task"]
+__all__ = ["StageYield", "Task", "get_task", "load_task", "register_task", "task_names"]

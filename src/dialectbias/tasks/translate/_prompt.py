@@ -229,10 +229,10 @@ def instruction_check(targets: dict[str, Target], translator: Any, where: str) -
     if languages:
         raise ConfigError(f"{where}: options.prompt: instruction translates standard text into dialects only "
                           f"(the train-translator format); {', '.join(languages)}: not a dialect")
-    if getattr(translator, "provider", None) == "hf" and getattr(translator, "prompt_format", None) != "raw":
+    if getattr(translator, "prompt_format", "raw") != "raw":  # a provider with that setting (hf) and not raw
         raise ConfigError(f"{where}: options.prompt: instruction: set `prompt_format: raw` on the translator "
-                          f"{translator.id!r} (provider hf), so the instruction reaches the model verbatim as in "
-                          "training; without it the tokenizer's chat template or role labels wrap it")
+                          f"{translator.id!r} (provider {translator.provider}), so the instruction reaches the model "
+                          "verbatim as in training; without it the tokenizer's chat template or role labels wrap it")
 
 
 def instruction_request(target: Target, text: str, params: dict[str, Any], is_list: bool

@@ -75,13 +75,14 @@ def _with_language(scored: pd.DataFrame, extra: dict[str, list[str]]) -> pd.Data
 
 
 def _hf_counters(task: AssociationTask) -> tuple[dict[str, TokenCounter], list[str]]:
-    """Token counters of the experiment's local (`hf`) models, loaded offline; problems become notes."""
+    """Token counters of the experiment's local models (`CAPABILITIES.local`: hf, vllm), loaded offline; problems
+    become notes."""
     from dialectbias.build import hf_token_counter
 
     counters: dict[str, TokenCounter] = {}
     notes: list[str] = []
     for m in task.exp.models:
-        if m.provider != "hf":
+        if not m.CAPABILITIES.local:
             continue
         gguf = getattr(m, "gguf_file", None)
         path = Path(m.model) / gguf if gguf else Path(m.model)
