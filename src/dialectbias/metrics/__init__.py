@@ -41,6 +41,7 @@ from dialectbias.metrics._stats import (
     paired_bootstrap_ci,
     paired_test,
 )
+from dialectbias.metrics._translation import TextNormalization, bootstrap_corpus_score, sentence_scores
 
 __all__ = [
     "ALPHA_BIAS",
@@ -53,10 +54,12 @@ __all__ = [
     "GroupComparison",
     "MarkedWord",
     "PairedTestResult",
+    "TextNormalization",
     "association_bias",
     "bertscore_f1",
     "bias_vs_zero",
     "bootstrap_ci",
+    "bootstrap_corpus_score",
     "cluster_bootstrap_cis",
     "cohen_kappa",
     "cohens_d",
@@ -75,6 +78,7 @@ __all__ = [
     "paired_bootstrap_ci",
     "paired_test",
     "pearson",
+    "sentence_scores",
     "spearman",
     "stereotypical_share",
     "two_sample_bootstrap_ci",

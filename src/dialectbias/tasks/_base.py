@@ -11,11 +11,19 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from dialectbias.config import Experiment
-from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
-from dialectbias.data._loaders import field_values
-from dialectbias.data._media import is_url, resolve_item_image
+from dialectbias.data import (
+    DIALECT_HINT,
+    Item,
+    LoadReport,
+    field_values,
+    is_url,
+    iter_items,
+    known_variants,
+    resolve_item_image,
+    unknown_variant_message,
+)
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
-from dialectbias.run._stage import Stage, StageYield
+from dialectbias.run import Stage, StageYield
 from dialectbias.store import ResultCounts, Store
 
 

@@ -17,7 +17,7 @@ from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import draw_seed
+from dialectbias.run import draw_seed
 from dialectbias.tasks._base import Task
 from dialectbias.tasks.probes.association._prompt import WRITER_PREFIXES
 from dialectbias.tasks.probes.association._traits import Trait, WriterLabels, load_traits, load_writer_labels

@@ -17,8 +17,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from dialectbias.judges import Rubric
-from dialectbias.report import Section, heatmap
-from dialectbias.report._plots import agreement_scatter, gap_ci_plot
+from dialectbias.report import Section, agreement_scatter, gap_ci_plot, heatmap
 from dialectbias.review import ANNOTATOR_AGREEMENT_LEGEND, JUDGE_CALIBRATION_LEGEND, primary_routes
 from dialectbias.store import Store, human_score_label, iter_judgments, judgment_columns, latest_overrides
 from dialectbias.tasks.qa_bias import _analysis as qa

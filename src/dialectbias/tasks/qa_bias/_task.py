@@ -16,8 +16,7 @@ from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image,
 from dialectbias.errors import ConfigError
 from dialectbias.judges import CheckSettings, Rubric, load_rubric
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._judgment_row import JudgedTask

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import Item, is_url, items_dir
 from dialectbias.errors import DataError
-from dialectbias.review._gold import Correction, Gold, GoldSummary
+from dialectbias.review import Correction, Gold, GoldSummary
 from dialectbias.store import Store
 from dialectbias.tasks.translate._fields import assemble_variant, plan_variant
 from dialectbias.tasks.translate._results import Translation, dialect_id_provenance

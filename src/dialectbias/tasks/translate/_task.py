@@ -19,8 +19,7 @@ from dialectbias.config import Experiment
 from dialectbias.data import STANDARD, Item, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import Store
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks.translate._fields import VariantPlan, plan_variant

@@ -25,10 +25,9 @@ from dialectbias.data import Item, corpus_files
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
 from dialectbias.judges import CheckSettings, Rubric
-from dialectbias.metrics._translation import TextNormalization
+from dialectbias.metrics import TextNormalization
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage, StageYield
+from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
 from dialectbias.store import Store, check_owner
 from dialectbias.tasks._base import Task
 from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines

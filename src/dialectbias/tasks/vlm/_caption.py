@@ -22,8 +22,7 @@ from dialectbias.data import Item, MediaError, image_part, text_part
 from dialectbias.errors import DataError
 from dialectbias.judges import CheckSettings, Rubric
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage, StageYield
+from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
 from dialectbias.store import Store
 from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines
 from dialectbias.tasks._templates import render

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from dialectbias.data import Item
-from dialectbias.run._stage import Stage
+from dialectbias.run import Stage
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._items import vqa_variant
 from dialectbias.tasks.vlm._parse import FUZZY_CUTOFF

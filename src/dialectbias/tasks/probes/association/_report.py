@@ -31,8 +31,7 @@ from dialectbias.tasks.probes._report import (
     rejection_table,
     stats_table,
 )
-from dialectbias.text import NOISY, token_length_parity
-from dialectbias.text._noise import BUILTIN_TOKENIZERS, TokenCounter
+from dialectbias.text import BUILTIN_TOKENIZERS, NOISY, TokenCounter, token_length_parity
 
 if TYPE_CHECKING:
     from dialectbias.tasks.probes.association._task import AssociationTask

@@ -17,8 +17,7 @@ from pydantic import Field
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import StageResult, Store
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask

@@ -26,8 +26,7 @@ from dialectbias.errors import ConfigError
 from dialectbias.judges import parse_structured
 from dialectbias.metrics import decision_score
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
+from dialectbias.run import Outcome, RequestSpec, Skipped, Stage, StageYield, Write
 from dialectbias.store import Store, dumps
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 from dialectbias.tasks.probes.association._prompt import writer_prefix
