@@ -7,6 +7,8 @@ import importlib
 from dialectbias.config import Experiment
 from dialectbias.errors import ConfigError
 from dialectbias.tasks._base import StageYield, Task
+from dialectbias.tasks._hooks import ReviewsTranslations, ShowsJudgments
+from dialectbias.tasks._items_file import ItemsExport
 
 #: name -> "module:Class" (imported when first used) or the class itself; adding a task = one line here
 _TASKS: dict[str, str | type[Task]] = {
@@ -57,4 +59,5 @@ def load_task(experiment: Experiment) -> Task:
     return task
 
 
-__all__ = ["StageYield", "Task", "get_task", "load_task", "register_task", "task_names", "unregister_task"]
+__all__ = ["ItemsExport", "ReviewsTranslations", "ShowsJudgments", "StageYield", "Task", "get_task",
+           "load_task", "register_task", "task_names", "unregister_task"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,9 @@ from dialectbias.tasks.probes.association._core import (
 )
 from dialectbias.tasks.probes.association._prompt import writer_prefix
 from dialectbias.tasks.probes.association._strict import paper_rule_score
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
 
 
 class AssociationOptions(ProbeOptions):
@@ -165,7 +168,7 @@ class AssociationTask(ProbeTask):
         return [f"{model}: {ok} answers accepted · {rejected} rejected by strict parsing"
                 for model, (ok, rejected) in counts.items()]
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.probes.association._report import write_association_report
 
         return write_association_report(self, store, out_dir)
