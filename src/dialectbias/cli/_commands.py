@@ -111,11 +111,13 @@ def run(experiment: ExperimentArg,
 
     Example: dialectbias run bn-qa.yaml
     """
-    from dialectbias.api import run_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.cli._plan import confirm_plan
+    from dialectbias.run import run_task
 
-    confirm_plan(experiment, yes, confirm_above, show=show_plan, take_over=take_over)
-    summary = run_experiment(experiment, progress=progress, console=console, take_over=take_over)
+    exp, task = open_experiment(experiment, take_over=take_over)  # once: the plan and the run share the task
+    confirm_plan(exp, task, yes, confirm_above, show=show_plan)
+    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)
