@@ -6,8 +6,7 @@ import importlib
 
 from dialectbias.config import Experiment
 from dialectbias.errors import ConfigError
-from dialectbias.tasks._base import StageYield, Task
-from dialectbias.tasks._hooks import ReviewsTranslations, ShowsJudgments
+from dialectbias.tasks._base import ReviewsTranslations, ShowsJudgments, StageYield, Task
 from dialectbias.tasks._items_file import ItemsExport
 
 #: name -> "module:Class" (imported when first used) or the class itself; adding a task = one line here

@@ -1,16 +1,18 @@
 """What a task is: its stages (requests to send), how results become records, and its report.
 
 The contract, written down: `Task` declares every hook a task may offer, with a docstring and a default (the
-abstract `stages` and `report` have none); the hooks only some tasks have are protocols in `tasks/_hooks.py`.
-Callers (the CLI, the run, the report) call these and never look a hook up by name."""
+abstract `stages` and `report` have none); the hooks only some tasks have are protocols a task opts into by
+implementing their method (`ReviewsTranslations`, `ShowsJudgments`), as pluggy declares hook specifications.
+Callers (the CLI, the run, the report, the review app) call these, testing for a protocol with `isinstance`, and
+never look a hook up by name."""
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +35,8 @@ from dialectbias.store import ResultCounts, Store
 if TYPE_CHECKING:
     from dialectbias.judges import Rubric
     from dialectbias.report import ReportContent
+    from dialectbias.review import Panel, Translation
+    from dialectbias.store import JudgmentRecord
     from dialectbias.tasks._items_file import ItemsExport
 
 
@@ -220,3 +224,24 @@ class Task(ABC):
         from dialectbias.tasks._items_file import export_store_items
 
         return export_store_items(self.exp, store, out, self.load_items() if store is None else ())
+
+
+@runtime_checkable
+class ReviewsTranslations(Protocol):
+    """A task whose own translations are what the translation review queues show (translation_score, validation,
+    translation_correction, error_coding), instead of the raw answers of a `translate` stage: the translate task's
+    post-processed answers, translation_quality's systems' translations."""
+
+    def review_translations(self, store: Store) -> Iterable[Translation]:
+        """The translations to review, failed ones left out (they are not variants)."""
+        ...
+
+
+@runtime_checkable
+class ShowsJudgments(Protocol):
+    """A task whose judges judge something else than the qa_bias pair of answers: what the `judgments` review
+    queue shows of a judgment before the judge's reasoning."""
+
+    def judgment_panels(self, store: Store, record: JudgmentRecord) -> list[Panel]:
+        """The texts the judgment `record` is about (e.g. source, reference and the system's translation)."""
+        ...
