@@ -65,7 +65,7 @@ def test_every_packaged_resource_has_unique_keys(name: str) -> None:
 
 
 def test_traits_file_with_a_key_given_twice(tmp_path: Path) -> None:
-    from dialectbias.tasks.probes.association._traits import load_traits
+    from dialectbias.tasks.probes._traits import load_traits
 
     path = tmp_path / "traits.yaml"
     path.write_text("friendly:\n  trait: {label: a, adjectives: [x], concepts: [y]}\n"

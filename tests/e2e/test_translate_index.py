@@ -138,3 +138,18 @@ def test_an_index_without_a_targeted_dialect_is_an_error_at_load(server: Any, ca
     assert f"the index {tmp_path / 'p' / 'corpus.index'} has no pair of dialect 'sylhet' (its dialects: " \
            "bavarian 2)" in text
     assert calls() == 0
+
+
+def test_run_with_its_plan_opens_the_experiment_once_and_reports_the_rebuild(server: Any, calls: Any, cli: Any,
+                                                                            tmp_path: Path) -> None:
+    """`run --plan` computes the plan and runs with one opening of the experiment: the rebuild that opening did
+    is in the run summary (no process-wide record of rebuilt indexes)."""
+    corpus, exp = project(tmp_path / "p", server.base_url, SYLHET, "sylhet", rebuild_index=True)
+    assert cli("index", "build", corpus).exit_code == 0
+    write_rows(tmp_path / "p" / "pairs_train.csv", [*SYLHET, NEW_PAIR], "sylhet")
+
+    result = cli("run", exp, "--no-progress", "--plan")
+    assert result.exit_code == 0, result.output
+    assert "plan" in result.stderr
+    assert "index rebuilt: corpus changed (pairs_train.csv content changed)" in one_line(result.stdout)
+    assert calls() == 1

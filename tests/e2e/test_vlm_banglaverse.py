@@ -131,7 +131,7 @@ def test_vqa_report_tables(vqa_run: dict[str, Any]) -> None:
     exp, task = open_experiment(vqa_run["path"])
     (vqa_run["dir"] / "again").mkdir()
     with Store.open(exp.store_path, create=False) as store:
-        sections = task.report(store, vqa_run["dir"] / "again")["sections"]
+        sections = task.report(store, vqa_run["dir"] / "again").sections
     assert [(s.heading, s.unexplained_columns()) for s in sections if s.unexplained_columns()] == []
 
 

@@ -13,6 +13,7 @@ from dialectbias.metrics import (
     cohen_kappa,
     critical_bias_sensitivity,
     krippendorff_alpha,
+    krippendorff_interval_alpha,
     lin_ccc,
     mean_abs_difference,
     pearson,
@@ -211,3 +212,24 @@ def test_alpha_on_fewer_than_three_pairable_units_is_undefined() -> None:
 def test_krippendorff_ragged_rows_raise() -> None:
     with pytest.raises(ValueError, match="row lengths"):
         krippendorff_alpha([[1, 2, 3], [1, 2]])
+
+
+def test_interval_alpha_closed_form_hand_checked() -> None:
+    # units 0: (1, 2) and 1: (3, 3), unit 2 has one rating (not pairable): D_o = 2·2·0.5/1 + 0 = 2;
+    # the pairable ratings 1, 2, 3, 3: SS = 2.75, D_e = 2·4·2.75 = 22; α = 1 − 3·2/22 = 8/11
+    alpha, units = krippendorff_interval_alpha([0, 0, 1, 1, 2], [1.0, 2.0, 3.0, 3.0, 5.0], min_pairs=2)
+    assert alpha == pytest.approx(8 / 11) and units == 2
+    assert math.isnan(krippendorff_interval_alpha([0, 0, 1, 1], [1.0, 2.0, 3.0, 3.0])[0])  # 2 units < MIN_PAIRS
+    assert krippendorff_interval_alpha([0, 1], [1.0, 2.0]) == (pytest.approx(math.nan, nan_ok=True), 0)
+    with pytest.raises(ValueError, match="equal lengths"):
+        krippendorff_interval_alpha([0, 0], [1.0])
+
+
+def test_interval_alpha_closed_form_equals_the_coincidence_matrix() -> None:
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 11, (3, 40)).astype(float)  # raters × units
+    data[rng.random(data.shape) < 0.25] = np.nan
+    units = np.tile(np.arange(40), 3)
+    alpha, n_units = krippendorff_interval_alpha(units, data.ravel())
+    assert alpha == pytest.approx(krippendorff_alpha(data.tolist(), "interval"), rel=1e-12)
+    assert n_units == int(((~np.isnan(data)).sum(axis=0) >= 2).sum())

@@ -6,16 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
 from dialectbias.metrics import _stats as stats_module
 from dialectbias.metrics import (
     bootstrap_ci,
     cluster_bootstrap_cis,
     cohens_d,
+    holm_adjust,
     independent_ttest,
     one_sample_ttest,
     paired_bootstrap_ci,
     paired_test,
+    paired_tests,
+    wald_ci,
 )
 
 
@@ -150,3 +154,53 @@ def test_cluster_bootstrap_group_is_the_macro_mean_and_short_groups_have_no_inte
     assert single.n == 2 and not math.isnan(single.ci_low)  # two observations, both in one item
     (lone,) = cluster_bootstrap_cis(np.array([[5.0]]), np.array([[1.0]]), [[0]], n_resamples=50)
     assert lone.mean == 5.0 and math.isnan(lone.ci_low)
+
+
+# -- paired tests of many columns, Holm, Wald (moved from the qa_bias and vlm task modules) ---------------
+
+
+def test_paired_tests_equal_paired_test_and_scipy_per_column() -> None:
+    rng = np.random.default_rng(0)
+    n, k = 120, 12
+    x = rng.integers(0, 21, (n, k)) / 2.0
+    y = x + rng.integers(-3, 4, (n, k)) / 2.0
+    x[rng.random((n, k)) < 0.1] = np.nan
+    x[:100, 1] = np.nan  # ≤ 50 pairs: scipy's exact/permutation path via paired_test
+    y[:, 2] = x[:, 2]  # all differences zero
+    y[:, 3] = x[:, 3] + 0.5  # constant difference
+    got = paired_tests(x, y)
+    for j in range(k):
+        ok = ~np.isnan(x[:, j]) & ~np.isnan(y[:, j])
+        want = paired_test(x[ok, j], y[ok, j])
+        assert got.n[j] == want.n
+        for c in ("mean_diff", "t_statistic", "t_pvalue", "wilcoxon_statistic", "wilcoxon_pvalue"):
+            assert getattr(got, c)[j] == pytest.approx(getattr(want, c), rel=1e-9, abs=1e-300), (j, c)
+        if j not in (2, 3):
+            assert got.t_pvalue[j] == pytest.approx(scipy_stats.ttest_rel(x[ok, j], y[ok, j]).pvalue, rel=1e-9)
+            w = scipy_stats.wilcoxon(x[ok, j] - y[ok, j])
+            assert got.wilcoxon_pvalue[j] == pytest.approx(w.pvalue, rel=1e-9)
+
+
+def test_wilcoxon_normal_approximation_hand_checked() -> None:
+    # d = 1, −2, 3, 3: ranks of |d| 1, 2, 3.5, 3.5 → R+ = 8, R− = 2; n = 4, E = n(n+1)/4 = 5;
+    # var = n(n+1)(2n+1)/24 − Σ(t³ − t)/48 = 7.5 − 6/48 = 7.375; z = 3/√7.375 = 1.104686; p = 2Φ(−z) = 0.269294
+    stat, p = stats_module._wilcoxon_normal(np.array([[1.0], [-2.0], [3.0], [3.0]]), np.ones((4, 1), bool))
+    assert stat[0] == 2.0 and p[0] == pytest.approx(0.269294, abs=1e-6)
+    want = scipy_stats.wilcoxon([1.0, -2.0, 3.0, 3.0], method="approx", correction=False)
+    assert p[0] == pytest.approx(want.pvalue, rel=1e-12)
+
+
+def test_holm_hand_checked() -> None:
+    # sorted 0.01, 0.03, 0.04 → 3·0.01, 2·0.03, max(0.06, 1·0.04)
+    assert holm_adjust(np.array([0.01, 0.04, 0.03, np.nan])).tolist()[:3] == pytest.approx([0.03, 0.06, 0.06])
+    assert math.isnan(holm_adjust(np.array([0.5, np.nan]))[1])
+    assert holm_adjust(np.array([0.6, 0.7])).tolist() == [1.0, 1.0]
+
+
+def test_wald_ci_known_values() -> None:
+    lo, hi = wald_ci(0.5, 100)  # 0.5 ± 1.96 · sqrt(0.25 / 100) = 0.5 ± 0.098
+    assert (lo, hi) == pytest.approx((0.402, 0.598))
+    lo, hi = wald_ci(0.6, 75)  # sqrt(0.24 / 75) = 0.0565685; × 1.96 = 0.1108743
+    assert (lo, hi) == pytest.approx((0.6 - 0.1108743, 0.6 + 0.1108743), abs=1e-7)
+    assert wald_ci(1.0, 10) == (1.0, 1.0)
+    assert all(math.isnan(v) for v in wald_ci(0.5, 0))

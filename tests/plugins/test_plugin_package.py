@@ -83,12 +83,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
 import pandas as pd
 
 from dialectbias.providers import ModelConfig
-from dialectbias.report import Section
+from dialectbias.report import ReportContent, Section
 from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import Store
 from dialectbias.tasks import Task
@@ -109,13 +107,13 @@ class AnswerLengthTask(Task):
                 yield RequestSpec(stage="generate", model=model, item_id=item.id, variant=variant,
                                   template="answer_length/answer", messages=[{"role": "user", "content": text}])
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         rows = [(r.model_id, r.variant, len(r.output)) for r in store.stage_results("generate")]
         table = (pd.DataFrame(rows, columns=["model", "variant", "chars"])
                  .groupby(["model", "variant"], as_index=False).chars.mean())
         table.to_csv(out_dir / CSV, index=False)
-        return {"title": "Answer length", "sections": [
-            Section(heading="Mean answer length", table=table, text=f"characters per answer ({CSV})")]}
+        return ReportContent(title="Answer length", sections=[
+            Section(heading="Mean answer length", table=table, text=f"characters per answer ({CSV})")])
 '''
 
 ITEMS: list[dict[str, Any]] = [

@@ -294,7 +294,7 @@ def test_a_judgments_csv_is_not_a_queue_csv(tmp_path: Path) -> None:
 
 
 def test_export_items_applies_corrections_and_records_validation(tstore: Path, tmp_path: Path) -> None:
-    from dialectbias.tasks.translate._export import export_store_items
+    from dialectbias.tasks._items_file import export_store_items
 
     cfg = config()
     kind = queue_kind("translation_correction")

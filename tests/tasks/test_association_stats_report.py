@@ -185,6 +185,6 @@ def test_every_table_column_is_explained(report: Any, tmp_path: Path) -> None:
     exp = load_experiment(out.parent / "stats.yaml")
     task = get_task(exp.task)(exp)
     with Store.open(exp.store_path, create=False) as store:
-        sections = task.report(store, tmp_path)["sections"]
+        sections = task.report(store, tmp_path).sections
     assert len(sections) >= 10
     assert {s.heading: s.unexplained_columns() for s in sections} == {s.heading: [] for s in sections}

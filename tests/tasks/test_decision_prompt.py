@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dialectbias.errors import DataError
+from dialectbias.tasks.probes._prompt import WRITER_PREFIXES, render_writers, writer_prefix
 from dialectbias.tasks.probes.association._core import build_association_prompt, load_traits
-from dialectbias.tasks.probes.association._prompt import WRITER_PREFIXES, render_writers, writer_prefix
 from dialectbias.tasks.probes.decision._prompt import (
     DECISION_NEUTRAL_INSTRUCTION,
     DecisionPrompt,

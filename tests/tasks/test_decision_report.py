@@ -223,9 +223,9 @@ def test_failed_extractor_calls_fall_back_to_the_answer_and_are_counted(tmp_path
 
 
 def test_the_regex_check_flags_an_extractor_that_disagrees_with_the_answer() -> None:
-    from dialectbias.tasks.probes.decision import _regex_agrees
     from dialectbias.tasks.probes.decision._extract import Extraction
     from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
+    from dialectbias.tasks.probes.decision._task import _regex_agrees
 
     p = DecisionPrompt(text="x", dialect_writer="A", trait_option="Roofers", opposite_option="Neurologists",
                        options=["Roofers", "Neurologists"], scenario="uneducated_1")

@@ -13,6 +13,7 @@ import pytest
 from dialectbias.api import run_experiment
 from dialectbias.plugins import unregister
 from dialectbias.providers import ModelConfig
+from dialectbias.report import ReportContent
 from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import Store
 from dialectbias.tasks import Task, register_task
@@ -42,8 +43,8 @@ class ExtractDemo(Task):
                                   template="demo/extract", refs=[answer.request_id], meta={"model_id": model.id},
                                   messages=[{"role": "user", "content": f"প্রশ্ন: {answer.output}"}])
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
-        return {"title": "extract demo", "sections": []}
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
+        return ReportContent(title="extract demo", sections=[])
 
 
 @pytest.fixture

@@ -75,3 +75,17 @@ def test_each_uncovered_dialect_target_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"tr\.yaml:\d+: options\.targets: the index .*idx has no pair of dialect "
                                           r"'alemannic' \(its dialects: bavarian 2\)"):
         open_experiment(experiment(tmp_path, {"targets": ["bavarian", "alemannic"], "index": "idx"}))
+
+
+def test_a_rebuild_is_told_by_the_task_that_rebuilt_the_index_only(tmp_path: Path) -> None:
+    """`rebuild_index: true` rebuilds a stale index when the experiment is opened; what changed is the opened task's
+    (its run summary says it), not remembered by the process for later openings, which find the index current."""
+    build(tmp_path / "corpus", BAVARIAN, "bavarian", tmp_path / "idx")
+    exp = experiment(tmp_path, {"targets": ["bavarian"], "index": "idx", "rebuild_index": True})
+    with (tmp_path / "corpus" / "pairs.csv").open("a", encoding="utf-8") as fh:
+        fh.write("Guten Morgen.,Guadn Moang.\n")
+    _, task = open_experiment(exp)
+    assert task.retriever.rebuilt is not None and "pairs.csv content changed" in task.retriever.rebuilt
+    assert task.retriever.dialects() == {"bavarian": 3}
+    _, again = open_experiment(exp)
+    assert again.retriever.rebuilt is None

@@ -111,11 +111,13 @@ def run(experiment: ExperimentArg,
 
     Example: dialectbias run bn-qa.yaml
     """
-    from dialectbias.api import run_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.cli._plan import confirm_plan
+    from dialectbias.run import run_task
 
-    confirm_plan(experiment, yes, confirm_above, show=show_plan, take_over=take_over)
-    summary = run_experiment(experiment, progress=progress, console=console, take_over=take_over)
+    exp, task = open_experiment(experiment, take_over=take_over)  # once: the plan and the run share the task
+    confirm_plan(exp, task, yes, confirm_above, show=show_plan)
+    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)
@@ -232,18 +234,14 @@ def export(experiment: ExperimentArg,
     if out is None and items is None:
         raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
     if items is not None:
-        from dialectbias.tasks.translate._export import export_store_items
-
         exp, task = open_experiment(experiment)
-        export_items = getattr(task, "export_items", None)
-        if export_items is None and not _has_items(exp.store_path):  # no run yet: the items as read
-            written = export_store_items(exp, None, items, task.load_items())
+        if _has_items(exp.store_path):
+            with Store.open(exp.store_path, create=False) as store:
+                written = task.export_items(store, items)
+        else:  # no run yet: the items as read
+            written = task.export_items(None, items)
             for line in task.input_warnings():
                 err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
-        else:
-            with Store.open(exp.store_path, create=False) as store:
-                written = export_items(store, items) if export_items is not None else export_store_items(
-                    exp, store, items)
         for line in written.lines():
             console.print(line, highlight=False)
     if out is None:
@@ -254,8 +252,7 @@ def export(experiment: ExperimentArg,
     superseded: dict[str, int] = {}
     with Store.open(exp.store_path, create=False) as store:
         counts = export_store(store, out, format, superseded)  # type: ignore[arg-type]
-        tables = getattr(task, "export_tables", None)  # a task's own per-row tables (translation_quality)
-        for name, rows in (tables(store) if tables is not None else {}).items():
+        for name, rows in task.export_tables(store).items():  # a task's own per-row tables (translation_quality)
             counts[name] = write_rows(rows, out / f"{name}.{format}", format)  # type: ignore[arg-type]
     for name, n in counts.items():
         old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""

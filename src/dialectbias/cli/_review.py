@@ -49,21 +49,21 @@ def _queue(exp: Experiment, task: Task, store: Store, judge: str | None) -> Revi
 
 def _rubrics(task: Task) -> dict[str, Rubric]:
     """Each judge's rubric, as the experiment's task reads it (its `rubric:`, else the task's default)."""
-    return dict(getattr(task, "rubrics", {}))
+    return dict(task.rubrics)
 
 
 def _review_config(exp: Experiment, task: Task, store: Store, judge: str | None = None) -> ReviewConfig:
-    """The review app's view of the experiment; a task with its own post-processed translations (a
-    `translations(store)` method: the `translate` task) supplies the translation queues' texts, and one whose
-    judges judge something else than `models:` (translation_quality) names it and how to show it."""
-    from dialectbias.review import review_config, task_translations
+    """The review app's view of the experiment; a task with its own post-processed translations (`ReviewsTranslations`:
+    translate, translation_quality) supplies the translation queues' texts, and one whose judges judge something
+    else than `models:` (translation_quality) names it (`Task.review_model_ids`) and how to show it
+    (`ShowsJudgments`)."""
+    from dialectbias.review import review_config
+    from dialectbias.tasks import ReviewsTranslations, ShowsJudgments
 
-    read = getattr(task, "translations", None)
-    judged = getattr(task, "review_model_ids", None)  # translation_quality: its systems are what is judged
     return review_config(exp, _rubrics(task), store, judge,
-                         translations=task_translations(read) if callable(read) else None,
-                         judged=judged() if callable(judged) else (),
-                         judgment_panels=getattr(task, "judgment_panels", None))
+                         translations=task.review_translations if isinstance(task, ReviewsTranslations) else None,
+                         judged=task.review_model_ids(),
+                         judgment_panels=task.judgment_panels if isinstance(task, ShowsJudgments) else None)
 
 
 def _write_readme(queue: ReviewQueue, out: Path) -> Path:

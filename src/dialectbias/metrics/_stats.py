@@ -10,11 +10,12 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
-from scipy import stats
+from scipy import special, stats
 
 ArrayLike = npt.ArrayLike
 _CHUNK_ELEMENTS = 2_000_000  # resample in blocks so memory stays ~16 MB whatever n × n_resamples is
@@ -234,3 +235,110 @@ def cohens_d(x: ArrayLike, y: ArrayLike | None = None) -> float:
         return math.nan
     pooled = math.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / (a.size + b.size - 2))
     return float(a.mean() - b.mean()) / pooled if pooled > 0 else math.nan
+
+
+_WILCOXON_EXACT_MAX = 50  # scipy's wilcoxon (method='auto') is exact up to this many pairs, asymptotic above
+
+
+@dataclass(frozen=True)
+class PairedTests:
+    """`paired_test` of every column of x against y: one entry per column (arrays of length k)."""
+
+    n: np.ndarray
+    mean_diff: np.ndarray
+    t_statistic: np.ndarray
+    t_pvalue: np.ndarray
+    wilcoxon_statistic: np.ndarray
+    wilcoxon_pvalue: np.ndarray
+
+
+def paired_tests(x: ArrayLike, y: ArrayLike) -> PairedTests:
+    """Paired t-test and Wilcoxon signed-rank test of every column of x (n × k) against y's, dropping the rows
+    where either is NaN (pairwise deletion per column).
+
+    The numbers of `paired_test` (scipy's ttest_rel and wilcoxon, zeros dropped, no continuity correction), for
+    all columns at once (a study's every model or dialect pair): the t-test in closed form, t = mean(d) /
+    sqrt(var(d) / n) with n − 1 degrees of freedom; Wilcoxon by the normal approximation scipy uses above 50
+    pairs (`_wilcoxon_normal`). Columns with ≤ 50 pairs or no non-zero difference are computed by
+    `paired_test` itself (scipy's exact distribution).
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    d = x - y
+    valid = ~np.isnan(d)
+    n = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dz = np.where(valid, d, 0.0)
+        mean = dz.sum(axis=0) / n
+        var = np.where(valid, (d - mean) ** 2, 0.0).sum(axis=0) / (n - 1)
+        t = mean / np.sqrt(var / n)
+        t_p = 2.0 * special.stdtr(n - 1, -np.abs(t))
+        nonzero = valid & (d != 0)
+        w_stat, w_p = _wilcoxon_normal(d, nonzero)
+    slow = (n <= _WILCOXON_EXACT_MAX) | ~nonzero.any(axis=0)
+    for j in np.flatnonzero(slow):
+        r = paired_test(x[valid[:, j], j], y[valid[:, j], j])
+        mean[j], t[j], t_p[j] = r.mean_diff, r.t_statistic, r.t_pvalue
+        w_stat[j], w_p[j] = r.wilcoxon_statistic, r.wilcoxon_pvalue
+    return PairedTests(n=n.astype(int), mean_diff=mean, t_statistic=t, t_pvalue=t_p, wilcoxon_statistic=w_stat,
+                       wilcoxon_pvalue=w_p)
+
+
+def _wilcoxon_normal(d: np.ndarray, nonzero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wilcoxon signed-rank test of each column of d by the normal approximation (Wilcoxon 1945; scipy's
+    method='approx' without continuity correction): the statistic min(R+, R−) and the two-sided p of
+    z = (R+ − n(n+1)/4) / sqrt(n(n+1)(2n+1)/24 − Σ(t³ − t)/48), with n the non-zero differences (`nonzero`:
+    zeros and NaN dropped), average ranks of |d| within the column and t the size of each group of tied |d|."""
+    k = d.shape[1]
+    rows, cols = np.nonzero(nonzero)
+    a = np.abs(d[rows, cols])
+    order = np.lexsort((a, cols))
+    a, cols, sign = a[order], cols[order], np.sign(d[rows, cols][order])
+    if a.size == 0:
+        return np.full(k, np.nan), np.full(k, np.nan)
+    new_run = np.r_[True, (a[1:] != a[:-1]) | (cols[1:] != cols[:-1])]
+    run_start = np.flatnonzero(new_run)
+    run_len = np.diff(np.r_[run_start, a.size])
+    run_id = np.cumsum(new_run) - 1
+    col_start = np.searchsorted(cols, np.arange(k))  # first position of each column
+    pos = np.arange(a.size) - col_start[cols]  # 0-based position within the column
+    start_in_col = pos[run_start]
+    avg_rank = start_in_col + (run_len + 1) / 2.0  # average of ranks start+1 … start+len
+    rank = avg_rank[run_id]
+    count = np.bincount(cols, minlength=k).astype(float)
+    r_plus = np.bincount(cols, weights=rank * (sign > 0), minlength=k)
+    r_minus = np.bincount(cols, weights=rank * (sign < 0), minlength=k)
+    ties = np.bincount(cols[run_start], weights=run_len.astype(float) ** 3 - run_len, minlength=k)
+    mn = count * (count + 1.0) * 0.25
+    se = np.sqrt((count * (count + 1.0) * (2.0 * count + 1.0) - ties / 2.0) / 24.0)
+    z = (r_plus - mn) / se
+    p = 2.0 * special.ndtr(-np.abs(z))
+    return np.minimum(r_plus, r_minus), p
+
+
+def holm_adjust(p: ArrayLike) -> np.ndarray:
+    """Holm–Bonferroni adjusted p-values (Holm 1979, "A simple sequentially rejective multiple test procedure"):
+    with the m p-values sorted ascending, p_(i) becomes max_{j ≤ i} (m − j + 1)·p_(j), capped at 1. NaN entries
+    stay NaN and are not counted in m."""
+    p = np.asarray(p, float)
+    out = np.full_like(p, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if ok.size == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = ok.size
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+#: the normal quantile of a two-sided 95% interval, as the BanglaVerse paper writes it
+Z95 = 1.96
+
+
+def wald_ci(p: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wald interval of a proportion `p` (0–1) over `n` trials: p ± z·sqrt(p(1−p)/n) (BanglaVerse App. G.2; not
+    clipped to [0, 1], as written); (nan, nan) for n = 0."""
+    if n <= 0 or math.isnan(p):
+        return math.nan, math.nan
+    half = z * math.sqrt(p * (1 - p) / n)
+    return p - half, p + half

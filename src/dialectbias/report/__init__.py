@@ -1,6 +1,8 @@
 """Tables, plots and the HTML report."""
 
+from dialectbias.report._content import ReportContent
 from dialectbias.report._html import Section, write_html
-from dialectbias.report._plots import bias_ci_plot, heatmap, rate_plot
+from dialectbias.report._plots import agreement_scatter, bias_ci_plot, gap_ci_plot, heatmap, rate_plot
 
-__all__ = ["Section", "bias_ci_plot", "heatmap", "rate_plot", "write_html"]
+__all__ = ["ReportContent", "Section", "agreement_scatter", "bias_ci_plot", "gap_ci_plot", "heatmap", "rate_plot",
+           "write_html"]

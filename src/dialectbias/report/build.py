@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from dialectbias.config import Experiment
+from dialectbias.report._content import ReportContent
 from dialectbias.report._html import Section, write_html
 from dialectbias.store import Store
 
 HUMAN_VALIDATED_CSV = "human_validated.csv"
 
-#: a task's `report(store, out_dir)`: writes its CSV tables and returns title, sections and metadata
-TaskReport = Callable[[Store, Path], dict[str, Any]]
+#: a task's `report(store, out_dir)`: writes its CSV tables and returns what index.html shows of it
+TaskReport = Callable[[Store, Path], ReportContent]
 
 
 def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, alerts: Sequence[str] = ()) -> Path:
@@ -35,8 +35,8 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
                 "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models),
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
                 "results stored": calls[0], "failed requests": calls[1] or 0,
-                "tokens in/out": f"{calls[2] or 0:,} / {calls[3] or 0:,}", **result.get("metadata", {})}
-    return write_html(out / "index.html", result["title"], [*result["sections"], validated], metadata, note=exp.note,
+                "tokens in/out": f"{calls[2] or 0:,} / {calls[3] or 0:,}", **result.metadata}
+    return write_html(out / "index.html", result.title, [*result.sections, validated], metadata, note=exp.note,
                       alerts=alerts)
 
 

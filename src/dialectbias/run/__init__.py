@@ -1,7 +1,17 @@
 """The run machinery: request table, executors, post-call handling, progress and summaries."""
 
 from dialectbias.run._executors import Executor, check_executor, executor_names, get_executor, register_executor
-from dialectbias.run._import import RECORD_KEYS, GenerationImport, GenerationRecord, ImportTarget, import_generations
+from dialectbias.run._import import (
+    IMPORTED_PROVIDER,
+    RECORD_KEYS,
+    GenerationImport,
+    GenerationRecord,
+    ImportTarget,
+    import_generations,
+    imported_model,
+    imported_model_ids,
+    importing,
+)
 from dialectbias.run._postcall import Call, Done, NeedsReask, PostCall, cached_call, chat_request
 from dialectbias.run._runner import run_task
 from dialectbias.run._specs import RequestSpec, content_hash, draw_seed
@@ -9,8 +19,38 @@ from dialectbias.run._stage import Outcome, Skipped, Stage, StagedTask, StageYie
 from dialectbias.run._status import read_status
 from dialectbias.run._summary import RunSummary, StageStats
 
-__all__ = ["RECORD_KEYS", "Call", "Done", "Executor", "GenerationImport", "GenerationRecord", "ImportTarget",
-           "NeedsReask", "Outcome", "PostCall",
-           "RequestSpec", "RunSummary", "Skipped", "Stage", "StageStats", "StageYield", "StagedTask", "Write",
-           "cached_call", "chat_request", "check_executor", "content_hash", "draw_seed", "executor_names",
-           "get_executor", "import_generations", "read_status", "register_executor", "run_task"]
+__all__ = [
+    "IMPORTED_PROVIDER",
+    "RECORD_KEYS",
+    "Call",
+    "Done",
+    "Executor",
+    "GenerationImport",
+    "GenerationRecord",
+    "ImportTarget",
+    "NeedsReask",
+    "Outcome",
+    "PostCall",
+    "RequestSpec",
+    "RunSummary",
+    "Skipped",
+    "Stage",
+    "StageStats",
+    "StageYield",
+    "StagedTask",
+    "Write",
+    "cached_call",
+    "chat_request",
+    "check_executor",
+    "content_hash",
+    "draw_seed",
+    "executor_names",
+    "get_executor",
+    "import_generations",
+    "imported_model",
+    "imported_model_ids",
+    "importing",
+    "read_status",
+    "register_executor",
+    "run_task",
+]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dialectbias import plugins
 from dialectbias.config import Experiment
 from dialectbias.errors import ConfigError
-from dialectbias.tasks._base import StageYield, Task
+from dialectbias.tasks._base import ReviewsTranslations, ShowsJudgments, StageYield, Task
+from dialectbias.tasks._items_file import ItemsExport
 
 
 def register_task(name: str, task: str | type[Task]) -> None:
@@ -36,4 +37,5 @@ def load_task(experiment: Experiment) -> Task:
     return task
 
 
-__all__ = ["StageYield", "Task", "get_task", "load_task", "register_task", "task_names"]
+__all__ = ["ItemsExport", "ReviewsTranslations", "ShowsJudgments", "StageYield", "Task", "get_task",
+           "load_task", "register_task", "task_names"]

@@ -1,22 +1,43 @@
-"""What a task is: its stages (requests to send), how results become records, and its report."""
+"""What a task is: its stages (requests to send), how results become records, and its report.
+
+The contract, written down: `Task` declares every hook a task may offer, with a docstring and a default (the
+abstract `stages` and `report` have none); the hooks only some tasks have are protocols a task opts into by
+implementing their method (`ReviewsTranslations`, `ShowsJudgments`), as pluggy declares hook specifications.
+Callers (the CLI, the run, the report, the review app) call these, testing for a protocol with `isinstance`, and
+never look a hook up by name."""
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from dialectbias.config import Experiment
-from dialectbias.data import DIALECT_HINT, Item, LoadReport, iter_items, known_variants, unknown_variant_message
-from dialectbias.data._loaders import field_values
-from dialectbias.data._media import is_url, resolve_item_image
+from dialectbias.data import (
+    DIALECT_HINT,
+    Item,
+    LoadReport,
+    field_values,
+    is_url,
+    iter_items,
+    known_variants,
+    resolve_item_image,
+    unknown_variant_message,
+)
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
-from dialectbias.run._stage import Stage, StageYield
+from dialectbias.run import Stage, StageYield
 from dialectbias.store import ResultCounts, Store
+
+if TYPE_CHECKING:
+    from dialectbias.judges import Rubric
+    from dialectbias.report import ReportContent
+    from dialectbias.review import Panel, Translation
+    from dialectbias.store import JudgmentRecord
+    from dialectbias.tasks._items_file import ItemsExport
 
 
 class NoOptions(BaseModel):
@@ -52,6 +73,9 @@ class Task(ABC):
         self.options: Any = experiment.validate_options(self.Options)
         self.load_report: LoadReport | None = None
         self._identity: list[Any] | None = None
+        #: each judge's rubric (judge id -> rubric), as the task reads it: the judge's `rubric:`, else the task's
+        #: default; empty for a task without a judge stage. The review commands and the app score with these.
+        self.rubrics: dict[str, Rubric] = {}
 
     def check_roles(self) -> None:
         """ConfigError naming the task and the role when the experiment has no model for a required role (or
@@ -169,8 +193,8 @@ class Task(ABC):
         """The passes of a run, in order (e.g. generate, then judge)."""
 
     @abstractmethod
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
-        """Write the task's tables (CSV) and return what the HTML report shows."""
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
+        """Write the task's tables (CSV) into `out_dir` and return what the HTML report shows of it."""
 
     def summary_lines(self, store: Store) -> list[str]:
         """What the task made of the results (rejected answers, unscored judgments…), for the run summary."""
@@ -181,3 +205,43 @@ class Task(ABC):
         it is now, with no model call (tasks with a judge stage: `_judgment_row.JudgedTask`); returns how many
         rows changed. Called whenever the experiment is opened (`dialectbias.api.open_experiment`)."""
         return 0
+
+    def review_model_ids(self) -> list[str]:
+        """What the judges judged besides the experiment's `models:`, for the `judgments` review queue (e.g.
+        translation_quality's systems); none by default."""
+        return []
+
+    def export_tables(self, store: Store) -> dict[str, list[dict[str, Any]]]:
+        """The task's own per-row tables for `dialectbias export --out DIR` (table name -> rows), written beside
+        the store's tables; none by default."""
+        return {}
+
+    def export_items(self, store: Store | None, out: Path) -> ItemsExport:
+        """Write the experiment's items as a data file (`dialectbias export EXP --items OUT.jsonl`) and say what
+        was written. `store`: the experiment's store when it holds the items (a run or an import stored them):
+        the review's corrections of machine variants are applied; None before: the items as the experiment reads
+        them (`input_warnings` then says what loading found). A task that adds variants overrides it (translate)."""
+        from dialectbias.tasks._items_file import export_store_items
+
+        return export_store_items(self.exp, store, out, self.load_items() if store is None else ())
+
+
+@runtime_checkable
+class ReviewsTranslations(Protocol):
+    """A task whose own translations are what the translation review queues show (translation_score, validation,
+    translation_correction, error_coding), instead of the raw answers of a `translate` stage: the translate task's
+    post-processed answers, translation_quality's systems' translations."""
+
+    def review_translations(self, store: Store) -> Iterable[Translation]:
+        """The translations to review, failed ones left out (they are not variants)."""
+        ...
+
+
+@runtime_checkable
+class ShowsJudgments(Protocol):
+    """A task whose judges judge something else than the qa_bias pair of answers: what the `judgments` review
+    queue shows of a judgment before the judge's reasoning."""
+
+    def judgment_panels(self, store: Store, record: JudgmentRecord) -> list[Panel]:
+        """The texts the judgment `record` is about (e.g. source, reference and the system's translation)."""
+        ...

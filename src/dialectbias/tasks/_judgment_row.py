@@ -13,6 +13,7 @@ from dialectbias.config import Experiment
 from dialectbias.judges import (
     CheckSettings,
     CodeChecks,
+    JudgmentValues,
     Rubric,
     evaluate_judgment,
     judge_answer,
@@ -21,9 +22,8 @@ from dialectbias.judges import (
     run_checks,
     scoring_fingerprint,
 )
-from dialectbias.judges._judgment import JudgmentValues
 from dialectbias.providers import ModelConfig
-from dialectbias.run._stage import Outcome, StageYield, Write
+from dialectbias.run import Outcome, StageYield, Write
 from dialectbias.store import (
     JudgeCounts,
     Store,

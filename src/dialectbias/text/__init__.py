@@ -2,7 +2,9 @@
 
 from dialectbias.text._bn_normalize import SHORT_TAG, NormalizedQuery, match_key, match_tokens, normalize_query
 from dialectbias.text._noise import (
+    BUILTIN_TOKENIZERS,
     NOISY,
+    TokenCounter,
     Vocabulary,
     add_noise,
     count_words,
@@ -28,6 +30,7 @@ from dialectbias.text._script import (
 )
 
 __all__ = [
+    "BUILTIN_TOKENIZERS",
     "LANGUAGE_SCRIPTS",
     "NOISY",
     "SCRIPT_RANGES",
@@ -35,6 +38,7 @@ __all__ = [
     "NormalizedQuery",
     "ScriptStatus",
     "ScriptVerdict",
+    "TokenCounter",
     "Vocabulary",
     "add_noise",
     "check_script",

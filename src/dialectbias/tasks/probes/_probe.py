@@ -17,10 +17,10 @@ from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import draw_seed
+from dialectbias.run import draw_seed
 from dialectbias.tasks._base import Task
-from dialectbias.tasks.probes.association._prompt import WRITER_PREFIXES
-from dialectbias.tasks.probes.association._traits import Trait, WriterLabels, load_traits, load_writer_labels
+from dialectbias.tasks.probes._prompt import WRITER_PREFIXES
+from dialectbias.tasks.probes._traits import Trait, WriterLabels, load_traits, load_writer_labels
 
 DEFAULT_PREFIX = "default"
 USAGE = ("usage", "both")  # settings that read `data`

@@ -7,8 +7,8 @@ dialect-bias paper §3.4, §4.2–4.3). Everything is vectorised so that a study
 - the bootstrap (`metrics.cluster_bootstrap_cis`, one function for Table 4's gaps and every breakdown)
   draws one item-resample count matrix W (resamples × items) per block and gets the resampled mean of
   every cell at once as (W @ sums) / (W @ counts);
-- paired t and Wilcoxon tests run on all pairs of a family at once (pairwise deletion of missing
-  rows), with scipy's formulas; small or degenerate samples fall back to `metrics.paired_test`.
+- paired t and Wilcoxon tests run on all pairs of a family at once (`metrics.paired_tests`, pairwise
+  deletion of missing rows), Holm-adjusted (`metrics.holm_adjust`).
 
 Frame conventions: `judgments` has one row per (judge, model, item, variant) — the latest judgment —
 with columns judge_id, model_id, item_id, variant, judge_score, final_score (human override where one exists)
@@ -24,16 +24,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from dialectbias.metrics import (
     MIN_PAIRS,
     cluster_bootstrap_cis,
     cohen_kappa,
     critical_bias_sensitivity,
+    holm_adjust,
+    krippendorff_interval_alpha,
     lin_ccc,
     mean_abs_difference,
-    paired_test,
+    paired_tests,
     pearson,
     spearman,
 )
@@ -48,7 +49,6 @@ PAIRED_STAT_COLUMNS = ["n", "mean_a", "mean_b", "mean_diff", "t_statistic", "t_p
                        "wilcoxon_statistic", "wilcoxon_pvalue", "wilcoxon_pvalue_holm"]
 ALL = "all"
 NONE_LABEL = "(none)"
-_WILCOXON_EXACT_MAX = 50  # scipy's method='auto' is asymptotic above this many pairs
 
 
 # -- judge agreement (paper Table 5) ---------------------------------------------------------------
@@ -214,35 +214,14 @@ def undefined_note(n: int, value: float, min_pairs: int) -> str:
 
 def interval_alpha(judgments: pd.DataFrame, judges: Sequence[str], value: str = "judge_score",
                    min_pairs: int = MIN_PAIRS) -> tuple[float, int]:
-    """Krippendorff's alpha (interval) of the judges' scores over units (model, item, variant).
-
-    Closed form of `metrics.krippendorff_alpha(..., 'interval')` (Krippendorff 2011) in O(ratings)
-    memory: with n pairable ratings, D_o = Σ_u 2·m_u·SS_u / (m_u − 1) and D_e = 2·n·SS over all
-    pairable ratings (SS = sum of squares about the mean), α = 1 − (n − 1)·D_o / D_e.
-    Returns (alpha, number of pairable units); nan when there is no variation or fewer than `min_pairs`
-    pairable units.
-    """
+    """Krippendorff's alpha (interval) of the judges' scores over units (model, item, variant)
+    (`metrics.krippendorff_interval_alpha`). Returns (alpha, number of pairable units); nan when there is no
+    variation or fewer than `min_pairs` pairable units."""
     df = judgments.loc[judgments.judge_id.isin(list(judges)) & judgments[value].notna(), [*KEYS, value]]
-    v = df[value].to_numpy(float)
-    if v.size == 0:
+    if df.empty:
         return math.nan, 0
     unit = df.groupby(KEYS, observed=True, sort=False).ngroup().to_numpy()
-    m = np.bincount(unit)
-    keep = m[unit] >= 2
-    unit, v = unit[keep], v[keep]
-    if v.size == 0:
-        return math.nan, 0
-    m = np.bincount(unit)
-    present = m > 0
-    sums = np.bincount(unit, weights=v)
-    means = np.divide(sums, m, out=np.zeros_like(sums), where=present)
-    ss_u = np.bincount(unit, weights=(v - means[unit]) ** 2)
-    d_o = float(np.sum(2.0 * m[present] * ss_u[present] / (m[present] - 1)))
-    n = v.size
-    d_e = 2.0 * n * float(np.sum((v - v.mean()) ** 2))
-    if d_e == 0 or int(present.sum()) < min_pairs:
-        return math.nan, int(present.sum())
-    return 1.0 - (n - 1) * d_o / d_e, int(present.sum())
+    return krippendorff_interval_alpha(unit, df[value].to_numpy(float), min_pairs=min_pairs)
 
 
 # -- breakdowns ------------------------------------------------------------------------------------
@@ -388,86 +367,6 @@ def gap_table(scores: pd.DataFrame, models: Sequence[str], dialects: Sequence[st
 # -- paired tests ----------------------------------------------------------------------------------
 
 
-def batched_paired_tests(x: np.ndarray, y: np.ndarray) -> pd.DataFrame:
-    """Paired t-test and Wilcoxon signed-rank test for every column of x (n × k) against y, dropping
-    rows where either is NaN (pairwise deletion per column).
-
-    Same numbers as `metrics.paired_test` (scipy's ttest_rel and wilcoxon, zeros dropped, no continuity
-    correction), computed for all columns at once: the t-test in closed form, Wilcoxon with scipy's
-    normal approximation (its method='auto' for more than 50 pairs, with the tie correction). Columns
-    with ≤ 50 pairs or all-zero differences are computed by `paired_test` itself.
-    """
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    d = x - y
-    valid = ~np.isnan(d)
-    n = valid.sum(axis=0)
-    k = d.shape[1]
-    res = {c: np.full(k, np.nan) for c in ("mean_diff", "t_statistic", "t_pvalue", "wilcoxon_statistic",
-                                           "wilcoxon_pvalue")}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dz = np.where(valid, d, 0.0)
-        mean = dz.sum(axis=0) / n
-        var = np.where(valid, (d - mean) ** 2, 0.0).sum(axis=0) / (n - 1)
-        t = mean / np.sqrt(var / n)
-        res["mean_diff"] = mean
-        res["t_statistic"] = t
-        res["t_pvalue"] = 2.0 * special.stdtr(n - 1, -np.abs(t))
-        nonzero = valid & (d != 0)
-        w_stat, w_p = _wilcoxon_asymptotic(d, nonzero)
-    res["wilcoxon_statistic"], res["wilcoxon_pvalue"] = w_stat, w_p
-    slow = (n <= _WILCOXON_EXACT_MAX) | ~nonzero.any(axis=0)
-    for j in np.flatnonzero(slow):
-        r = paired_test(x[valid[:, j], j], y[valid[:, j], j])
-        res["mean_diff"][j], res["t_statistic"][j] = r.mean_diff, r.t_statistic
-        res["t_pvalue"][j] = r.t_pvalue
-        res["wilcoxon_statistic"][j], res["wilcoxon_pvalue"][j] = r.wilcoxon_statistic, r.wilcoxon_pvalue
-    return pd.DataFrame({"n": n.astype(int), **res})
-
-
-def _wilcoxon_asymptotic(d: np.ndarray, nonzero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """min(R+, R−) and the two-sided normal-approximation p per column (zeros and NaN dropped; average
-    ranks of |d| within the column; variance n(n+1)(2n+1)/24 − Σ(t³ − t)/48 over tie groups)."""
-    k = d.shape[1]
-    rows, cols = np.nonzero(nonzero)
-    a = np.abs(d[rows, cols])
-    order = np.lexsort((a, cols))
-    a, cols, sign = a[order], cols[order], np.sign(d[rows, cols][order])
-    if a.size == 0:
-        return np.full(k, np.nan), np.full(k, np.nan)
-    new_run = np.r_[True, (a[1:] != a[:-1]) | (cols[1:] != cols[:-1])]
-    run_start = np.flatnonzero(new_run)
-    run_len = np.diff(np.r_[run_start, a.size])
-    run_id = np.cumsum(new_run) - 1
-    col_start = np.searchsorted(cols, np.arange(k))  # first position of each column
-    pos = np.arange(a.size) - col_start[cols]  # 0-based position within the column
-    start_in_col = pos[run_start]
-    avg_rank = start_in_col + (run_len + 1) / 2.0  # average of ranks start+1 … start+len
-    rank = avg_rank[run_id]
-    count = np.bincount(cols, minlength=k).astype(float)
-    r_plus = np.bincount(cols, weights=rank * (sign > 0), minlength=k)
-    r_minus = np.bincount(cols, weights=rank * (sign < 0), minlength=k)
-    ties = np.bincount(cols[run_start], weights=run_len.astype(float) ** 3 - run_len, minlength=k)
-    mn = count * (count + 1.0) * 0.25
-    se = np.sqrt((count * (count + 1.0) * (2.0 * count + 1.0) - ties / 2.0) / 24.0)
-    z = (r_plus - mn) / se
-    p = 2.0 * special.ndtr(-np.abs(z))
-    return np.minimum(r_plus, r_minus), p
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm–Bonferroni adjusted p-values (NaN entries stay NaN and are not counted)."""
-    p = np.asarray(p, float)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = ok.size
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out[order] = np.minimum(adj, 1.0)
-    return out
-
-
 def paired_dialects(cube: np.ndarray, models: Sequence[str], dialects: Sequence[str]) -> pd.DataFrame:
     """For each model, every pair of dialects on the same items: paired t and Wilcoxon (Holm-adjusted
     within the model's pairs). mean_diff = mean(dialect_a − dialect_b)."""
@@ -496,16 +395,16 @@ def paired_models(cube: np.ndarray, models: Sequence[str]) -> pd.DataFrame:
 
 
 def _paired_frame(x: np.ndarray, y: np.ndarray, labels: dict[str, Any]) -> pd.DataFrame:
-    stats_ = batched_paired_tests(x, y)
+    tests = paired_tests(x, y)
     both = ~(np.isnan(x) | np.isnan(y))
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_a = np.where(both, x, 0).sum(axis=0) / both.sum(axis=0)
         mean_b = np.where(both, y, 0).sum(axis=0) / both.sum(axis=0)
     out = pd.DataFrame(labels)
-    out["n"] = stats_["n"].to_numpy()
+    out["n"] = tests.n
     out["mean_a"], out["mean_b"] = mean_a, mean_b
-    for c in ("mean_diff", "t_statistic", "t_pvalue", "wilcoxon_statistic", "wilcoxon_pvalue"):
-        out[c] = stats_[c].to_numpy()
-    out["t_pvalue_holm"] = holm(out.t_pvalue.to_numpy())
-    out["wilcoxon_pvalue_holm"] = holm(out.wilcoxon_pvalue.to_numpy())
+    out["mean_diff"], out["t_statistic"], out["t_pvalue"] = tests.mean_diff, tests.t_statistic, tests.t_pvalue
+    out["wilcoxon_statistic"], out["wilcoxon_pvalue"] = tests.wilcoxon_statistic, tests.wilcoxon_pvalue
+    out["t_pvalue_holm"] = holm_adjust(out.t_pvalue.to_numpy())
+    out["wilcoxon_pvalue_holm"] = holm_adjust(out.wilcoxon_pvalue.to_numpy())
     return out[[*labels, *PAIRED_STAT_COLUMNS]]

@@ -17,8 +17,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from dialectbias.judges import Rubric
-from dialectbias.report import Section, heatmap
-from dialectbias.report._plots import agreement_scatter, gap_ci_plot
+from dialectbias.report import ReportContent, Section, agreement_scatter, gap_ci_plot, heatmap
 from dialectbias.review import ANNOTATOR_AGREEMENT_LEGEND, JUDGE_CALIBRATION_LEGEND, primary_routes
 from dialectbias.store import Store, human_score_label, iter_judgments, judgment_columns, latest_overrides
 from dialectbias.tasks.qa_bias import _analysis as qa
@@ -167,13 +166,13 @@ def _csv(df: pd.DataFrame, path: Path) -> None:
     df.to_csv(path, index=False)
 
 
-def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, Any]:
+def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportContent:
     judge = task.exp.primary_judge
     models = [m.id for m in task.exp.models]
     if judge is None:
-        return {"title": f"{task.exp.name}: qa_bias", "sections": [Section(
+        return ReportContent(title=f"{task.exp.name}: qa_bias", sections=[Section(
             heading="No judge", text="The experiment has no judge, so there are no scores to report. "
-                                     "Add a judge with role: primary and run again.")]}
+                                     "Add a judge with role: primary and run again.")])
     opts = task.options
     secondaries = [j.id for j in task.exp.judges if j.id != judge.id]
     rubrics = task.rubrics
@@ -338,7 +337,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> dict[str, 
     mean = float(np.nanmean(scores.final_score)) if n_scored else None
     metadata.update({"judgments": len(scores), "scored": n_scored,
                      "mean score": "— (nothing scored)" if mean is None else f"{mean:.3f}"})
-    return {"title": f"{task.exp.name}: QA dialect bias", "sections": sections, "metadata": metadata}
+    return ReportContent(title=f"{task.exp.name}: QA dialect bias", sections=sections, metadata=metadata)
 
 
 def breakdown_view(tab: pd.DataFrame, by: str) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,12 +16,14 @@ from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image,
 from dialectbias.errors import ConfigError
 from dialectbias.judges import CheckSettings, Rubric, load_rubric
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._judgment_row import JudgedTask
 from dialectbias.tasks._templates import render, render_file, template_exists
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
 
 DEFAULT_RUBRIC = "rlaif"
 RUBRIC_CHECKS = ("script", "refusal")  # the code checks qa_bias runs on the dialect answer
@@ -254,7 +256,7 @@ class QABiasTask(JudgedTask, Task):
                          f"· {c.needs_review} for human review")
         return lines
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.qa_bias._report import write_qa_report
 
         return write_qa_report(self, store, out_dir)

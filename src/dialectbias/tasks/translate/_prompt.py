@@ -90,11 +90,6 @@ class Example:
     score: float
 
 
-#: index folders this process rebuilt (`rebuild_index`), with what had changed: `run` opens the experiment twice
-#: (for its plan, then to run it), and the run summary reports a rebuild the first opening did
-_REBUILT: dict[Path, str] = {}
-
-
 class Retriever:
     """The hybrid index (`dialectbias.retrieval.HybridIndex`) of a translate experiment: checked against its
     corpus when opened (`open`), loaded once on first search (no re-embedding)."""
@@ -103,7 +98,7 @@ class Retriever:
         self.index_dir = index_dir
         #: the corpus file the index must match (None: the one it was built from, while still there)
         self.corpus = corpus
-        #: what had changed in the corpus when this process rebuilt the index (`open(rebuild=True)`), else None
+        #: what had changed in the corpus when this retriever rebuilt the index (`open(rebuild=True)`), else None
         self.rebuilt: str | None = None
         self._manifest: Any = None
         self._index: Any = None
@@ -114,8 +109,7 @@ class Retriever:
         command when the corpus changed since the build); `rebuild`: rebuild a stale index first."""
         retrieval = _retrieval()
         if rebuild and (why := retrieval.HybridIndex.refresh(self.index_dir, self.corpus)) is not None:
-            _REBUILT[self.index_dir.resolve()] = why
-        self.rebuilt = _REBUILT.get(self.index_dir.resolve())
+            self.rebuilt = why
         self._manifest = retrieval.open_manifest(self.index_dir, self.corpus)
         return self._manifest
 

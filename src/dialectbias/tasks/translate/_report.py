@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from dialectbias.dialectid import VERDICTS
-from dialectbias.report import Section
+from dialectbias.report import ReportContent, Section
 from dialectbias.store import Store
 from dialectbias.tasks.translate._results import Translation, count_translations, dialect_id_counts, failure_text
 
@@ -53,12 +53,12 @@ TARGET_LEGEND = {
 }
 
 
-def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> dict[str, Any]:
+def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> ReportContent:
     rows = task.translations(store)
     title = f"{task.exp.name}: translation into {', '.join(task.targets)}"
     if not rows:
-        return {"title": title, "sections": [Section(
-            heading="No translations yet", text="No translate request has been built: run `dialectbias run` first.")]}
+        return ReportContent(title=title, sections=[Section(
+            heading="No translations yet", text="No translate request has been built: run `dialectbias run` first.")])
     table = pd.DataFrame([{
         "item_id": t.item_id, "target": t.target, "field": t.field, "status": t.status, "reason": t.reason,
         "source": json.dumps(list(t.source), ensure_ascii=False) if t.is_list else (t.source[0] if t.source else ""),
@@ -99,10 +99,9 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
                  "exported; the per-translation verdicts are in translate_translations.csv and in the exported "
                  "items' translation.<variant>.dialect_id."))
     leak = (f"{total.leaked_items} of {total.items}" if total.leak_checked else "not checked (no index)")
-    return {"title": title, "sections": sections,
-            "metadata": {"translator": task.exp.role("translator").id, "translated": total.translated,
-                         "failed": total.n_failed, "variants complete": total.variants, "leaked items": leak},
-            "tables": {"by_target": by_target, **({"dialect_id": dialect_id} if task.options.dialect_id else {})}}
+    return ReportContent(title=title, sections=sections, metadata={
+        "translator": task.exp.role("translator").id, "translated": total.translated,
+        "failed": total.n_failed, "variants complete": total.variants, "leaked items": leak})
 
 
 def _dialect_columns(t: Translation) -> dict[str, Any]:

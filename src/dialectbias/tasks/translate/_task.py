@@ -9,9 +9,10 @@ they, and dialect targets without an index, get a plain translation prompt that 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,8 +20,7 @@ from dialectbias.config import Experiment
 from dialectbias.data import STANDARD, Item, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import Store
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks.translate._fields import VariantPlan, plan_variant
@@ -49,6 +49,11 @@ from dialectbias.tasks.translate._results import (
     read_translations,
 )
 from dialectbias.text import LANGUAGE_SCRIPTS, SCRIPT_RANGES
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
+    from dialectbias.review import Translation as ReviewTranslation
+    from dialectbias.tasks._items_file import ItemsExport
 
 ROLE = "translator"
 #: items whose retrieval queries are embedded in one batch
@@ -348,13 +353,23 @@ class TranslateTask(Task):
                                                             for why, n in sorted(plain.items())))
         return lines
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.translate._report import write_translate_report
 
         return write_translate_report(self, store, out_dir)
 
-    def export_items(self, store: Store, out: Path) -> Any:
-        """Write the items with their new variants (`dialectbias export EXP --items OUT.jsonl`)."""
+    def review_translations(self, store: Store) -> Iterable[ReviewTranslation]:
+        """The post-processed translations (`translations`) the translation review queues show."""
+        from dialectbias.review import task_translations
+
+        return task_translations(self.translations)(store)
+
+    def export_items(self, store: Store | None, out: Path) -> ItemsExport:
+        """Write the items with their new variants (`dialectbias export EXP --items OUT.jsonl`); before a run
+        has stored the items, the run's store is still what is read (none yet: an error)."""
         from dialectbias.tasks.translate._export import export_items
 
+        if store is None:
+            with Store.open(self.exp.store_path, create=False) as opened:
+                return export_items(self, opened, out)
         return export_items(self, store, out)

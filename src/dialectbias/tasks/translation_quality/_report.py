@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from dialectbias.report import Section
+from dialectbias.report import ReportContent, Section
 from dialectbias.store import human_score_label
 from dialectbias.tasks.translation_quality._tables import (
     ALL,
@@ -96,12 +96,12 @@ def _legend2(data: TQData, confidence: float) -> dict[str, str]:
     return legend
 
 
-def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> dict[str, Any]:
+def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> ReportContent:
     o = task.options
     title = f"{task.exp.name}: translation quality of {', '.join(data.systems)}"
     if not data.rows:
-        return {"title": title, "sections": [Section(heading="No rows yet",
-                                                     text="Nothing is stored yet: run `dialectbias run` first.")]}
+        return ReportContent(title=title, sections=[Section(
+            heading="No rows yet", text="Nothing is stored yet: run `dialectbias run` first.")])
     t2 = table2(data, o.normalization, failed_as_empty=o.failed_as_empty, n_resamples=o.bootstrap_resamples,
                 confidence=o.confidence, seed=task.exp.seed)
     pd.DataFrame(t2).to_csv(out_dir / "translation_quality_by_dialect.csv", index=False)
@@ -142,11 +142,11 @@ def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> d
                                 text="How each translation reads to the character n-gram dialect classifier "
                                      f"({o.dialect_id}): an automatic check of dialect fidelity beside the judge. "
                                      "The references' own row is the classifier's accuracy on this data."))
-    return {"title": title, "sections": sections,
-            "metadata": {"systems": ", ".join(data.systems), "metrics": ", ".join(data.columns()),
-                         "normalisation": o.normalization.describe(), "rows": len(data.rows),
-                         "human-scored translations": len(data.human),
-                         "bootstrap": f"{o.bootstrap_resamples} resamples, {o.confidence:.0%}, seed {task.exp.seed}"}}
+    return ReportContent(title=title, sections=sections, metadata={
+        "systems": ", ".join(data.systems), "metrics": ", ".join(data.columns()),
+        "normalisation": o.normalization.describe(), "rows": len(data.rows),
+        "human-scored translations": len(data.human),
+        "bootstrap": f"{o.bootstrap_resamples} resamples, {o.confidence:.0%}, seed {task.exp.seed}"})
 
 
 def summary(task: TranslationQualityTask, data: TQData) -> list[str]:

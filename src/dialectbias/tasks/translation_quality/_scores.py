@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dialectbias.errors import ConfigError
-from dialectbias.metrics._translation import TextNormalization, sentence_scores
+from dialectbias.metrics import TextNormalization, sentence_scores
 from dialectbias.store import Store
 from dialectbias.tasks.translation_quality._data import TQRow
 

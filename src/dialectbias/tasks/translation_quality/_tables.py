@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dialectbias.metrics import bootstrap_ci, lin_ccc, pearson, spearman
-from dialectbias.metrics._translation import TextNormalization, bootstrap_corpus_score
+from dialectbias.metrics import TextNormalization, bootstrap_ci, bootstrap_corpus_score, lin_ccc, pearson, spearman
 from dialectbias.review import latest_annotations
 from dialectbias.store import Store, human_overrides, iter_judgments
 from dialectbias.tasks.translation_quality._data import TQRow

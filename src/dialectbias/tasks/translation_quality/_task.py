@@ -12,7 +12,7 @@ is computed locally when the run ends.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,10 +25,9 @@ from dialectbias.data import Item, corpus_files
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
 from dialectbias.judges import CheckSettings, Rubric
-from dialectbias.metrics._translation import TextNormalization
+from dialectbias.metrics import TextNormalization
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage, StageYield
+from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
 from dialectbias.store import Store, check_owner
 from dialectbias.tasks._base import Task
 from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines
@@ -38,6 +37,10 @@ from dialectbias.tasks.translation_quality._data import TQLoad, TQRow, attach_sy
 from dialectbias.text import script_for_language
 
 if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
+    from dialectbias.review import Panel
+    from dialectbias.review import Translation as ReviewTarget
+    from dialectbias.store import JudgmentRecord
     from dialectbias.tasks.translate._task import TranslateTask
 
 DEFAULT_RUBRIC = "translation_fidelity"
@@ -354,11 +357,17 @@ class TranslationQualityTask(JudgedTask, Task):
         return [ReviewTranslation(target_id(r.key, s), r.key, r.dialect, r.source, r.systems[s], r.reference)
                 for r in self.rows(store) for s in self.systems if s in r.systems]
 
+    def review_translations(self, store: Store) -> Iterable[ReviewTarget]:
+        """Every system's translation (`translations`) as the translation review queues show it."""
+        from dialectbias.review import task_translations
+
+        return task_translations(self.translations)(store)
+
     def review_model_ids(self) -> list[str]:
         """What the judges judged, for the `judgments` review queue: the systems (there are no `models:`)."""
         return self.systems
 
-    def judgment_panels(self, store: Store, record: Any) -> list[Any]:
+    def judgment_panels(self, store: Store, record: JudgmentRecord) -> list[Panel]:
         """What a judgment in the `judgments` queue is about: the source, the human reference and the system's
         translation (the judge's reasoning follows)."""
         from dialectbias.review import Panel
@@ -396,7 +405,7 @@ class TranslationQualityTask(JudgedTask, Task):
             lines += judge_summary_lines(store, self.exp.judges, " (clipped by a ceiling or flagged)")
         return lines
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.translation_quality._report import write_report
 
         return write_report(self, self.collect(store), out_dir)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -22,8 +22,7 @@ from dialectbias.data import Item, MediaError, image_part, text_part
 from dialectbias.errors import DataError
 from dialectbias.judges import CheckSettings, Rubric
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage, StageYield
+from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
 from dialectbias.store import Store
 from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines
 from dialectbias.tasks._templates import render
@@ -31,6 +30,9 @@ from dialectbias.tasks.vlm._items import caption_reference
 from dialectbias.tasks.vlm._parse import clean_caption
 from dialectbias.tasks.vlm._prompts import language_context
 from dialectbias.tasks.vlm._task import VLMOptions, VLMTask
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
 
 DEFAULT_RUBRIC = "caption"
 
@@ -157,7 +159,7 @@ class CaptionTask(JudgedTask, VLMTask):
         return [*caption_summary(self.captions(store)), *self.held_out_lines(store),
                 *judge_summary_lines(store, self.exp.judges)]
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.vlm._report import write_caption_report
 
         return write_caption_report(self, store, out_dir)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from dialectbias.errors import ConfigError
 from dialectbias.metrics import bertscore_f1
-from dialectbias.report import Section, heatmap
+from dialectbias.report import ReportContent, Section, heatmap
 from dialectbias.store import Store, human_score_label
 from dialectbias.tasks.vlm._stats import (
     ALL,
@@ -110,12 +110,13 @@ def _difficulty_section(table: pd.DataFrame, out_dir: Path, name: str) -> Sectio
                    text="Each domain's means over all models and variants, ranked from easiest to hardest.")
 
 
-def write_vqa_report(task: VQATask, store: Store, out_dir: Path) -> dict[str, Any]:
+def write_vqa_report(task: VQATask, store: Store, out_dir: Path) -> ReportContent:
     title = f"{task.exp.name}: visual question answering"
     rows = task.answers(store)
     if not rows:
-        return {"title": title, "sections": [Section(heading="No answers yet", text="No generation has completed: "
-                                                     "run `dialectbias run` or `dialectbias import-generations`.")]}
+        return ReportContent(title=title, sections=[Section(
+            heading="No answers yet",
+            text="No generation has completed: run `dialectbias run` or `dialectbias import-generations`.")])
     extra = task.exp.dialects
     answers = pd.DataFrame(rows).drop(columns=["request_id"])
     for column in ("gold", "pred", "raw_index"):  # integers with gaps, never 1.0
@@ -184,11 +185,11 @@ def write_vqa_report(task: VQATask, store: Store, out_dir: Path) -> dict[str, An
                 text="They stay in n and can never be correct, as in the released BanglaVerse scorer; "
                      "options.exclude_unanswerable leaves them out.", empty="none"),
     ]
-    return {"title": title, "sections": sections,
-            "metadata": {"strategies": ", ".join(task.options.strategies), "vqa_parse": task.options.vqa_parse,
-                         "temperature": task.options.temperature,
-                         "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none",
-                         "reviewed judge scores": human_score_label(task.exp.review.human_score)}}
+    return ReportContent(title=title, sections=sections, metadata={
+        "strategies": ", ".join(task.options.strategies), "vqa_parse": task.options.vqa_parse,
+        "temperature": task.options.temperature,
+        "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none",
+        "reviewed judge scores": human_score_label(task.exp.review.human_score)})
 
 
 _RULES = {"index+text": "answers whose index and quoted text agreed", "index": "decided by the index alone "
@@ -210,12 +211,13 @@ def _bertscores(task: CaptionTask, rows: list[dict[str, Any]]) -> bool:
     return True
 
 
-def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> dict[str, Any]:
+def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> ReportContent:
     title = f"{task.exp.name}: image captioning"
     rows = task.captions(store)
     if not rows:
-        return {"title": title, "sections": [Section(heading="No captions yet", text="No generation has completed: "
-                                                     "run `dialectbias run` or `dialectbias import-generations`.")]}
+        return ReportContent(title=title, sections=[Section(
+            heading="No captions yet",
+            text="No generation has completed: run `dialectbias run` or `dialectbias import-generations`.")])
     extra = task.exp.dialects
     judges = [j.id for j in sorted(task.exp.judges, key=lambda j: j.role not in (None, "primary"))]
     has_bert = _bertscores(task, rows)
@@ -289,9 +291,9 @@ def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> dict
     violations = _save(violation_table(rows), out_dir, "caption_language_violations.csv")
     sections.append(Section(heading="Language-constraint violations", table=violations, legend=VIOLATION_LEGEND))
     machine = sorted({r["variant"] for r in rows if not r["human_validated"]})
-    return {"title": title, "sections": sections,
-            "metadata": {"strategies": ", ".join(task.options.strategies), "temperature": task.options.temperature,
-                         "judge sees the image": task.options.judge_sees_image,
-                         "machine variants": ", ".join(machine) or "none",
-                         "BERTScore encoder": task.options.bertscore_model or "none",
-                         "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none"}}
+    return ReportContent(title=title, sections=sections, metadata={
+        "strategies": ", ".join(task.options.strategies), "temperature": task.options.temperature,
+        "judge sees the image": task.options.judge_sees_image,
+        "machine variants": ", ".join(machine) or "none",
+        "BERTScore encoder": task.options.bertscore_model or "none",
+        "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none"})

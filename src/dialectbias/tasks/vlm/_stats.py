@@ -1,7 +1,7 @@
 """Statistics of the BanglaVerse tasks (BanglaVerse §5, App. E.2, G; SPEC §4 P5), on plain DataFrames.
 
 - accuracy per model × variant × strategy × domain, with an `all` domain row (percent, unrounded);
-- Wald 95% CI `p ± 1.96·sqrt(p(1−p)/n)` (App. G.2; not clipped to [0, 1], as written);
+- Wald 95% CI `p ± 1.96·sqrt(p(1−p)/n)` (App. G.2, `metrics.wald_ci`; not clipped to [0, 1], as written);
 - Table 3: each variant's value and its delta vs standard Bengali per model, plus the dialect mean;
 - App. G.1: paired t-test over (model × domain) conditions of standard vs the mean of the dialects;
 - Table 4: domain difficulty `f(d) = (100 − best VQA accuracy % over strategies) + (100 − 100 × caption
@@ -21,20 +21,11 @@ import pandas as pd
 
 from dialectbias.data import STANDARD
 from dialectbias.dialects import language_of
-from dialectbias.metrics import paired_test, pearson, spearman
+from dialectbias.metrics import paired_test, pearson, spearman, wald_ci
 
 ALL = "all"
 DIALECT_MEAN = "dialect_mean"
-Z95 = 1.96
 KEYS = ["model", "variant", "strategy", "domain"]
-
-
-def wald_ci(p: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wald interval of a proportion `p` (0–1) over `n` trials: p ± z·sqrt(p(1−p)/n); (nan, nan) for n = 0."""
-    if n <= 0 or math.isnan(p):
-        return math.nan, math.nan
-    half = z * math.sqrt(p * (1 - p) / n)
-    return p - half, p + half
 
 
 def accuracy_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:

@@ -17,14 +17,29 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialectbias.config import Experiment
-from dialectbias.data import Item, LoadReport, MediaError, load_image, resolve_item_image
-from dialectbias.data._banglaverse import BanglaVerseLoad, banglaverse_root, items_dir, iter_banglaverse
-from dialectbias.data._loaders import MAX_NAMED
+from dialectbias.data import (
+    MAX_NAMED,
+    BanglaVerseLoad,
+    Item,
+    LoadReport,
+    MediaError,
+    banglaverse_root,
+    items_dir,
+    iter_banglaverse,
+    load_image,
+    resolve_item_image,
+)
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
-from dialectbias.run._import import IMPORTED_PROVIDER, imported_model, imported_model_ids, importing
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, StageYield
+from dialectbias.run import (
+    IMPORTED_PROVIDER,
+    RequestSpec,
+    Skipped,
+    StageYield,
+    imported_model,
+    imported_model_ids,
+    importing,
+)
 from dialectbias.store import Store
 from dialectbias.tasks._base import Task
 from dialectbias.tasks.vlm._items import FEW_SHOT_SPLIT, Language, few_shot_split, has_entry, variant_language

@@ -10,17 +10,20 @@ Bengali, the paired t-test of standard vs the dialect mean, domain difficulty an
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from dialectbias.data import Item
-from dialectbias.run._stage import Stage
+from dialectbias.run import Stage
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._items import vqa_variant
 from dialectbias.tasks.vlm._parse import FUZZY_CUTOFF
 from dialectbias.tasks.vlm._prompts import options_text
 from dialectbias.tasks.vlm._task import VLMOptions, VLMTask
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
 
 
 class VQAOptions(VLMOptions):
@@ -86,7 +89,7 @@ class VQATask(VLMTask):
 
         return [*vqa_summary(self.answers(store)), *self.held_out_lines(store)]
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.vlm._report import write_vqa_report
 
         return write_vqa_report(self, store, out_dir)

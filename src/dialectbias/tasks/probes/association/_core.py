@@ -9,8 +9,7 @@ App. B.3 equal-option variant, App. D.1/D.2 word lists). One concept per module,
 
 from __future__ import annotations
 
-from dialectbias.tasks.probes.association._parse import Answer, AssociationParse, parse_association
-from dialectbias.tasks.probes.association._prompt import (
+from dialectbias.tasks.probes._prompt import (
     ASSOCIATION_INSTRUCTION,
     NEUTRAL_INSTRUCTION,
     WRITER_PREFIX,
@@ -18,8 +17,7 @@ from dialectbias.tasks.probes.association._prompt import (
     Writer,
     build_association_prompt,
 )
-from dialectbias.tasks.probes.association._score import AssociationScore, association_bias
-from dialectbias.tasks.probes.association._traits import (
+from dialectbias.tasks.probes._traits import (
     ADJECTIVES_PER_POLE,
     Pole,
     Trait,
@@ -27,6 +25,8 @@ from dialectbias.tasks.probes.association._traits import (
     load_traits,
     load_writer_labels,
 )
+from dialectbias.tasks.probes.association._parse import Answer, AssociationParse, parse_association
+from dialectbias.tasks.probes.association._score import AssociationScore, association_bias
 
 __all__ = [
     "ADJECTIVES_PER_POLE",

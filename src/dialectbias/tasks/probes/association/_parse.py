@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialectbias.tasks.probes.association._prompt import AssociationPrompt
-from dialectbias.tasks.probes.association._traits import _norm
+from dialectbias.tasks.probes._prompt import AssociationPrompt
+from dialectbias.tasks.probes._traits import _norm
 
 Answer = Literal["A", "B", "none", "both"]
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from dialectbias.dialects import control_variants, language_of
 from dialectbias.errors import DataError
-from dialectbias.report import Section, bias_ci_plot, heatmap, rate_plot
+from dialectbias.report import ReportContent, Section, bias_ci_plot, heatmap, rate_plot
 from dialectbias.store import Store
 from dialectbias.tasks.probes._prefix import prefix_sections
 from dialectbias.tasks.probes._report import (
@@ -31,8 +31,7 @@ from dialectbias.tasks.probes._report import (
     rejection_table,
     stats_table,
 )
-from dialectbias.text import NOISY, token_length_parity
-from dialectbias.text._noise import BUILTIN_TOKENIZERS, TokenCounter
+from dialectbias.text import BUILTIN_TOKENIZERS, NOISY, TokenCounter, token_length_parity
 
 if TYPE_CHECKING:
     from dialectbias.tasks.probes.association._task import AssociationTask
@@ -248,7 +247,7 @@ def _scored_frame(task: AssociationTask, store: Store, models: Sequence[str]) ->
                          bias=scored.bias.astype(float))
 
 
-def write_association_report(task: AssociationTask, store: Store, out_dir: Path) -> dict[str, Any]:
+def write_association_report(task: AssociationTask, store: Store, out_dir: Path) -> ReportContent:
     models = [m.id for m in task.exp.models]
     o = task.options
     variant = " · equal-option variant (App. B.3: bias_fallback)" if o.allow_neutral else ""
@@ -256,9 +255,9 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
     title = f"{task.exp.name}: association probe ({setting}{variant})"
     scored = _scored_frame(task, store, models)
     if scored.empty:
-        return {"title": title, "sections": [Section(
+        return ReportContent(title=title, sections=[Section(
             heading="No answers yet", text="No generation of the experiment's models has completed: run "
-                                           "`dialectbias run` first.")]}
+                                           "`dialectbias run` first.")])
     scored.to_csv(out_dir / "association_answers.csv", index=False)
     n_res, seed = o.n_resamples, task.exp.seed
     main = scored[scored.condition == DIALECT]  # the noisy control has its own section
@@ -309,13 +308,12 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
                         "reject_reason": "why strict parsing rejected the answer (the offending lines)"}),
     ]
     accepted = main[main.accepted.astype(bool)]
-    return {"title": title, "sections": sections,
-            "metadata": {"prompts answered": len(scored), "accepted": int(scored.accepted.astype(bool).sum()),
-                         "rejection rate": f"{1 - scored.accepted.astype(bool).mean():.3f}",
-                         "mean bias": f"{np.nanmean(accepted.bias):.3f}" if len(accepted) else "—",
-                         **({"noisy-control prompts": int((scored.condition == NOISY).sum())}
-                            if (scored.condition == NOISY).any() else {})},
-            "tables": {"by_trait": by_trait}}
+    return ReportContent(title=title, sections=sections, metadata={
+        "prompts answered": len(scored), "accepted": int(scored.accepted.astype(bool).sum()),
+        "rejection rate": f"{1 - scored.accepted.astype(bool).mean():.3f}",
+        "mean bias": f"{np.nanmean(accepted.bias):.3f}" if len(accepted) else "—",
+        **({"noisy-control prompts": int((scored.condition == NOISY).sum())}
+           if (scored.condition == NOISY).any() else {})})
 
 
 __all__ = ["BIAS_LEGEND", "GROUPS", "bias_table", "write_association_report"]

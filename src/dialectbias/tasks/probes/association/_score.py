@@ -6,8 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.metrics import association_bias as bias_from_counts
 from dialectbias.metrics import fallback_bias
+from dialectbias.tasks.probes._prompt import AssociationPrompt
 from dialectbias.tasks.probes.association._parse import AssociationParse
-from dialectbias.tasks.probes.association._prompt import AssociationPrompt
 
 
 class AssociationScore(BaseModel):

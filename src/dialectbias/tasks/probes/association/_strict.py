@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.metrics import association_bias, fallback_bias
-from dialectbias.tasks.probes.association._prompt import AssociationPrompt
+from dialectbias.tasks.probes._prompt import AssociationPrompt
 
 Category = Literal["pos", "neg"]
 

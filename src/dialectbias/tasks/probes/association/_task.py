@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Skipped, Stage
+from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import StageResult, Store
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
+from dialectbias.tasks.probes._prompt import writer_prefix
 from dialectbias.tasks.probes.association._core import (
     ASSOCIATION_INSTRUCTION,
     AssociationPrompt,
@@ -30,8 +30,10 @@ from dialectbias.tasks.probes.association._core import (
     build_association_prompt,
     parse_association,
 )
-from dialectbias.tasks.probes.association._prompt import writer_prefix
 from dialectbias.tasks.probes.association._strict import paper_rule_score
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
 
 
 class AssociationOptions(ProbeOptions):
@@ -166,7 +168,7 @@ class AssociationTask(ProbeTask):
         return [f"{model}: {ok} answers accepted · {rejected} rejected by strict parsing"
                 for model, (ok, rejected) in counts.items()]
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.probes.association._report import write_association_report
 
         return write_association_report(self, store, out_dir)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialectbias.tasks.probes.association._traits import _norm
+from dialectbias.tasks.probes._traits import _norm
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 
 Choice = Literal["trait", "opposite", "none", "both"]

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dialectbias._yaml import load_yaml
 from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
-from dialectbias.tasks.probes.association._prompt import WRITER_PREFIX, Writer, render_writers
-from dialectbias.tasks.probes.association._traits import Trait, _norm
+from dialectbias.tasks.probes._prompt import WRITER_PREFIX, Writer, render_writers
+from dialectbias.tasks.probes._traits import Trait, _norm
 
 #: The two-task frame of every decision prompt (German paper §3.4 "Prompt Creation"; App. D.2; the released
 #: templates' wording): Task 1 the profiles, Task 2 the decision.

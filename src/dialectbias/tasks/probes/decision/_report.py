@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from dialectbias.dialects import control_variants
-from dialectbias.report import Section, bias_ci_plot, heatmap, rate_plot
+from dialectbias.report import ReportContent, Section, bias_ci_plot, heatmap, rate_plot
 from dialectbias.store import Store
 from dialectbias.tasks.probes._prefix import PREFIX_LEGEND, prefix_sections
 from dialectbias.tasks.probes._report import (
@@ -165,7 +165,7 @@ def _generations(task: DecisionTask, store: Store) -> Iterator[tuple[str, str]]:
         yield row.request_id, row.output or ""
 
 
-def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> dict[str, Any]:
+def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> ReportContent:
     models = [m.id for m in task.exp.models]
     o = task.options
     setting = "naming and usage settings" if o.setting == "both" else f"{o.setting} setting"
@@ -175,9 +175,9 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> di
     if not rows.empty:
         rows = rows[rows.model.isin(models)]
     if rows.empty:
-        return {"title": title, "sections": [Section(
+        return ReportContent(title=title, sections=[Section(
             heading="No answers yet", text="No generation of the experiment's models has completed: run "
-                                           "`dialectbias run` first.")]}
+                                           "`dialectbias run` first.")])
     controls = control_variants()
     domains = {item.id: item.domain for item in store.iter_items()}
     rows = _with_language(rows, task.exp.dialects).assign(
@@ -235,11 +235,10 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> di
         *_marked_words_sections(task, store, rows, out_dir),
     ]
     ok = everything[everything.accepted]
-    return {"title": title, "sections": sections,
-            "metadata": {"prompts answered": len(everything), "decisions extracted": len(ok),
-                         "unextractable": len(everything) - len(ok),
-                         "mean decision score": f"{np.nanmean(ok.score.astype(float)):.3f}" if len(ok) else "—"},
-            "tables": {"by_trait": by_trait}}
+    return ReportContent(title=title, sections=sections, metadata={
+        "prompts answered": len(everything), "decisions extracted": len(ok),
+        "unextractable": len(everything) - len(ok),
+        "mean decision score": f"{np.nanmean(ok.score.astype(float)):.3f}" if len(ok) else "—"})
 
 
 def _setting_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:

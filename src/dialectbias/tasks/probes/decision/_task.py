@@ -16,7 +16,7 @@ import random
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -26,11 +26,10 @@ from dialectbias.errors import ConfigError
 from dialectbias.judges import parse_structured
 from dialectbias.metrics import decision_score
 from dialectbias.providers import ModelConfig
-from dialectbias.run._specs import RequestSpec
-from dialectbias.run._stage import Outcome, Skipped, Stage, StageYield, Write
+from dialectbias.run import Outcome, RequestSpec, Skipped, Stage, StageYield, Write
 from dialectbias.store import Store, dumps
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
-from dialectbias.tasks.probes.association._prompt import writer_prefix
+from dialectbias.tasks.probes._prompt import writer_prefix
 from dialectbias.tasks.probes.decision._extract import (
     Extraction,
     ExtractorAnswer,
@@ -41,6 +40,9 @@ from dialectbias.tasks.probes.decision._extract import (
 )
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
+
+if TYPE_CHECKING:
+    from dialectbias.report import ReportContent
 
 RUBRIC = "decision_extraction"
 EXTRACTOR_ROLE = "extractor"
@@ -266,7 +268,7 @@ class DecisionTask(ProbeTask):
         return [f"{model}: {ok} decisions read ({regex} by the regex fallback) · {bad} unextractable"
                 for model, (ok, bad, regex) in counts.items()]
 
-    def report(self, store: Store, out_dir: Path) -> dict[str, Any]:
+    def report(self, store: Store, out_dir: Path) -> ReportContent:
         from dialectbias.tasks.probes.decision._report import write_decision_report
 
         return write_decision_report(self, store, out_dir)

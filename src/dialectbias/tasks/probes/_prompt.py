@@ -1,5 +1,5 @@
-"""Association prompts (SPEC §4 P4; German paper §3.1 prefix, §3.3 instruction, App. B.3 equal-option
-variant): the templates and the seeded builder."""
+"""The probes' prompts: writer prefixes shared by association and decision, and the association prompt (SPEC §4 P4;
+German paper §3.1 prefix, §3.3 instruction, App. B.3 equal-option variant): the templates and the seeded builder."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dialectbias.tasks.probes.association._traits import ADJECTIVES_PER_POLE, Trait, _norm
+from dialectbias.tasks.probes._traits import ADJECTIVES_PER_POLE, Trait, _norm
 
 Writer = Literal["A", "B"]
 
