@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ from dialectbias.run._postcall import chat_request, result_row
 from dialectbias.run._runner import _compile, _save_items
 from dialectbias.run._stage import StagedTask
 from dialectbias.run._summary import StageStats
-from dialectbias.store import Store
+from dialectbias.store import Store, measured_means
 
 CHARS_PER_TOKEN = 4
 DEFAULT_MAX_TOKENS = 256
@@ -113,10 +112,7 @@ class TokenCounter:
 
 def _measured(store: Store, stage: str, model_id: str) -> tuple[float | None, float | None]:
     """(mean output tokens, mean latency) of this model's fresh answers in this stage, if the store has any."""
-    row = store.query(
-        "SELECT avg(c.tokens_out), avg(c.latency_s), count(*) FROM requests r JOIN cache c USING (cache_key) "
-        "WHERE r.stage = ? AND r.model_id = ? AND c.latency_s > 0", (stage, model_id))[0]
-    return (row[0], row[1]) if row[2] else (None, None)
+    return measured_means(store, stage, model_id)
 
 
 def _slots(exp: Experiment, config: ModelConfig) -> int:
@@ -125,20 +121,13 @@ def _slots(exp: Experiment, config: ModelConfig) -> int:
     return slots * (config.replicas if exp.executor == "ray" else 1)
 
 
-def _copy_store(source: Path, target: Path) -> Store:
-    if source.exists():
-        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
-            src.backup(dst)
-    return Store.open(target)
-
-
 def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True) -> list[PlanRow]:
     """The plan of every stage × model (see the module docstring); no model is called, the store is read.
     `tokenizers=False`: input tokens by characters only (no local tokenizer is loaded), e.g. to count
     what is left to send."""
     rows: list[PlanRow] = []
     with tempfile.TemporaryDirectory(prefix="dialectbias-plan-") as tmp:
-        store = _copy_store(exp.store_path, Path(tmp) / "plan.sqlite")
+        store = Store.open_copy(exp.store_path, Path(tmp) / "plan.sqlite")
         try:
             _save_items(exp, task, store)
             stages = task.stages()

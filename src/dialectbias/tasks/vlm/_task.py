@@ -25,7 +25,7 @@ from dialectbias.providers import ModelConfig
 from dialectbias.run._import import IMPORTED_PROVIDER, imported_model, imported_model_ids, importing
 from dialectbias.run._specs import RequestSpec
 from dialectbias.run._stage import Skipped, StageYield
-from dialectbias.store import Store
+from dialectbias.store import Store, ok_request_ids
 from dialectbias.tasks._base import Task
 from dialectbias.tasks.vlm._items import FEW_SHOT_SPLIT, Language, few_shot_split, has_entry, variant_language
 from dialectbias.tasks.vlm._prompts import STRATEGIES, Example, Strategy, build_parts, language_context, template_name
@@ -323,6 +323,4 @@ def _by_domain(items: list[Item]) -> dict[str, list[Item]]:
 
 
 def _ok_requests(store: Store, model_id: str) -> set[str]:
-    rows = store.query("SELECT r.request_id FROM requests r JOIN results s USING (request_id) WHERE r.stage = "
-                       "'generate' AND r.model_id = ? AND s.status = 'ok'", (model_id,))
-    return {r[0] for r in rows}
+    return ok_request_ids(store, "generate", model_id)
