@@ -66,7 +66,7 @@ def run_once(executor_name: str, base_url: str, n: int, concurrency: int, replic
             return elapsed
 
         seconds = asyncio.run(go())
-        ok = store.result_counts()[("gen", "m")].ok
+        ok = store.query("SELECT count(*) FROM results WHERE status='ok'")[0][0]
     if ok != n:
         raise RuntimeError(f"{executor_name} × {replicas}: {ok} of {n} requests answered")
     return seconds

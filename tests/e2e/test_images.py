@@ -15,7 +15,6 @@ import pytest
 from PIL import Image
 
 from dialectbias.store import Store
-from store_sql import sql
 
 # the size of a whole request row, every column in bytes
 ROW_BYTES = ("length(CAST(request_id AS BLOB)) + length(CAST(stage AS BLOB)) + length(CAST(model_id AS BLOB)) + "
@@ -74,8 +73,8 @@ def test_two_items_sharing_an_image_store_it_once(qa: Any, qa_project: Any, qa_s
     data = write_png(project.dir / "img/same.png", (10, 200, 30))
     assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
     with Store.open(project.store_path) as store:
-        images = sql(store, "SELECT sha256, mime, size, width, height FROM content WHERE kind = 'image'")
-        refs = sql(store, "SELECT count(*) FROM requests WHERE messages LIKE ?", (f"%{images[0][0]}%",))[0][0]
+        images = store.query("SELECT sha256, mime, size, width, height FROM content WHERE kind = 'image'")
+        refs = store.query("SELECT count(*) FROM requests WHERE messages LIKE ?", (f"%{images[0][0]}%",))[0][0]
     assert [tuple(r) for r in images] == [(hashlib.sha256(data).hexdigest(), "image/png", len(data), 64, 48)]
     assert refs == 2 * 2 * 3  # both items' generation requests, both models, every variant
 
@@ -88,7 +87,7 @@ def test_every_request_row_stays_under_2_kb(qa: Any, qa_project: Any, qa_server:
     assert (project.dir / "big.png").stat().st_size > 300_000
     assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
     with Store.open(project.store_path) as store:
-        sizes = sql(store, f"SELECT stage, max({ROW_BYTES}), count(*) FROM requests GROUP BY stage")
+        sizes = store.query(f"SELECT stage, max({ROW_BYTES}), count(*) FROM requests GROUP BY stage")
     assert {r[0] for r in sizes} == {"generate", "judge"}
     assert all(r[1] < 2048 for r in sizes), [tuple(r) for r in sizes]
 
@@ -134,7 +133,7 @@ def test_a_missing_image_skips_its_item_counted_and_the_run_completes(qa: Any, q
     assert "1 item in" in result.output and "image missing or unreadable: 'q02' (line 2)" in result.output
     assert "gone.png" in result.output
     with Store.open(project.store_path) as store:
-        done = sql(store, "SELECT item_id, count(*) FROM requests r JOIN results s USING (request_id) "
+        done = store.query("SELECT item_id, count(*) FROM requests r JOIN results s USING (request_id) "
                            "WHERE s.status = 'ok' AND r.stage = 'generate' GROUP BY item_id")
     assert {r[0]: r[1] for r in done} == {"q01": 6, "q03": 6}
 
@@ -154,13 +153,13 @@ def test_replacing_an_image_file_changes_its_requests_and_sends_them_again(qa: A
     write_png(project.dir / "pic.png", (100, 0, 0))
     assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
     with Store.open(project.store_path) as store:
-        before = {r[0] for r in sql(store, "SELECT cache_key FROM requests WHERE item_id = 'q01'")}
+        before = {r[0] for r in store.query("SELECT cache_key FROM requests WHERE item_id = 'q01'")}
     qa_server.reset_stats()
     new = write_png(project.dir / "pic.png", (0, 100, 0))
     assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
     assert sent_images(qa_server) == [new] * 6  # only q01's 6 generations (and their judgments) are new
     with Store.open(project.store_path) as store:
-        current = {r[0] for r in sql(store,
+        current = {r[0] for r in store.query(
             "SELECT cache_key FROM requests r JOIN current_requests c USING (request_id) WHERE r.item_id = 'q01'")}
     assert not current & before
 

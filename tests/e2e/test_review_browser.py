@@ -23,7 +23,6 @@ import pytest
 from PIL import Image
 
 from dialectbias.store import Store
-from store_sql import sql
 
 CHROMIUM = os.environ.get("DIALECTBIAS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -120,7 +119,7 @@ def login(browser: Any, study: dict[str, Any], name: str) -> Any:
 
 def annotations(study: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
     with Store.open(study["store"], create=False) as store:
-        rows = sql(store, "SELECT target_id, annotator, kind, value, comment, created_at FROM annotations"
+        rows = store.query("SELECT target_id, annotator, kind, value, comment, created_at FROM annotations"
                            + (" WHERE kind = ?" if kind else "") + " ORDER BY annotation_id", (kind,) if kind else ())
     return [{**dict(r), "value": json.loads(r["value"])} for r in rows]
 
@@ -176,7 +175,7 @@ def test_two_annotators_score_with_the_keyboard_at_once(browser: Any, study: dic
 def test_markup_in_items_is_shown_as_text(browser: Any, study: dict[str, Any], shots: Path) -> None:
     page = login(browser, study, "rahim")
     with Store.open(study["store"], create=False) as store:
-        task = sql(store, "SELECT task_id FROM assignments WHERE annotator='rahim' AND item_id='q02' AND "
+        task = store.query("SELECT task_id FROM assignments WHERE annotator='rahim' AND item_id='q02' AND "
                            "queue='judgments'")[0][0]
     page.goto(f"{study['url']}/task/{task}")
     assert SCRIPT in page.inner_text(".panels") and IMG in page.inner_text(".panels")
@@ -227,7 +226,7 @@ def test_an_image_answer_is_coded_with_the_error_categories(browser: Any, study:
 def test_urdu_renders_right_to_left(browser: Any, study: dict[str, Any], shots: Path) -> None:
     rahim = login(browser, study, "rahim")
     with Store.open(study["store"], create=False) as store:
-        task = sql(store, "SELECT task_id FROM assignments WHERE annotator='rahim' AND dialect='urdu' AND "
+        task = store.query("SELECT task_id FROM assignments WHERE annotator='rahim' AND dialect='urdu' AND "
                            "queue='judgments' ORDER BY item_id")[0][0]
     rahim.goto(f"{study['url']}/task/{task}")
     urdu = rahim.locator(".panel .text[lang='ur']").first
@@ -241,7 +240,7 @@ def test_urdu_renders_right_to_left(browser: Any, study: dict[str, Any], shots: 
 def test_another_annotators_task_url_shows_nothing(browser: Any, study: dict[str, Any], shots: Path) -> None:
     rahim = login(browser, study, "rahim")
     with Store.open(study["store"], create=False) as store:
-        theirs = sql(store, "SELECT task_id FROM assignments WHERE annotator='nila'")[0][0]
+        theirs = store.query("SELECT task_id FROM assignments WHERE annotator='nila'")[0][0]
     reply = rahim.goto(f"{study['url']}/task/{theirs}")
     assert reply.status == 404 and "No such task" in rahim.inner_text("main")
     fresh = browser.new_context().new_page()

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from dialectbias.store import Store
-from store_sql import connection, sql
+from store_sql import connection
 
 TABLES = ("qa_bias_counts.csv", "qa_bias_model_by_dialect.csv")
 
@@ -48,7 +48,7 @@ def report_tables(cli: Any, path: Path, out: Path) -> dict[str, str]:
 
 def current_generations(store_path: Path) -> int:
     with Store.open(store_path, create=False) as store:
-        return sql(store, "SELECT count(*) FROM current_requests WHERE stage = 'generate'")[0][0]
+        return store.query("SELECT count(*) FROM current_requests WHERE stage = 'generate'")[0][0]
 
 
 @pytest.fixture

@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from store_sql import sql
-
 SYSTEMS = ("good", "poor")
 # (id, dialect, source, reference, good system, poor system)
 ROWS = [
@@ -82,7 +80,7 @@ def test_judged_run_tables_and_export(server: Any, cli: Any, tmp_path: Path) -> 
     from dialectbias.store import Store
 
     with Store.open(tmp_path / "tq" / "tq.sqlite") as store:  # long prompt texts are stored by reference
-        messages = store.resolve_messages(sql(store, "SELECT messages FROM requests WHERE item_id='2' AND "
+        messages = store.resolve_messages(store.query("SELECT messages FROM requests WHERE item_id='2' AND "
                                                       "json_extract(meta, '$.system')='poor'")[0][0])
     with sqlite3.connect(tmp_path / "tq" / "tq.sqlite") as db:
         clipped = db.execute("SELECT count(*) FROM judgments WHERE clipped != '{}'").fetchone()[0]

@@ -21,7 +21,6 @@ import yaml
 from dialectbias.api import open_experiment
 from dialectbias.store import Store
 from dialectbias.testing._vlm_responder import IMAGE_CHECK_FAILED
-from store_sql import sql
 
 
 def _banglaverse() -> Path | None:
@@ -84,8 +83,8 @@ def image_counts(server: Any) -> list[tuple[int, int]]:
 
 def check_outputs(store_path: Path) -> int:
     with Store.open(store_path, create=False) as store:
-        bad = sql(store, "SELECT count(*) FROM results WHERE output LIKE ?", (f"{IMAGE_CHECK_FAILED}%",))[0][0]
-        ok = sql(store, "SELECT count(*) FROM results WHERE status = 'ok'")[0][0]
+        bad = store.query("SELECT count(*) FROM results WHERE output LIKE ?", (f"{IMAGE_CHECK_FAILED}%",))[0][0]
+        ok = store.query("SELECT count(*) FROM results WHERE status = 'ok'")[0][0]
     assert bad == 0, f"{bad} requests failed the responder's image check"
     return int(ok)
 

@@ -21,7 +21,6 @@ pytest.importorskip("transformers")
 from PIL import Image
 
 from dialectbias.store import Store
-from store_sql import sql
 
 
 def _builder() -> Any:
@@ -56,7 +55,7 @@ def test_vqa_strategies_on_a_tiny_local_vlm(tmp_path: Path, cli: Any) -> None:
     result = cli("run", path, "--no-progress")
     assert result.exit_code == 0, result.output
     with Store.open(tmp_path / "local.sqlite", create=False) as store:
-        done = sql(store, "SELECT json_extract(q.meta, '$.strategy'), r.status, r.tokens_in FROM requests q "
+        done = store.query("SELECT json_extract(q.meta, '$.strategy'), r.status, r.tokens_in FROM requests q "
                            "JOIN results r USING (request_id) WHERE q.stage = 'generate'")
     assert len(done) == 2 * 3 * 2 and all(r[1] == "ok" for r in done)  # 3 evaluated items per domain
     zero = min(r[2] for r in done if r[0] == "zero_shot")

@@ -27,7 +27,6 @@ from dialectbias.providers._base import ChatRequest  # noqa: E402
 from dialectbias.providers._hf import HFModel  # noqa: E402
 from dialectbias.providers._hf_config import HFModelConfig  # noqa: E402
 from dialectbias.providers._hf_vision import has_images, is_vision_model, vision_messages  # noqa: E402
-from store_sql import sql  # noqa: E402
 from tiny_vlm import BLUE, GREEN, IMAGE_TOKENS, RED, build_tiny_llava, build_tiny_text_llama, png  # noqa: E402
 
 
@@ -240,7 +239,7 @@ def _tokens_in(store_path: Path, model_id: str) -> dict[tuple[str, str], int]:
     from dialectbias.store import Store
 
     with Store.open(store_path) as store:
-        rows = sql(store, "SELECT q.item_id, q.variant, r.tokens_in, r.status, r.output FROM requests q "
+        rows = store.query("SELECT q.item_id, q.variant, r.tokens_in, r.status, r.output FROM requests q "
                            "JOIN results r USING (request_id) WHERE q.model_id = ?", (model_id,))
     assert rows and all(r[3] == "ok" and r[4] for r in rows), rows
     return {(r[0], r[1]): int(r[2]) for r in rows}

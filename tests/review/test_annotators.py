@@ -9,13 +9,13 @@ import pytest
 
 from dialectbias.errors import DataError
 from dialectbias.review import add_annotator, annotator_for_token, assign, task_of, tasks_of
-from store_sql import connection, sql
+from store_sql import connection
 
 
 def test_the_token_is_stored_as_its_sha256_only(review_store: Any) -> None:
     with review_store.open() as store:
         token = add_annotator(store, "rahim", ["chittagong"], ["judgments"])
-        rows = sql(store, "SELECT * FROM annotators")
+        rows = store.query("SELECT * FROM annotators")
         dump = "\n".join(connection(store).iterdump())
     assert len(token) >= 43
     assert token not in dump
@@ -59,7 +59,7 @@ def test_each_target_goes_to_k_annotators_of_its_dialect(review_store: Any, rv: 
             add_annotator(store, name, ["chittagong"], ["judgments"])
         add_annotator(store, "s1", ["sylhet"], ["judgments"])
         summary = assign(store, rv.review_config(overlap=2))
-        rows = sql(store, "SELECT target_id, annotator, dialect FROM assignments")
+        rows = store.query("SELECT target_id, annotator, dialect FROM assignments")
         again = assign(store, rv.review_config(overlap=2))
     by_target: dict[str, set[str]] = {}
     for r in rows:
@@ -86,6 +86,6 @@ def test_an_annotator_sees_only_their_queues_and_dialects(review_store: Any, rv:
 
         both = annotator_named(store, "both")
         tasks = tasks_of(store, both)
-        hidden = sql(store, "SELECT task_id FROM assignments WHERE dialect='chittagong'")
+        hidden = store.query("SELECT task_id FROM assignments WHERE dialect='chittagong'")
         assert {t.queue for t in tasks} == {"judgments"} and {t.dialect for t in tasks} == {"sylhet"}
         assert hidden and task_of(store, both, hidden[0][0]) is None

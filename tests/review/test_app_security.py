@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from dialectbias.store import Store
-from store_sql import sql
 
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 pytest.importorskip("uvicorn", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
@@ -28,7 +27,7 @@ def _tasks(served: Any, rv: Any, who: str) -> list[dict[str, Any]]:
 
 def _annotations(served: Any) -> list[tuple[str, str, str]]:
     with Store.open(served.store.path, create=False) as store:
-        return [(r[0], r[1], r[2]) for r in sql(store, "SELECT target_id, annotator, kind FROM annotations")]
+        return [(r[0], r[1], r[2]) for r in store.query("SELECT target_id, annotator, kind FROM annotations")]
 
 
 def test_every_api_route_needs_a_valid_token(served: Any, rv: Any) -> None:
@@ -192,7 +191,7 @@ def test_concurrent_writes_from_several_annotators_lose_nothing(served: Any, rv:
         th.join(60)
     assert errors == []
     with Store.open(served.store.path, create=False) as store:
-        rows = sql(store, "SELECT target_id, annotator, count(*) FROM annotations GROUP BY target_id, annotator, "
+        rows = store.query("SELECT target_id, annotator, count(*) FROM annotations GROUP BY target_id, annotator, "
                            "kind")
     assert sum(r[2] for r in rows) == len(jobs)  # every distinct write is a row (three comments per task)
     assert len(rows) == len(jobs) // 3

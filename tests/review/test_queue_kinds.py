@@ -21,9 +21,8 @@ from dialectbias.review import (
     save_annotation,
     write_review_csv,
 )
-from dialectbias.store import OVERRIDE_KIND
+from dialectbias.store import OVERRIDE_KIND, ContentRow
 from dialectbias.tasks.qa_bias._report import final_scores
-from store_sql import connection, sql
 
 LIKERT = {"dialect_comprehension": 5, "factual_correctness": 4, "content_completeness": 3, "response_clarity": 2,
           "appropriate_length": 1}
@@ -189,7 +188,7 @@ def test_two_annotators_never_overwrite_each_other_and_the_latest_answer_wins(re
         assert save_annotation(store, "t", "a", "validation_3pt", {"label": 0}, now=4.0)
         assert save_annotation(store, "t", "a", "validation_3pt", {"label": 1}, now=5.0)  # back to 1: wins again
         latest = latest_annotations(store, "validation_3pt")
-        rows = sql(store, "SELECT annotator, value, created_at FROM annotations WHERE target_id='t' "
+        rows = store.query("SELECT annotator, value, created_at FROM annotations WHERE target_id='t' "
                            "ORDER BY annotation_id")
     assert latest[("t", "a")][0] == {"label": 1} and latest[("t", "a")][2] == 5.0
     assert latest[("t", "b")][0] == {"label": 2}
@@ -269,8 +268,7 @@ def test_error_coding_shows_the_items_own_image_after_few_shot_examples(review_s
     with review_store.open() as store:
         example = rv.png_bytes((0, 0, 255))
         ex_sha = hashlib.sha256(example).hexdigest()
-        connection(store).execute("INSERT INTO content VALUES (?,?,?,?,?,?,?)",
-                                  (ex_sha, "image", "image/png", len(example), example, 64, 48))
+        store.add_content([ContentRow(ex_sha, "image", "image/png", len(example), example, 64, 48)])
         messages = [{"role": "user", "content": [{"type": "image", "sha256": ex_sha, "mime": "image/png"},
                                                  {"type": "text", "text": "example"}]},
                     {"role": "assistant", "content": "Index: 1"},

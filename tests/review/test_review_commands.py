@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dialectbias.store import Store
-from store_sql import connection, sql
+from store_sql import connection
 
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 pytest.importorskip("uvicorn", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
@@ -129,7 +129,7 @@ def test_two_annotators_score_through_the_app_and_the_judges_are_calibrated(
             assert reply.status == 200, reply.text
         assert rv.http("GET", f"{url}/api/tasks", token=token).json() == []
     with Store.open(reviewed_project.store_path, create=False) as store:
-        rows = sql(store, "SELECT annotator, count(*) FROM annotations WHERE kind='judgment_override' "
+        rows = store.query("SELECT annotator, count(*) FROM annotations WHERE kind='judgment_override' "
                            "GROUP BY annotator")
     assert dict((r[0], r[1]) for r in rows) == {"rahim": 12, "karim": 12}
 
@@ -146,7 +146,7 @@ def test_two_annotators_score_through_the_app_and_the_judges_are_calibrated(
             and r["rubric_or_value"] == "dialect_comprehension" and r["dialect"] == "chittagong"]
     assert pair and pair[0]["n"] == "12" and pair[0]["kappa"] != ""
     with Store.open(reviewed_project.store_path, create=False) as store:
-        assert sql(store, "SELECT count(DISTINCT taken_at), count(*) FROM calibration_snapshots")[0][:] == (1, 4)
+        assert store.query("SELECT count(DISTINCT taken_at), count(*) FROM calibration_snapshots")[0][:] == (1, 4)
 
     report = cli("report", reviewed_project.yaml_path, "--out", tmp_path / "report")
     assert report.exit_code == 0, report.output
@@ -187,7 +187,7 @@ def _routed_project(qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path, h
     assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
     assert cli("review", "export", project.yaml_path, "--out", tmp_path / "queue.csv").exit_code == 0
     with Store.open(project.store_path, create=False) as store:
-        judge2 = {(r[0], r[1], r[2]): json.loads(r[3]) for r in sql(store,
+        judge2 = {(r[0], r[1], r[2]): json.loads(r[3]) for r in store.query(
             "SELECT model_id, item_id, variant, parsed FROM judgments WHERE judge_id = 'judge-2'")}
     with (tmp_path / "queue.csv").open(encoding="utf-8-sig", newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -205,7 +205,7 @@ def _routed_project(qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path, h
     result = cli("review", "import", project.yaml_path, tmp_path / "queue.csv", "--annotator", "lead")
     assert "6 imported" in result.output, result.output
     with Store.open(project.store_path, create=False) as store:
-        for rid, score in sql(store, "SELECT target_id, json_extract(value, '$.score') FROM annotations"):
+        for rid, score in store.query("SELECT target_id, json_extract(value, '$.score') FROM annotations"):
             humans[rid] = score
     calibration = cli("review", "calibration", project.yaml_path)
     assert calibration.exit_code == 0, calibration.output
@@ -221,7 +221,7 @@ def _table4(project: Any, cli: Any, out: Path) -> dict[str, dict[str, str]]:
 def _expected(project: Any, humans: dict[str, float], chittagong_judge: str) -> dict[tuple[str, str], float]:
     """(model, dialect) -> the mean final score: a human score, else chittagong's routed judge's, else judge-1's."""
     with Store.open(project.store_path, create=False) as store:
-        rows = sql(store, "SELECT request_id, judge_id, model_id, item_id, variant, score FROM judgments")
+        rows = store.query("SELECT request_id, judge_id, model_id, item_id, variant, score FROM judgments")
     other = {(r[2], r[3], r[4]): r[5] for r in rows if r[1] == chittagong_judge}
     final: dict[tuple[str, str], list[float]] = {}
     for rid, judge, model, item, variant, score in rows:

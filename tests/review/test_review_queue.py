@@ -15,7 +15,6 @@ from dialectbias.judges import RLAIF_CATEGORIES, rlaif_score
 from dialectbias.review import HUMAN_COLUMNS, QUEUE_COLUMNS, ReviewQueue, write_review_csv
 from dialectbias.store import Store, dumps
 from dialectbias.tasks.qa_bias._report import final_scores
-from store_sql import sql
 
 JUDGE = "judge-1"
 MODELS = ["model-a", "model-b"]
@@ -166,7 +165,7 @@ def test_round_trip_replaces_judge_scores_exactly_and_twice_changes_nothing(
     expected = dict(before) | {filled["low1"]: 4.7, filled["unparsed"]: rlaif_score([5, 4, 3, 2, 1]),
                                filled["flagged"]: 0.0}
     assert after == pytest.approx(expected)
-    ann = sql(store, "SELECT target_id, annotator, kind, value, comment, created_at FROM annotations "
+    ann = store.query("SELECT target_id, annotator, kind, value, comment, created_at FROM annotations "
                       "ORDER BY annotation_id")
     assert [(a["annotator"], a["kind"], a["created_at"]) for a in ann] == [
         ("rahim", "judgment_override", 1000.0)] * 3
@@ -181,7 +180,7 @@ def test_round_trip_replaces_judge_scores_exactly_and_twice_changes_nothing(
     again = queue(store).import_csv(path, "rahim", now=2000.0)
     assert (again.imported, again.skipped_empty, again.unchanged) == (0, 1, 3)
     assert final_table(store) == pytest.approx(after)
-    assert sql(store, "SELECT count(*) FROM annotations")[0][0] == 3
+    assert store.query("SELECT count(*) FROM annotations")[0][0] == 3
 
 
 def test_a_later_different_score_wins(store: Store, filled: dict[str, str], tmp_path: Path) -> None:
@@ -210,7 +209,7 @@ def test_spreadsheet_forms_are_accepted(store: Store, filled: dict[str, str], tm
 def import_error(store: Store, path: Path) -> str:
     with pytest.raises(DataError) as info:
         queue(store).import_csv(path, "rahim")
-    assert sql(store, "SELECT count(*) FROM annotations")[0][0] == 0  # all or nothing
+    assert store.query("SELECT count(*) FROM annotations")[0][0] == 0  # all or nothing
     return str(info.value)
 
 

@@ -33,7 +33,6 @@ from dialectbias.review import (
 )
 from dialectbias.review._annotators import annotator_named
 from dialectbias.store import Store, dumps
-from store_sql import sql
 
 #: sylhet: 8 items translated (4 Health, 4 without a domain); chittagong: 3 (Health)
 SYLHET, CHITTAGONG = [f"t{i:02d}" for i in range(8)], ["t00", "t01", "t02"]
@@ -218,7 +217,7 @@ def test_translation_score_export_fill_import(tstore: Path, tmp_path: Path) -> N
         assert stored[(rows[2]["target_id"], "rahim")][0] == {"score": 10}
         again = import_queue_csv(store, config(), out, "rahim", now=200.0)
         assert (again.imported, again.unchanged) == (0, 3)
-        assert sql(store, "SELECT count(*) FROM annotations")[0][0] == 3
+        assert store.query("SELECT count(*) FROM annotations")[0][0] == 3
         # the export now leaves out what is annotated, --all keeps it
         assert write_queue_csv(queue_kind("translation_score"), config(), store, out).rows == 1
         assert write_queue_csv(queue_kind("translation_score"), config(), store, out, include_done=True).rows == 4
@@ -247,7 +246,7 @@ def test_an_invalid_file_stores_nothing_and_names_every_row_and_column(tstore: P
     assert f"{out}:6: column target_id: unknown target 'nope'" in message
     assert f"{out}:7: column target_id: {rows[0]['target_id']!r} is also on line 2" in message
     with Store.open(tstore) as store:
-        assert sql(store, "SELECT count(*) FROM annotations")[0][0] == 0
+        assert store.query("SELECT count(*) FROM annotations")[0][0] == 0
 
 
 def test_corrections_by_csv_and_by_the_app_are_the_same_record(tstore: Path, tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from dialectbias.api import run_experiment
 from dialectbias.cli import _data  # noqa: F401 - registers `build questions`
 from dialectbias.cli._app import EXIT_EMPTY, EXIT_ERROR
 from dialectbias.store import Store
-from store_sql import sql
 
 
 def error_lines(result: Any) -> list[str]:
@@ -195,7 +194,7 @@ def test_an_oversized_item_is_refused_counted_and_named(qa: Any, qa_server: Any,
         "is): 'q03' (line 3) gold (150 characters)"]
     with Store.open(project.store_path) as store:
         assert [item.id for item in store.iter_items()] == ["q01", "q03"]
-        sent = sql(store, "SELECT DISTINCT item_id FROM requests ORDER BY 1")
+        sent = store.query("SELECT DISTINCT item_id FROM requests ORDER BY 1")
     assert [r[0] for r in sent] == ["q01", "q03"]
 
 

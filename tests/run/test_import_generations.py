@@ -13,7 +13,7 @@ from dialectbias.errors import DataError
 from dialectbias.run import import_generations as import_into_store
 from dialectbias.store import Store
 from dialectbias.tasks import get_task
-from store_sql import connection, sql
+from store_sql import connection
 
 URL = "http://127.0.0.1:9/v1"  # never called: importing sends nothing
 
@@ -49,7 +49,7 @@ def test_imported_rows_are_the_runs_generation_requests(exp: Any, qa: Any, tmp_p
     with Store.open(exp.store_path, create=False) as store:
         expected = {(s.item_id, s.variant): s.request_id()
                     for s in task.stages()[0].build(store, exp.models[0]) if hasattr(s, "request_id")}
-        rows = sql(store, "SELECT q.request_id, q.stage, q.item_id, q.variant, q.meta, s.* FROM requests q "
+        rows = store.query("SELECT q.request_id, q.stage, q.item_id, q.variant, q.meta, s.* FROM requests q "
                            "JOIN results s USING (request_id) ORDER BY q.variant")
     assert [(r["item_id"], r["variant"]) for r in rows] == [("q01", "standard"), ("q01", "sylhet")]
     for r in rows:
@@ -73,7 +73,7 @@ def test_reimport_is_a_no_op_and_a_changed_output_is_a_conflict(exp: Any, qa: An
     assert f"{other.resolve()}:2: model-a/q01/standard: output 'উত্তর: মেঘনা।' conflicts" in msg
     assert f"imported from {path.resolve()}" in msg and "'উত্তর: পদ্মা।'" in msg
     with Store.open(exp.store_path, create=False) as store:  # all or nothing: line 1 was not stored
-        assert sql(store, "SELECT count(*) FROM results")[0][0] == 2
+        assert store.query("SELECT count(*) FROM results")[0][0] == 2
 
 
 def test_duplicate_keys_in_one_file(exp: Any, qa: Any, tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_a_failed_result_is_replaced(exp: Any, qa: Any, tmp_path: Path) -> None:
     other = qa.write_jsonl(tmp_path / "retry.jsonl", [line()])
     assert import_generations(exp, other).imported == 1
     with Store.open(exp.store_path, create=False) as store:
-        row = sql(store, "SELECT s.status, q.meta FROM results s JOIN requests q USING (request_id)")[0]
+        row = store.query("SELECT s.status, q.meta FROM results s JOIN requests q USING (request_id)")[0]
     assert row["status"] == "ok" and json.loads(row["meta"])["imported_from"] == str(other.resolve())
 
 

@@ -18,7 +18,6 @@ import pytest
 from scale_helpers import exported
 
 from dialectbias.api import run_experiment
-from store_sql import sql
 
 pytestmark = pytest.mark.scale
 
@@ -145,7 +144,7 @@ def test_20000_requests_lose_and_duplicate_nothing(local_ray: Any, tmp_path: Pat
 
             asyncio.run(go())
             seconds = time.perf_counter() - started
-            rows = sql(store, "SELECT r.item_id, s.status, s.output FROM requests r JOIN results s "
+            rows = store.query("SELECT r.item_id, s.status, s.output FROM requests r JOIN results s "
                                "USING (request_id) WHERE r.stage='gen'")
             served = server.stats()
     assert len(rows) == N_MANY and {status for _, status, _ in rows} == {"ok"}

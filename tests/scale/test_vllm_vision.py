@@ -22,7 +22,6 @@ if not have("transformers"):
 from dialectbias.data import image_part, text_part  # noqa: E402
 from dialectbias.errors import ProviderError  # noqa: E402
 from dialectbias.providers import ChatRequest, config_class, create_model  # noqa: E402
-from store_sql import sql  # noqa: E402
 from tiny_vlm import BLUE, GREEN, IDEFICS3_IMAGE_TOKENS, RED, build_tiny_idefics3, build_tiny_text_llama  # noqa: E402
 
 SYSTEM = {"role": "system", "content": "উত্তর দাও।"}
@@ -170,7 +169,7 @@ def test_a_run_sends_the_stored_images_to_vllm(vlm: Any, vlm_folder: Path, qa: A
     result = cli("run", project.yaml_path, "--no-progress", "--yes")
     assert result.exit_code == 0, result.output
     with Store.open(project.store_path) as store:
-        rows = sql(store, "SELECT q.item_id, q.messages, r.tokens_in, r.status, r.output FROM requests q "
+        rows = store.query("SELECT q.item_id, q.messages, r.tokens_in, r.status, r.output FROM requests q "
                            "JOIN results r USING (request_id) WHERE q.model_id = ?", ("tiny-vlm",))
         sent = [(r["item_id"], store.resolve_messages(r["messages"]), int(r["tokens_in"])) for r in rows]
     assert len(rows) == 2 * 3 and all(r["status"] == "ok" and r["output"] for r in rows), [dict(r) for r in rows]

@@ -16,7 +16,6 @@ from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import Store
 from dialectbias.store._content import PARTS
-from store_sql import sql
 
 MODEL = OpenAIModelConfig(id="j", model="judge", base_url="http://127.0.0.1:1/v1")
 
@@ -47,7 +46,7 @@ def test_a_shared_system_prompt_is_stored_once_and_read_once(tmp_path: Path) -> 
     system = f"judge rules {uuid.uuid4()} " + "x" * 3000
     with Store.open(tmp_path / "s.sqlite") as store:
         store.add_requests(judge_spec(system, i).to_row() for i in range(50))
-        kinds = sql(store, "SELECT kind, count(*) FROM content GROUP BY kind ORDER BY kind")
+        kinds = store.query("SELECT kind, count(*) FROM content GROUP BY kind ORDER BY kind")
         assert [tuple(r) for r in kinds] == [("json", 1), ("text", 1)]
         reads = PARTS.reads
         rows = store.pending_requests("judge", "j", limit=100)
@@ -65,7 +64,7 @@ def test_resolved_messages_are_the_given_messages_with_image_bytes(tmp_path: Pat
     spec = judge_spec("short", messages=messages)
     with Store.open(tmp_path / "s.sqlite") as store:
         store.write([("requests", spec.to_row())])  # the executor's path (a re-ask's request row)
-        stored = sql(store, "SELECT messages FROM requests")[0][0]
+        stored = store.query("SELECT messages FROM requests")[0][0]
         sent = store.resolve_messages(stored)
         shown = store.resolve_messages(stored, images="ref")
     assert sent == [{"role": "user", "content": [{"type": "image", "image": image, "mime": "image/png"},

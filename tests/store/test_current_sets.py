@@ -12,7 +12,6 @@ from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import PARTS_KEY, Store
 from dialectbias.store._schema import MIGRATIONS
-from store_sql import sql
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 JUDGE = OpenAIModelConfig(id="j", model="judge-model", base_url="http://127.0.0.1:1/v1")
@@ -37,7 +36,7 @@ def reask(first: dict[str, Any]) -> dict[str, Any]:
 
 
 def current(store: Store) -> set[str]:
-    return {r[0] for r in sql(store, "SELECT request_id FROM current_requests")}
+    return {r[0] for r in store.query("SELECT request_id FROM current_requests")}
 
 
 @pytest.fixture
@@ -54,7 +53,7 @@ def test_recompiling_supersedes_the_old_row_and_what_was_built_on_it(store: Stor
     new = gen("নতুন প্রশ্ন")
     store.add_requests([new, kept], current=("generate", "m"))  # item q1's text was edited
     assert current(store) == {new["request_id"], kept["request_id"], j_kept["request_id"]}
-    assert sql(store, "SELECT count(*) FROM requests")[0][0] == 5  # superseded rows are kept
+    assert store.query("SELECT count(*) FROM requests")[0][0] == 5  # superseded rows are kept
 
 
 def test_a_reask_is_current_exactly_when_its_first_request_is(store: Store) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from dialectbias.store import OVERRIDE_KIND, Store, iter_judgments, latest_overrides
 from dialectbias.store._schema import MIGRATIONS
-from store_sql import sql
 
 
 def v4_store(path: Path) -> None:
@@ -36,7 +35,7 @@ def test_v4_judgments_move_into_checks_and_flags(tmp_path: Path) -> None:
     v4_store(tmp_path / "s.sqlite")
     with Store.open(tmp_path / "s.sqlite") as store:
         assert store.schema_version >= 6
-        columns = {r[1] for r in sql(store, "PRAGMA table_info(judgments)")}
+        columns = {r[1] for r in store.query("PRAGMA table_info(judgments)")}
         assert not columns & {"script_ok_judge", "script_ok_code", "script_share", "refusal"}
         got = {j.request_id: j for j in iter_judgments(store, "j", ["m"])}
         assert got["a"].checks == {"script": {"status": "ok", "share": 0.93, "reason": None}, "refusal": None}
@@ -45,5 +44,5 @@ def test_v4_judgments_move_into_checks_and_flags(tmp_path: Path) -> None:
         assert got["c"].checks["script"]["status"] == "indeterminate"
         assert {j.rubric for j in got.values()} == {"rlaif"}
         assert latest_overrides(store) == {"a": (7.5, "x")}
-        assert sql(store, "SELECT kind FROM annotations")[0][0] == OVERRIDE_KIND
-        assert json.loads(sql(store, "SELECT clipped FROM judgments LIMIT 1")[0][0]) == {}
+        assert store.query("SELECT kind FROM annotations")[0][0] == OVERRIDE_KIND
+        assert json.loads(store.query("SELECT clipped FROM judgments LIMIT 1")[0][0]) == {}

@@ -10,7 +10,7 @@ import pytest
 
 from dialectbias.store import Store
 from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection, sql
+from store_sql import connection
 
 
 def v6_store(path: Path) -> None:
@@ -29,11 +29,11 @@ def test_a_v6_store_gains_the_review_tables(tmp_path: Path) -> None:
     v6_store(tmp_path / "s.sqlite")
     with Store.open(tmp_path / "s.sqlite") as store:
         assert store.schema_version >= 7
-        tables = {r[0] for r in sql(store, "SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"annotators", "assignments", "calibration_snapshots"} <= tables
-        columns = {r[1] for r in sql(store, "PRAGMA table_info(annotators)")}
+        columns = {r[1] for r in store.query("PRAGMA table_info(annotators)")}
         assert columns == {"name", "token_hash", "dialects", "queues", "created_at", "updated_at"}
-        assert sql(store, "SELECT annotator, value FROM annotations")[0][:] == ("rahim", '{"score": 7.5}')
+        assert store.query("SELECT annotator, value FROM annotations")[0][:] == ("rahim", '{"score": 7.5}')
 
 
 def test_assignments_are_unique_per_queue_target_and_annotator(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from dialectbias.store import (
     update_overrides,
 )
 from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection, sql
+from store_sql import connection
 
 
 def v7_store(path: Path) -> None:
@@ -54,9 +54,9 @@ def test_a_rescored_override_identical_to_another_keeps_the_newer(tmp_path: Path
                            "VALUES ('j1', 'rahim', ?, '{\"score\":2.0}', 2)", (OVERRIDE_KIND,))
         connection(store).execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) "
                            "VALUES ('j1', 'rahim', ?, '{\"score\":2.5}', 3)", (OVERRIDE_KIND,))
-        ids = [r[0] for r in sql(store, "SELECT annotation_id FROM annotations ORDER BY annotation_id")]
+        ids = [r[0] for r in store.query("SELECT annotation_id FROM annotations ORDER BY annotation_id")]
         # the oldest and the newest become the same answer: the newest stays, after the middle one
         update_overrides(store, [(ids[0], '{"score":2.5}', "fp"), (ids[1], '{"score":2.0}', "fp"),
                                  (ids[2], '{"score":2.5}', "fp")])
-        rows = sql(store, "SELECT annotation_id, value, scoring FROM annotations ORDER BY annotation_id")
+        rows = store.query("SELECT annotation_id, value, scoring FROM annotations ORDER BY annotation_id")
         assert [tuple(r) for r in rows] == [(ids[1], '{"score":2.0}', "fp"), (ids[2], '{"score":2.5}', "fp")]

@@ -13,7 +13,7 @@ from dialectbias.errors import StoreError
 from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import SCHEMA_VERSION, Store
-from store_sql import connection, sql
+from store_sql import connection
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 
@@ -37,13 +37,13 @@ def store(tmp_path: Path):
 
 def test_new_store_is_at_the_current_schema_version(store: Store) -> None:
     assert store.schema_version == SCHEMA_VERSION
-    tables = {r[0] for r in sql(store, "SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"meta", "experiments", "items", "requests", "results", "cache", "judgments",
             "annotations"} <= tables
 
 
 def test_store_uses_wal(store: Store) -> None:
-    assert sql(store, "PRAGMA journal_mode")[0][0] == "wal"
+    assert store.query("PRAGMA journal_mode")[0][0] == "wal"
 
 
 def test_reopening_does_not_migrate_again_and_keeps_data(tmp_path: Path) -> None:
@@ -52,8 +52,8 @@ def test_reopening_does_not_migrate_again_and_keeps_data(tmp_path: Path) -> None
         s.add_requests([request_row(1)])
     with Store.open(path) as s, Store.open(path) as again:  # idempotent, also with two connections
         assert s.schema_version == again.schema_version == SCHEMA_VERSION
-        assert sql(s, "SELECT count(*) FROM requests")[0][0] == 1
-        assert sql(s, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(SCHEMA_VERSION)
+        assert s.query("SELECT count(*) FROM requests")[0][0] == 1
+        assert s.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(SCHEMA_VERSION)
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -79,10 +79,10 @@ def test_open_without_create_needs_an_existing_store(tmp_path: Path) -> None:
 def test_add_requests_is_idempotent(store: Store) -> None:
     first = [request_row(i) for i in range(3)]
     store.add_requests(first)
-    created = {r[0]: r[1] for r in sql(store, "SELECT request_id, created_at FROM requests")}
+    created = {r[0]: r[1] for r in store.query("SELECT request_id, created_at FROM requests")}
     store.add_requests([request_row(i) for i in range(3)])
-    assert sql(store, "SELECT count(*) FROM requests")[0][0] == 3
-    assert {r[0]: r[1] for r in sql(store, "SELECT request_id, created_at FROM requests")} == created
+    assert store.query("SELECT count(*) FROM requests")[0][0] == 3
+    assert {r[0]: r[1] for r in store.query("SELECT request_id, created_at FROM requests")} == created
     assert store.count_pending("generate", "m") == 3
 
 
@@ -137,11 +137,11 @@ def test_write_is_atomic(store: Store) -> None:
         store.write([("results", result_row(rows[0]["request_id"])),
                      ("cache", {"cache_key": "k", "output": "x", "created_at": 0.0}),
                      ("results", bad)])
-    assert sql(store, "SELECT count(*) FROM results")[0][0] == 0
-    assert sql(store, "SELECT count(*) FROM cache")[0][0] == 0
+    assert store.query("SELECT count(*) FROM results")[0][0] == 0
+    assert store.query("SELECT count(*) FROM cache")[0][0] == 0
     assert not connection(store).in_transaction
     store.write([("results", result_row(rows[0]["request_id"]))])  # the connection is still usable
-    assert sql(store, "SELECT count(*) FROM results")[0][0] == 1
+    assert store.query("SELECT count(*) FROM results")[0][0] == 1
 
 
 def test_write_replaces_a_failed_result(store: Store) -> None:
@@ -149,7 +149,7 @@ def test_write_replaces_a_failed_result(store: Store) -> None:
     store.add_requests([row])
     store.write([("results", result_row(row["request_id"], "failed"))])
     store.write([("results", result_row(row["request_id"], "ok"))])
-    assert [tuple(r) for r in sql(store, "SELECT status, error FROM results")] == [("ok", None)]
+    assert [tuple(r) for r in store.query("SELECT status, error FROM results")] == [("ok", None)]
 
 
 def test_results_must_reference_a_request(store: Store) -> None:
@@ -163,7 +163,7 @@ def test_items_roundtrip_in_utf8(store: Store) -> None:
     item = Item(id="q1", variants={"standard": "নদীর নাম কী?"}, gold={"a": 1}, metadata={"src": "ওয়েব"})
     assert store.save_items([item]) == 1
     assert list(store.iter_items()) == [item]
-    raw = sql(store, "SELECT variants FROM items")[0][0]
+    raw = store.query("SELECT variants FROM items")[0][0]
     assert "নদীর" in raw  # stored as UTF-8, not \\u escapes
 
 
@@ -180,8 +180,8 @@ def test_a_v1_store_is_migrated_in_place_keeping_its_data(tmp_path: Path) -> Non
     conn.close()
     with Store.open(path) as s:
         assert s.schema_version == SCHEMA_VERSION >= 2
-        assert sql(s, "SELECT output FROM cache")[0][0] == "out"
-        assert sql(s, "SELECT count(*) FROM compiled")[0][0] == 0
+        assert s.query("SELECT output FROM cache")[0][0] == "out"
+        assert s.query("SELECT count(*) FROM compiled")[0][0] == 0
 
 
 def test_a_v2_store_gets_the_judgment_source_column(tmp_path: Path) -> None:
@@ -203,5 +203,5 @@ def test_a_v2_store_gets_the_judgment_source_column(tmp_path: Path) -> None:
     conn.close()
     with Store.open(path) as s:
         assert s.schema_version == SCHEMA_VERSION >= 3
-        assert dict(sql(s, "SELECT request_id, source_request_id FROM judgments").__iter__()) == {
+        assert dict(s.query("SELECT request_id, source_request_id FROM judgments").__iter__()) == {
             "a": "a", "b": None, "c": "c"}

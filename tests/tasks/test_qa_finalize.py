@@ -21,7 +21,6 @@ from dialectbias.run._stage import Outcome
 from dialectbias.store import Store
 from dialectbias.tasks.qa_bias import QABiasTask
 from dialectbias.tasks.qa_bias._report import load_judgments
-from store_sql import sql
 
 FULL, MID, LOW, ZERO = [5, 5, 5, 5, 5], [4, 3, 5, 2, 1], [0, 1, 5, 4, 5], [0, 0, 0, 0, 0]
 FIELDS = ["dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
@@ -57,12 +56,12 @@ class Finalizer:
                     if isinstance(s, RequestSpec) and s.item_id == item.id and s.variant == "chittagong"
                     and s.meta["model_id"] == self.model.id)
         request_id = self._add(spec)["request_id"]
-        row = sql(self.store, "SELECT * FROM requests WHERE request_id=?", (request_id,))[0]
+        row = self.store.query("SELECT * FROM requests WHERE request_id=?", (request_id,))[0]
         output = RlaifJudgment(chain_of_thought_reasoning="…", script_valid=script_valid, refusal=refusal,
                                confidence=confidence, **dict(zip(FIELDS, likert, strict=True))).model_dump_json()
         outcome = Outcome(output=output, source_request_id=request_id, parsed=parse_structured(output, RlaifJudgment))
         self.store.write(self.task.finalize_judgment(self.store, row, outcome))
-        return dict(sql(self.store, "SELECT * FROM judgments WHERE request_id=?", (request_id,))[0])
+        return dict(self.store.query("SELECT * FROM judgments WHERE request_id=?", (request_id,))[0])
 
 
 @pytest.fixture

@@ -39,14 +39,14 @@ class ImportedGeneration:
 
 def models_with_imports(store: Store, stage: str) -> list[str]:
     """Ids of the models with imported requests in the stage (sorted)."""
-    rows = store._query(f"SELECT DISTINCT model_id FROM requests WHERE stage = ? AND "
+    rows = store.query(f"SELECT DISTINCT model_id FROM requests WHERE stage = ? AND "
                         f"json_extract(meta, '$.{IMPORTED_FROM}') IS NOT NULL ORDER BY model_id", (stage,))
     return [r[0] for r in rows]
 
 
 def stored_generation(store: Store, request_id: str) -> StoredGeneration | None:
     """The request stored under this id with its result, or None when there is no such request."""
-    rows = store._query("SELECT s.status, s.output, q.meta FROM requests q LEFT JOIN results s USING (request_id) "
+    rows = store.query("SELECT s.status, s.output, q.meta FROM requests q LEFT JOIN results s USING (request_id) "
                         "WHERE q.request_id = ?", (request_id,))
     if not rows:
         return None

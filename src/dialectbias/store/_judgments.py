@@ -121,7 +121,7 @@ def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCount
     """Counts per judge over its latest current judgment per (model, item, variant)."""
     if not judge_ids:
         return {}
-    rows = store._query(
+    rows = store.query(
         f"SELECT j.judge_id, count(*), coalesce(sum(j.parse_status = 'failed'), 0), coalesce(sum({_ZEROED_SQL}), 0), "
         "coalesce(sum(j.flagged), 0), coalesce(sum(j.needs_review), 0) FROM judgments j "
         f"WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) AND {LATEST_CURRENT_SQL} GROUP BY j.judge_id",
@@ -140,7 +140,7 @@ class JudgeYield:
 
 def judge_yields(store: Store, stage: str = "judge") -> dict[str, JudgeYield]:
     """Per judge model id: its current requests of `stage` and their judgments' outcome."""
-    rows = store._query(
+    rows = store.query(
         "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
         "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM current_requests cr "
         "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
@@ -193,13 +193,13 @@ def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pen
     sql = (f"SELECT {_RECORD_COLUMNS}, {refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
            f"WHERE {LATEST_CURRENT_SQL} AND j.judge_id = ? AND j.model_id IN ({','.join('?' * len(model_ids))})"
            f"{pending} ORDER BY j.model_id, j.variant, j.item_id, j.request_id")
-    for r in store._iter_query(sql, (judge_id, *model_ids, *routed)):
+    for r in store.iter_query(sql, (judge_id, *model_ids, *routed)):
         yield _record(r)
 
 
 def get_judgment(store: Store, request_id: str) -> JudgmentRecord | None:
     """The judgment stored under a judge request id, or None."""
-    rows = store._query(f"SELECT {_RECORD_COLUMNS}, '[]' FROM judgments j WHERE j.request_id = ?", (request_id,))
+    rows = store.query(f"SELECT {_RECORD_COLUMNS}, '[]' FROM judgments j WHERE j.request_id = ?", (request_id,))
     return _record(rows[0]) if rows else None
 
 
@@ -213,14 +213,14 @@ def _record(r: Any) -> JudgmentRecord:
 
 def latest_overrides(store: Store, request_ids: Sequence[str] | None = None) -> dict[str, tuple[float | None, str]]:
     """judgment request id -> (score, annotator) of its latest human override (of the given ids, or all)."""
-    rows = store._query(f"SELECT target_id, score, annotator FROM ({LATEST_OVERRIDE_SQL})")
+    rows = store.query(f"SELECT target_id, score, annotator FROM ({LATEST_OVERRIDE_SQL})")
     wanted = None if request_ids is None else set(request_ids)
     return {r[0]: (r[1], r[2]) for r in rows if wanted is None or r[0] in wanted}
 
 
 def human_overrides(store: Store, mode: str) -> dict[str, float | None]:
     """judgment request id -> its human score as `review.human_score` (`mode`) reads it (see `human_override_sql`)."""
-    return {r[0]: r[1] for r in store._query(f"SELECT target_id, score FROM ({human_override_sql(mode)})")}
+    return {r[0]: r[1] for r in store.query(f"SELECT target_id, score FROM ({human_override_sql(mode)})")}
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ class JudgmentScore:
 def judgment_scores(store: Store, human: str = "mean") -> Iterator[JudgmentScore]:
     """Every current judgment (all of them, in storage order) with its human score as `review.human_score`
     (`human`) reads it."""
-    rows = store._iter_query(
+    rows = store.iter_query(
         "SELECT j.judge_id, j.score, j.parsed, q.refs, o.score FROM judgments j "
         "JOIN current_requests c ON c.request_id = j.request_id JOIN requests q ON q.request_id = j.request_id "
         f"LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id")
@@ -249,7 +249,7 @@ def judgment_scores(store: Store, human: str = "mean") -> Iterator[JudgmentScore
 def raw_outputs_by_first_ref(store: Store, rubric: str) -> Iterator[tuple[str, str | None]]:
     """(first ref, raw output) of the current judgments of a rubric: the text each judgment was parsed from
     (a re-ask's when it was re-asked), keyed by the request it judged, in storage order."""
-    yield from ((r[0], r[1]) for r in store._iter_query(
+    yield from ((r[0], r[1]) for r in store.iter_query(
         "SELECT json_extract(r.refs, '$[0]'), j.raw_output FROM judgments j "
         "JOIN current_requests cr ON cr.request_id = j.request_id "
         "JOIN requests r ON r.request_id = j.request_id WHERE j.rubric = ?", (rubric,)))
@@ -290,7 +290,7 @@ def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch
     values (`update_judgments`) before asking for the next."""
     after = 0
     while True:
-        rows = store._query(
+        rows = store.query(
             "SELECT j.rowid, j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, j.clipped, "
             "j.reason, q.refs, q.meta FROM judgments j JOIN requests q ON q.request_id = j.request_id "
             "WHERE j.judge_id = ? AND j.scoring IS NOT ? AND j.rowid > ? "
@@ -330,7 +330,7 @@ def overrides_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch
     with `update_overrides` in between)."""
     after = 0
     while True:
-        rows = store._query(
+        rows = store.query(
             "SELECT a.annotation_id, a.target_id, a.value, j.parsed, j.clipped FROM annotations a "
             "JOIN judgments j ON j.request_id = a.target_id WHERE a.kind = ? AND j.judge_id = ? "
             "AND a.scoring IS NOT ? AND a.annotation_id > ? "

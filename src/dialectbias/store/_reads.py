@@ -11,23 +11,23 @@ from dialectbias.store._store import Store
 
 def has_items(store: Store) -> bool:
     """True when the store holds items (a run or an import stored the experiment's)."""
-    return bool(store._query("SELECT 1 FROM items LIMIT 1"))
+    return bool(store.query("SELECT 1 FROM items LIMIT 1"))
 
 
 def item_facets(store: Store) -> list[ItemFacets]:
     """Every stored item's question type and domain (in storage order)."""
-    return [ItemFacets(*r) for r in store._query("SELECT item_id, question_type, domain FROM items")]
+    return [ItemFacets(*r) for r in store.query("SELECT item_id, question_type, domain FROM items")]
 
 
 def result_output(store: Store, request_id: str) -> str | None:
     """The stored output of a request (None: no result yet, or the call failed without one)."""
-    rows = store._query("SELECT output FROM results WHERE request_id = ?", (request_id,))
+    rows = store.query("SELECT output FROM results WHERE request_id = ?", (request_id,))
     return rows[0][0] if rows else None
 
 
 def ok_request_ids(store: Store, stage: str, model_id: str) -> set[str]:
     """Ids of the stage's requests for the model with a successful result, current or superseded."""
-    rows = store._query("SELECT r.request_id FROM requests r JOIN results s USING (request_id) "
+    rows = store.query("SELECT r.request_id FROM requests r JOIN results s USING (request_id) "
                         "WHERE r.stage = ? AND r.model_id = ? AND s.status = 'ok'", (stage, model_id))
     return {r[0] for r in rows}
 
@@ -35,7 +35,7 @@ def ok_request_ids(store: Store, stage: str, model_id: str) -> set[str]:
 def stage_requests(store: Store, stage: str, model_id: str) -> Iterator[StageRequest]:
     """Every current request of the stage for the model, with its prompt and result (if any), in (item,
     variant, request id) order. Streamed."""
-    rows = store._iter_query(
+    rows = store.iter_query(
         "SELECT r.request_id, r.item_id, r.variant, r.template, r.meta, r.messages, s.status, s.output, s.error "
         "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
         "LEFT JOIN results s ON s.request_id = r.request_id "
@@ -48,7 +48,7 @@ def ok_results_mark(store: Store, stages: Sequence[str]) -> tuple[int, int]:
     """(how many, latest rowid) of the successful results of these stages' requests: it changes whenever one
     is added or replaced, so a later stage built from them knows to rebuild."""
     marks = ",".join("?" * len(stages))
-    row = store._query("SELECT count(*), coalesce(max(s.rowid), 0) FROM results s JOIN requests r USING (request_id) "
+    row = store.query("SELECT count(*), coalesce(max(s.rowid), 0) FROM results s JOIN requests r USING (request_id) "
                        f"WHERE s.status='ok' AND r.stage IN ({marks})", tuple(stages))[0]
     return row[0], row[1]
 
@@ -56,7 +56,7 @@ def ok_results_mark(store: Store, stages: Sequence[str]) -> tuple[int, int]:
 def measured_means(store: Store, stage: str, model_id: str) -> tuple[float | None, float | None]:
     """(mean output tokens, mean latency in seconds) of the model's answers in the stage that were actually
     called (cache entries with a latency); (None, None) when there is none."""
-    row = store._query(
+    row = store.query(
         "SELECT avg(c.tokens_out), avg(c.latency_s), count(*) FROM requests r JOIN cache c USING (cache_key) "
         "WHERE r.stage = ? AND r.model_id = ? AND c.latency_s > 0", (stage, model_id))[0]
     return (row[0], row[1]) if row[2] else (None, None)
@@ -64,6 +64,6 @@ def measured_means(store: Store, stage: str, model_id: str) -> tuple[float | Non
 
 def call_totals(store: Store) -> CallTotals:
     """The results of current requests: how many, how many failed, tokens in and out."""
-    row = store._query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) FROM results "
+    row = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) FROM results "
                        "WHERE request_id IN (SELECT request_id FROM current_requests)")[0]
     return CallTotals(row[0], row[1] or 0, row[2] or 0, row[3] or 0)

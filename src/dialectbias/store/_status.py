@@ -70,15 +70,15 @@ class JudgmentTally:
 def request_tallies(store: Store) -> list[RequestTally]:
     """Per stage × model, one tally of its current requests and one of its superseded ones (either left out
     when there are none)."""
-    return [RequestTally(r[0], r[1], bool(r[2]), *r[3:]) for r in store._query(_REQUESTS_SQL)]
+    return [RequestTally(r[0], r[1], bool(r[2]), *r[3:]) for r in store.query(_REQUESTS_SQL)]
 
 
 def judgment_tallies(store: Store) -> dict[bool, JudgmentTally]:
     """The judgments of current requests (key True) and of superseded ones (False); a key is missing when
     there are none."""
-    return {bool(r[0]): JudgmentTally(*r[1:]) for r in store._query(_JUDGMENTS_SQL)}
+    return {bool(r[0]): JudgmentTally(*r[1:]) for r in store.query(_JUDGMENTS_SQL)}
 
 
 def judgment_tallies_by_judge(store: Store) -> dict[tuple[str, str], JudgmentTally]:
     """(judge id, dialect) -> the current judgments of that judge in that dialect."""
-    return {(r[0], r[1]): JudgmentTally(*r[2:]) for r in store._query(_PER_JUDGE_SQL)}
+    return {(r[0], r[1]): JudgmentTally(*r[2:]) for r in store.query(_PER_JUDGE_SQL)}

@@ -25,8 +25,9 @@ REASK_SUFFIX = ":reask"
 REQUEST_COLUMNS = ("request_id", "stage", "model_id", "item_id", "variant", "refs", "template", "prompt_hash",
                    "messages", "params", "json_schema", "cache_key", "meta", "created_at")
 #: the tables `Store.write` takes rows of: what finishing a request writes (its result, the cache entry, a
-#: re-ask's request, a judgment); every other table is written by a method of its own
-WRITABLE_TABLES = ("requests", "results", "cache", "judgments")
+#: re-ask's request, and what a stage's `finalize` derives: a judgment, an annotation); every other table is
+#: written by a method of its own
+WRITABLE_TABLES = ("requests", "results", "cache", "judgments", "annotations")
 
 
 def dumps(value: Any) -> str:
@@ -299,7 +300,7 @@ class Store:
         if template_prefix is not None:
             where.append("substr(r.template, 1, ?) = ?")
             params += [len(template_prefix), template_prefix]
-        rows = self._iter_query(
+        rows = self.iter_query(
             "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.template, s.status, s.output, r.meta, r.refs "
             "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
             f"{'JOIN' if ok_only else 'LEFT JOIN'} results s ON s.request_id = r.request_id "
@@ -309,7 +310,7 @@ class Store:
 
     def result_counts(self) -> dict[tuple[str, str], ResultCounts]:
         """(stage, model id) -> its current requests, successes and failures."""
-        rows = self._query(
+        rows = self.query(
             "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
             "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
             "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
@@ -386,11 +387,14 @@ class Store:
         stored = json.loads(messages) if isinstance(messages, str) else messages
         return unpack_messages(stored, self.content, images=images)
 
-    # -- for the store's own modules: callers ask the named methods and functions above ----------------
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    # -- raw reads: for the store's own modules (and tests); code outside `dialectbias.store` asks the named
+    # methods and functions (tests/packaging/test_store_owns_sql.py checks that it passes no SQL) -----------
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """The rows of one statement."""
         return self._conn.execute(sql, params).fetchall()
 
-    def _iter_query(self, sql: str, params: Sequence[Any] = ()) -> Iterator[sqlite3.Row]:
+    def iter_query(self, sql: str, params: Sequence[Any] = ()) -> Iterator[sqlite3.Row]:
+        """The rows of one statement, fetched in chunks (streamed)."""
         cur = self._conn.execute(sql, params)
         while rows := cur.fetchmany(2000):
             yield from rows
