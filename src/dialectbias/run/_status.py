@@ -100,12 +100,12 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
                 block.note = f"outdated: compiled before the last {stages[i - 1].name}; rebuilt by the next run"
     stage_index = {s.name: i for i, s in enumerate(stages)}
     for tally in request_tallies(store):
-        stage, model_id = tally.stage, tally.model_id
-        key = (stage, model_id)
+        model_id = tally.model_id
+        key = (tally.stage, model_id)
         if key not in blocks:
-            base = stage.removesuffix(REASK_SUFFIX)
+            base = tally.stage.removesuffix(REASK_SUFFIX)
             known = (base, model_id) in order
-            blocks[key] = StageBlock(stage, model_id, state="compiled" if known else "superseded",
+            blocks[key] = StageBlock(tally.stage, model_id, state="compiled" if known else "superseded",
                                      note="" if known else "no longer in the experiment")
             order[key] = ((order[(base, model_id)][0], 1, order[(base, model_id)][2]) if known
                           else (len(stages) + stage_index.get(base, 0), 2, 0))

@@ -1,4 +1,10 @@
-"""The SQLite run store."""
+"""The SQLite run store: one typed interface, and every SQL statement behind it lives in this package.
+
+`_store.py` is the `Store` (open and migrate, experiments and items, requests, results, cache, the current rows,
+`write`), `_schema.py` its migrations; named reads and writes by concern: `_reads.py` (items, results, totals for
+tasks, reports and the runner), `_status.py` (`dialectbias status`), `_judgments.py` (judgments, human
+overrides, re-scoring), `_imports.py` (imported generations), `_export.py`, `_content.py`, `_owner.py`,
+`_lock.py`. Callers ask these; none passes SQL (tests/packaging/test_store_owns_sql.py)."""
 
 from dialectbias.store._content import TEXT_REF_MIN_CHARS, ContentRow, Packed, pack_messages, pack_schema
 from dialectbias.store._imports import (
