@@ -1,5 +1,6 @@
-"""The store owns its SQL (issue 20 item 3): no module outside `dialectbias.store` holds SQL text or touches the
-store's connection; tasks, reports, the runner and the CLI ask the store named questions. So a schema change
+"""The store owns its SQL (issue 20 item 3): no module outside `dialectbias.store` holds SQL text, touches the
+store's connection or runs a raw read (`Store.query`); tasks, reports, the runner and the CLI ask the store named
+questions. So a schema change
 (a migration) touches one package, and `CREATE TABLE` appears nowhere else.
 
 A string counts as SQL when it reads as a statement (keywords in capitals, in SQL's order: `SELECT … FROM`,
@@ -26,8 +27,9 @@ SQL = re.compile(
     r"|\b(?:CREATE|DROP|ALTER)\s+(?:TEMP\s+|TEMPORARY\s+|UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\b"
     r"|\bPRAGMA\s+\w+|\bWITH\s+\w+\s+AS\s*\(")
 
-#: attributes of a `Store` only its own modules may use
+#: attributes of a `Store` only its own modules (and tests) may use: its connection, and its raw reads
 PRIVATE = {"_conn", "conn"}
+RAW_READS = {"query", "iter_query"}
 
 
 def _strings(tree: ast.AST) -> list[tuple[int, str]]:
@@ -48,6 +50,9 @@ def sql_in(source: str) -> list[str]:
     tree = ast.parse(source)
     found = [f"{line}: {text.strip()[:80]!r}" for line, text in _strings(tree) if SQL.search(text)]
     found += [f"{n.lineno}: .{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in PRIVATE]
+    found += [f"{n.lineno}: {ast.unparse(n.func)}(…)" for n in ast.walk(tree) if isinstance(n, ast.Call)
+              and isinstance(n.func, ast.Attribute) and n.func.attr in RAW_READS
+              and "store" in ast.unparse(n.func.value).lower()]
     return found
 
 
@@ -84,6 +89,8 @@ def test_the_store_holds_the_schema() -> None:
     'q = "PRAGMA journal_mode"',
     "store.conn.execute(x)",
     "store._conn.execute(x)",
+    "rows = self.store.query(LATEST_OVERRIDE_SQL)",
+    "rows = store.iter_query(sql, params)",
 ])
 def test_sql_and_connection_use_are_found(source: str) -> None:
     assert sql_in(source)
@@ -94,6 +101,7 @@ def test_sql_and_connection_use_are_found(source: str) -> None:
     'label = "selected from the list"',
     'note = "rows are inserted into the table and deleted from it"',
     "rows = store.stage_results('generate')",
+    "vector = self._model.query(text)",
 ])
 def test_prose_is_not_sql(source: str) -> None:
     assert not sql_in(source)
