@@ -73,6 +73,17 @@ def test_no_module_outside_the_store_holds_sql() -> None:
         f"  {file}:{hit}" for file, hits in problems.items() for hit in hits)
 
 
+def test_the_connection_is_private_in_the_store_too() -> None:
+    """`Store._conn`: no module, the store's own included, reads a public `conn` (a leftover of the rename)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if not rel.startswith(NOT_YET):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            found += [f"{rel}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "conn"]
+    assert not found, "use the store's named methods (inside dialectbias.store: `_conn`): " + ", ".join(found)
+
+
 def test_the_store_holds_the_schema() -> None:
     """The check looks where the SQL is: the migrations and the store's reads are found by it."""
     found = [path.name for path in sorted((PACKAGE / "store").glob("*.py")) if sql_in(path.read_text("utf-8"))]
