@@ -110,11 +110,6 @@ class TokenCounter:
         return estimate_tokens(request)
 
 
-def _measured(store: Store, stage: str, model_id: str) -> tuple[float | None, float | None]:
-    """(mean output tokens, mean latency) of this model's fresh answers in this stage, if the store has any."""
-    return measured_means(store, stage, model_id)
-
-
 def _slots(exp: Experiment, config: ModelConfig) -> int:
     slots = int(getattr(config, "batch_size", 0) or 0) if config.provider in ("hf", "vllm") else 0
     slots = slots or config.max_concurrency
@@ -146,7 +141,7 @@ def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True) -> 
 
 def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, total: int,
                 counter: TokenCounter) -> PlanRow:
-    mean_out, latency = _measured(store, stage, config.id)
+    mean_out, latency = measured_means(store, stage, config.id)  # of fresh answers, if any
     cached = total - store.count_pending(stage, config.id)
     tokens_in = tokens_out = to_send = 0
     placeholders: list[tuple[str, dict[str, Any]]] = []
