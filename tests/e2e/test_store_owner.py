@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from dialectbias.store import Store
+from store_sql import connection
 
 TABLES = ("qa_bias_counts.csv", "qa_bias_model_by_dialect.csv")
 
@@ -171,7 +172,7 @@ def test_a_store_written_before_owners_were_recorded_belongs_to_its_experiment_b
         qa: Any, qa_server: Any, cli: Any, tmp_path: Path, study_a: tuple[Path, dict[str, str]]) -> None:
     a, tables = study_a
     with Store.open(tmp_path / "shared.sqlite", create=False) as store:
-        store.conn.execute("DELETE FROM meta WHERE key LIKE 'owner_%'")
+        connection(store).execute("DELETE FROM meta WHERE key LIKE 'owner_%'")
     b = experiment(qa, tmp_path, qa_server.base_url, "study-b", models=("model-a",))
     refused = cli("status", b)
     assert refused.exit_code == 1

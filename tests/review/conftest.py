@@ -23,7 +23,7 @@ import pytest
 from dialectbias.data import Item
 from dialectbias.judges import RLAIF_CATEGORIES, load_rubric, rlaif_score
 from dialectbias.review import ReviewConfig, add_annotator
-from dialectbias.store import Store, dumps
+from dialectbias.store import ContentRow, Store, dumps
 
 JUDGE = "judge-1"
 MODELS = ["model-a", "model-b"]
@@ -75,8 +75,7 @@ def add_image_generation(store: Store, model: str, item: str, variant: str, outp
     """A model request with an image part and its answer; returns (request id, image sha256)."""
     data = png_bytes()
     sha = hashlib.sha256(data).hexdigest()
-    store.conn.execute("INSERT OR IGNORE INTO content VALUES (?,?,?,?,?,?,?)", (sha, "image", "image/png", len(data),
-                                                                                 data, 64, 48))
+    store.add_content([ContentRow(sha, "image", "image/png", len(data), data, 64, 48)])
     rid = f"vqa-{model}-{item}-{variant}"
     messages = [{"role": "user", "content": [{"type": "image", "sha256": sha, "mime": "image/png"},
                                              {"type": "text", "text": "question"}]}]

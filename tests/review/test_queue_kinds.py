@@ -21,7 +21,7 @@ from dialectbias.review import (
     save_annotation,
     write_review_csv,
 )
-from dialectbias.store import OVERRIDE_KIND
+from dialectbias.store import OVERRIDE_KIND, ContentRow
 from dialectbias.tasks.qa_bias._report import final_scores
 
 LIKERT = {"dialect_comprehension": 5, "factual_correctness": 4, "content_completeness": 3, "response_clarity": 2,
@@ -268,8 +268,7 @@ def test_error_coding_shows_the_items_own_image_after_few_shot_examples(review_s
     with review_store.open() as store:
         example = rv.png_bytes((0, 0, 255))
         ex_sha = hashlib.sha256(example).hexdigest()
-        store.conn.execute("INSERT INTO content VALUES (?,?,?,?,?,?,?)", (ex_sha, "image", "image/png", len(example),
-                                                                          example, 64, 48))
+        store.add_content([ContentRow(ex_sha, "image", "image/png", len(example), example, 64, 48)])
         messages = [{"role": "user", "content": [{"type": "image", "sha256": ex_sha, "mime": "image/png"},
                                                  {"type": "text", "text": "example"}]},
                     {"role": "assistant", "content": "Index: 1"},

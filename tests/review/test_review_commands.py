@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from dialectbias.store import Store
+from store_sql import connection
 
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 pytest.importorskip("uvicorn", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
@@ -68,7 +69,7 @@ def test_add_annotator_prints_the_token_alone_on_its_last_line(reviewed_project:
     assert "12 task(s) assigned" in before  # 2 models × 6 items in chittagong (the primary judge's judgments)
     assert "12 item(s) have no annotator of their dialect yet" in before  # sylhet
     with Store.open(reviewed_project.store_path, create=False) as store:
-        assert token not in "\n".join(store.conn.iterdump())
+        assert token not in "\n".join(connection(store).iterdump())
     again = cli("review", "add-annotator", reviewed_project.yaml_path, "rahim", "--dialects", "chittagong")
     assert again.exit_code == 1 and "exists already" in again.output
     typo = cli("review", "add-annotator", reviewed_project.yaml_path, "x", "--dialects", "chitagong")

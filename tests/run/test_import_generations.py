@@ -13,6 +13,7 @@ from dialectbias.errors import DataError
 from dialectbias.run import import_generations as import_into_store
 from dialectbias.store import Store
 from dialectbias.tasks import get_task
+from store_sql import connection
 
 URL = "http://127.0.0.1:9/v1"  # never called: importing sends nothing
 
@@ -88,7 +89,7 @@ def test_a_failed_result_is_replaced(exp: Any, qa: Any, tmp_path: Path) -> None:
     path = qa.write_jsonl(tmp_path / "g.jsonl", [line()])
     import_generations(exp, path)
     with Store.open(exp.store_path, create=False) as store:
-        store.conn.execute("UPDATE results SET status='failed', output=NULL")
+        connection(store).execute("UPDATE results SET status='failed', output=NULL")
     other = qa.write_jsonl(tmp_path / "retry.jsonl", [line()])
     assert import_generations(exp, other).imported == 1
     with Store.open(exp.store_path, create=False) as store:

@@ -10,6 +10,7 @@ import pytest
 
 from dialectbias.store import Store
 from dialectbias.store._schema import MIGRATIONS
+from store_sql import connection
 
 
 def v6_store(path: Path) -> None:
@@ -37,14 +38,14 @@ def test_a_v6_store_gains_the_review_tables(tmp_path: Path) -> None:
 
 def test_assignments_are_unique_per_queue_target_and_annotator(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.sqlite") as store:
-        store.conn.execute("INSERT INTO annotators VALUES ('a', 'h1', '[]', '[]', 0, 0)")
-        store.conn.execute("INSERT INTO annotators VALUES ('b', 'h2', '[]', '[]', 0, 0)")
+        connection(store).execute("INSERT INTO annotators VALUES ('a', 'h1', '[]', '[]', 0, 0)")
+        connection(store).execute("INSERT INTO annotators VALUES ('b', 'h2', '[]', '[]', 0, 0)")
         row = "INSERT INTO assignments VALUES (?, 'judgments', 't1', 'q1', 'sylhet', ?, 0)"
-        store.conn.execute(row, ("x1", "a"))
-        store.conn.execute(row, ("x2", "b"))  # a second annotator on the same item: overlap
+        connection(store).execute(row, ("x1", "a"))
+        connection(store).execute(row, ("x2", "b"))  # a second annotator on the same item: overlap
         with pytest.raises(sqlite3.IntegrityError):
-            store.conn.execute(row, ("x3", "a"))
+            connection(store).execute(row, ("x3", "a"))
         with pytest.raises(sqlite3.IntegrityError):  # a token hash names one annotator
-            store.conn.execute("INSERT INTO annotators VALUES ('c', 'h1', '[]', '[]', 0, 0)")
+            connection(store).execute("INSERT INTO annotators VALUES ('c', 'h1', '[]', '[]', 0, 0)")
         with pytest.raises(sqlite3.IntegrityError):  # an assignment names an existing annotator
-            store.conn.execute(row, ("x4", "nobody"))
+            connection(store).execute(row, ("x4", "nobody"))

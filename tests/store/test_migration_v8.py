@@ -15,6 +15,7 @@ from dialectbias.store import (
     update_overrides,
 )
 from dialectbias.store._schema import MIGRATIONS
+from store_sql import connection
 
 
 def v7_store(path: Path) -> None:
@@ -39,20 +40,20 @@ def test_a_v7_stores_rows_have_no_fingerprint_and_are_rescored(tmp_path: Path) -
     v7_store(tmp_path / "s.sqlite")
     with Store.open(tmp_path / "s.sqlite") as store:
         assert store.schema_version == 8
-        assert [j.request_id for j in judgments_to_rescore(store, "judge-1", "abc")] == ["j1"]
-        assert [o.value for o in overrides_to_rescore(store, "judge-1", "abc")] == [{"score": 3.0}]
-        store.conn.execute("UPDATE judgments SET scoring = 'abc'")
-        assert judgments_to_rescore(store, "judge-1", "abc") == []
-        assert len(judgments_to_rescore(store, "judge-1", "def")) == 1
+        assert [j.request_id for b in judgments_to_rescore(store, "judge-1", "abc") for j in b] == ["j1"]
+        assert [o.value for b in overrides_to_rescore(store, "judge-1", "abc") for o in b] == [{"score": 3.0}]
+        connection(store).execute("UPDATE judgments SET scoring = 'abc'")
+        assert list(judgments_to_rescore(store, "judge-1", "abc")) == []
+        assert [len(b) for b in judgments_to_rescore(store, "judge-1", "def")] == [1]
 
 
 def test_a_rescored_override_identical_to_another_keeps_the_newer(tmp_path: Path) -> None:
     v7_store(tmp_path / "s.sqlite")
     with Store.open(tmp_path / "s.sqlite") as store:
-        store.conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) "
-                           "VALUES ('j1', 'rahim', ?, '{\"score\":2.0}', 2)", (OVERRIDE_KIND,))
-        store.conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) "
-                           "VALUES ('j1', 'rahim', ?, '{\"score\":2.5}', 3)", (OVERRIDE_KIND,))
+        connection(store).execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) "
+                                  "VALUES ('j1', 'rahim', ?, '{\"score\":2.0}', 2)", (OVERRIDE_KIND,))
+        connection(store).execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) "
+                                  "VALUES ('j1', 'rahim', ?, '{\"score\":2.5}', 3)", (OVERRIDE_KIND,))
         ids = [r[0] for r in store.query("SELECT annotation_id FROM annotations ORDER BY annotation_id")]
         # the oldest and the newest become the same answer: the newest stays, after the middle one
         update_overrides(store, [(ids[0], '{"score":2.5}', "fp"), (ids[1], '{"score":2.0}', "fp"),

@@ -13,6 +13,7 @@ from dialectbias.errors import StoreError
 from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import SCHEMA_VERSION, Store
+from store_sql import connection
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 
@@ -58,7 +59,7 @@ def test_reopening_does_not_migrate_again_and_keeps_data(tmp_path: Path) -> None
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "run.sqlite"
     with Store.open(path) as s:
-        s.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
+        connection(s).execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
     with pytest.raises(StoreError, match=r"newer than this dialectbias"):
         Store.open(path)
 
@@ -138,7 +139,7 @@ def test_write_is_atomic(store: Store) -> None:
                      ("results", bad)])
     assert store.query("SELECT count(*) FROM results")[0][0] == 0
     assert store.query("SELECT count(*) FROM cache")[0][0] == 0
-    assert not store.conn.in_transaction
+    assert not connection(store).in_transaction
     store.write([("results", result_row(rows[0]["request_id"]))])  # the connection is still usable
     assert store.query("SELECT count(*) FROM results")[0][0] == 1
 

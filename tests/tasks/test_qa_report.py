@@ -22,6 +22,7 @@ from dialectbias.metrics import critical_bias_sensitivity, lin_ccc, paired_test
 from dialectbias.store import OVERRIDE_KIND, Store, dumps
 from dialectbias.tasks import load_task
 from dialectbias.tasks.qa_bias._report import load_judgments
+from store_sql import connection
 
 MODELS = {"m-small": ("fam", 3), "m-large": ("fam", 70)}
 DIALECTS = ["chittagong", "sylhet", "tangail"]
@@ -85,7 +86,7 @@ def project(tmp_path: Path) -> Path:
     with Store.open(tmp_path / "rep.sqlite") as store:
         store.save_items(Item(id=i, question_type=qt, domain=dom, variants={"standard": "x", **{
             d: "y" for d in DIALECTS}}) for i, qt, dom in ITEMS)
-        conn = store.conn
+        conn = connection(store)
         conn.execute("BEGIN")
         for (judge, _), model, (item, _, _), dialect in itertools.product(JUDGES, MODELS, ITEMS, DIALECTS):
             rid = f"{judge}/{model}/{item}/{dialect}"

@@ -261,12 +261,12 @@ def export(experiment: ExperimentArg,
 
 def _has_items(store_path: Path) -> bool:
     """True when the store exists and holds the experiment's items (a run or an import stored them)."""
-    from dialectbias.store import Store
+    from dialectbias.store import Store, has_items
 
     if not store_path.is_file():
         return False
     with Store.open(store_path, create=False) as store:
-        return bool(store.query("SELECT 1 FROM items LIMIT 1"))
+        return has_items(store)
 
 
 @clear_errors

@@ -12,7 +12,7 @@ import pandas as pd
 from dialectbias.config import Experiment
 from dialectbias.report._content import ReportContent
 from dialectbias.report._html import Section, write_html
-from dialectbias.store import Store
+from dialectbias.store import Store, call_totals
 
 HUMAN_VALIDATED_CSV = "human_validated.csv"
 
@@ -29,13 +29,12 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
     with Store.open(exp.store_path, create=False) as store:
         result = task_report(store, out)
         validated = human_validated_section(store, out)
-        calls = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) "
-                            "FROM results WHERE request_id IN (SELECT request_id FROM current_requests)")[0]
+        calls = call_totals(store)
     metadata = {"experiment": exp.name, "task": exp.task, "experiment file": str(exp.path),
                 "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models),
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
-                "results stored": calls[0], "failed requests": calls[1] or 0,
-                "tokens in/out": f"{calls[2] or 0:,} / {calls[3] or 0:,}", **result.metadata}
+                "results stored": calls.results, "failed requests": calls.failed,
+                "tokens in/out": f"{calls.tokens_in:,} / {calls.tokens_out:,}", **result.metadata}
     return write_html(out / "index.html", result.title, [*result.sections, validated], metadata, note=exp.note,
                       alerts=alerts)
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,7 +38,7 @@ from dialectbias.run._postcall import chat_request, result_row
 from dialectbias.run._runner import _compile, _save_items
 from dialectbias.run._stage import StagedTask
 from dialectbias.run._summary import StageStats
-from dialectbias.store import Store
+from dialectbias.store import Store, measured_means
 
 CHARS_PER_TOKEN = 4
 DEFAULT_MAX_TOKENS = 256
@@ -112,25 +111,10 @@ class TokenCounter:
         return estimate_tokens(request)
 
 
-def _measured(store: Store, stage: str, model_id: str) -> tuple[float | None, float | None]:
-    """(mean output tokens, mean latency) of this model's fresh answers in this stage, if the store has any."""
-    row = store.query(
-        "SELECT avg(c.tokens_out), avg(c.latency_s), count(*) FROM requests r JOIN cache c USING (cache_key) "
-        "WHERE r.stage = ? AND r.model_id = ? AND c.latency_s > 0", (stage, model_id))[0]
-    return (row[0], row[1]) if row[2] else (None, None)
-
-
 def _slots(exp: Experiment, config: ModelConfig) -> int:
     slots = int(getattr(config, "batch_size", 0) or 0) if config.CAPABILITIES.batched else 0
     slots = slots or config.max_concurrency
     return slots * (config.replicas if exp.executor == "ray" else 1)
-
-
-def _copy_store(source: Path, target: Path) -> Store:
-    if source.exists():
-        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
-            src.backup(dst)
-    return Store.open(target)
 
 
 def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True) -> list[PlanRow]:
@@ -139,7 +123,7 @@ def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True) -> 
     what is left to send."""
     rows: list[PlanRow] = []
     with tempfile.TemporaryDirectory(prefix="dialectbias-plan-") as tmp:
-        store = _copy_store(exp.store_path, Path(tmp) / "plan.sqlite")
+        store = Store.open_copy(exp.store_path, Path(tmp) / "plan.sqlite")
         try:
             _save_items(exp, task, store)
             stages = task.stages()
@@ -158,7 +142,7 @@ def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True) -> 
 
 def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, total: int,
                 counter: TokenCounter) -> PlanRow:
-    mean_out, latency = _measured(store, stage, config.id)
+    mean_out, latency = measured_means(store, stage, config.id)  # of fresh answers, if any
     cached = total - store.count_pending(stage, config.id)
     tokens_in = tokens_out = to_send = 0
     placeholders: list[tuple[str, dict[str, Any]]] = []

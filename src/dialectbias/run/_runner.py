@@ -18,7 +18,7 @@ from dialectbias.run._progress import ProgressView
 from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, engine_seed_note
 from dialectbias.run._stage import Skipped, Stage, StagedTask, yield_problems
 from dialectbias.run._summary import RunSummary, StageStats
-from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store, earlier_stores
+from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store, earlier_stores, ok_results_mark
 
 
 def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
@@ -34,10 +34,8 @@ def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model:
 def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str], store: Store,
              model_stats: dict[str, StageStats]) -> None:
     """Build the stage's requests into the store, or reuse the set built by an identical earlier run."""
-    marks = ",".join("?" * len(earlier))
-    upstream = tuple(store.query(  # later stages are built from earlier stages' results
-        f"SELECT count(*), coalesce(max(s.rowid), 0) FROM results s JOIN requests r USING (request_id) "
-        f"WHERE s.status='ok' AND r.stage IN ({marks})", earlier)[0]) if earlier else ()
+    # later stages are built from earlier stages' results
+    upstream = ok_results_mark(store, earlier) if earlier else ()
     inputs = task.input_identity()
     for model in stage.models:
         stats = model_stats[model.id]

@@ -9,42 +9,15 @@ from typing import Literal
 
 from dialectbias.config import Experiment
 from dialectbias.run._stage import Stage
-from dialectbias.store import OVERRIDE_KIND, REASK_SUFFIX, Store
+from dialectbias.store import (
+    REASK_SUFFIX,
+    Store,
+    judgment_tallies,
+    judgment_tallies_by_judge,
+    request_tallies,
+)
 
 State = Literal["compiled", "outdated", "not compiled", "superseded"]
-
-_COUNTS_SQL = """
-SELECT r.stage, r.model_id, c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(s.status = 'ok'), 0),
-       coalesce(sum(s.status = 'failed'), 0), coalesce(sum(s.request_id IS NULL), 0),
-       coalesce(sum(s.cache_hit), 0), coalesce(sum(s.tokens_in), 0), coalesce(sum(s.tokens_out), 0),
-       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_in END), 0),
-       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0)
-FROM requests r LEFT JOIN current_requests c ON c.request_id = r.request_id
-LEFT JOIN results s ON s.request_id = r.request_id
-GROUP BY r.stage, r.model_id, cur
-"""
-
-# per judge and dialect, the current judgments (not only the latest per key: as the totals above)
-_PER_JUDGE_SQL = f"""
-SELECT j.judge_id, j.variant, count(*), coalesce(sum(j.parse_status = 'failed'), 0),
-       coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), coalesce(sum(o.target_id IS NOT NULL), 0),
-       coalesce(sum(j.flagged), 0)
-FROM judgments j JOIN current_requests c ON c.request_id = j.request_id
-LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE kind = '{OVERRIDE_KIND}') o
-       ON o.target_id = j.request_id
-GROUP BY j.judge_id, j.variant
-"""
-
-_JUDGMENTS_SQL = f"""
-SELECT c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(j.parse_status = 'failed'), 0),
-       coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), coalesce(sum(o.target_id IS NOT NULL), 0),
-       coalesce(sum(j.flagged), 0)
-FROM judgments j LEFT JOIN current_requests c ON c.request_id = j.request_id
-LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE kind = '{OVERRIDE_KIND}') o
-       ON o.target_id = j.request_id
-GROUP BY cur
-"""
-
 
 @dataclass
 class StageBlock:
@@ -126,31 +99,32 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
                 block.state = "outdated"
                 block.note = f"outdated: compiled before the last {stages[i - 1].name}; rebuilt by the next run"
     stage_index = {s.name: i for i, s in enumerate(stages)}
-    for row in store.query(_COUNTS_SQL):
-        stage, model_id, cur = row[0], row[1], bool(row[2])
-        key = (stage, model_id)
+    for tally in request_tallies(store):
+        model_id = tally.model_id
+        key = (tally.stage, model_id)
         if key not in blocks:
-            base = stage.removesuffix(REASK_SUFFIX)
+            base = tally.stage.removesuffix(REASK_SUFFIX)
             known = (base, model_id) in order
-            blocks[key] = StageBlock(stage, model_id, state="compiled" if known else "superseded",
+            blocks[key] = StageBlock(tally.stage, model_id, state="compiled" if known else "superseded",
                                      note="" if known else "no longer in the experiment")
             order[key] = ((order[(base, model_id)][0], 1, order[(base, model_id)][2]) if known
                           else (len(stages) + stage_index.get(base, 0), 2, 0))
         block = blocks[key]
-        if not cur:
-            block.superseded += row[3]
+        if not tally.current:
+            block.superseded += tally.requests
             continue
-        block.requests, block.done, block.failed, block.pending = row[3], row[4], row[5], row[6]
-        block.cache_hits, block.tokens_in, block.tokens_out = row[7], row[8], row[9]
+        block.requests, block.done, block.failed, block.pending = tally.requests, tally.ok, tally.failed, tally.pending
+        block.cache_hits, block.tokens_in, block.tokens_out = tally.cache_hits, tally.tokens_in, tally.tokens_out
         if model_id in configs:
-            block.cost = configs[model_id].cost(row[10], row[11])
+            block.cost = configs[model_id].cost(tally.fresh_tokens_in, tally.fresh_tokens_out)
     report = StatusReport(blocks=[blocks[k] for k in sorted(blocks, key=lambda k: (order[k], k))])
-    for row in store.query(_JUDGMENTS_SQL):
-        if row[0]:
+    for current, t in judgment_tallies(store).items():
+        if current:
             j = report.judgments
-            j.total, j.unscored, j.needs_review, j.reviewed, j.flagged = row[1], row[2], row[3], row[4], row[5]
+            j.total, j.unscored, j.needs_review, j.reviewed, j.flagged = (t.judgments, t.unscored, t.needs_review,
+                                                                          t.reviewed, t.flagged)
         else:
-            report.judgments.superseded = row[1]
+            report.judgments.superseded = t.judgments
     report.judges = _per_judge(exp, store, routed)
     return report
 
@@ -159,10 +133,11 @@ def _per_judge(exp: Experiment, store: Store, routed: Set[tuple[str, str]]) -> l
     primary = exp.primary_judge.id if exp.primary_judge else None
     judges = {j.id: JudgeReview(j.id, j.role or ("primary" if j.id == primary else "secondary"),
                                 in_default_queue=j.id == primary) for j in exp.judges}
-    for judge_id, variant, n, unscored, pending, reviewed, flagged in store.query(_PER_JUDGE_SQL):
+    for (judge_id, variant), t in judgment_tallies_by_judge(store).items():
         j = judges.get(judge_id)
         if j is None:  # a judge no longer in the experiment
             continue
+        n, unscored, pending, reviewed, flagged = t.judgments, t.unscored, t.needs_review, t.reviewed, t.flagged
         j.judgments += n
         j.unscored += unscored
         j.reviewed += reviewed

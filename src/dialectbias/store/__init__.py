@@ -1,4 +1,10 @@
-"""The SQLite run store."""
+"""The SQLite run store: one typed interface, and every SQL statement behind it lives in this package.
+
+`_store.py` is the `Store` (open and migrate, experiments and items, requests, results, cache, the current rows,
+`write`), `_schema.py` its migrations; named reads and writes by concern: `_reads.py` (items, results, totals for
+tasks, reports and the runner), `_status.py` (`dialectbias status`), `_judgments.py` (judgments, human
+overrides, re-scoring), `_imports.py` (imported generations), `_export.py`, `_content.py`, `_owner.py`,
+`_lock.py`. Callers ask these; none passes SQL (tests/packaging/test_store_owns_sql.py)."""
 
 from dialectbias.store._annotations import (
     LatestAnnotation,
@@ -27,6 +33,14 @@ from dialectbias.store._assignments import (
     save_annotator,
 )
 from dialectbias.store._content import TEXT_REF_MIN_CHARS, ContentRow, Packed, pack_messages, pack_schema
+from dialectbias.store._imports import (
+    IMPORTED_FROM,
+    ImportedGeneration,
+    StoredGeneration,
+    models_with_imports,
+    save_imported,
+    stored_generation,
+)
 from dialectbias.store._judgments import (
     DERIVED_COLUMNS,
     HUMAN_SCORE_MODES,
@@ -34,26 +48,38 @@ from dialectbias.store._judgments import (
     JudgeCounts,
     JudgeYield,
     JudgmentRecord,
+    JudgmentScore,
     StoredJudgment,
     StoredOverride,
     get_judgment,
-    human_override_sql,
     human_overrides,
     human_score_label,
     iter_judgments,
     judge_counts,
     judge_yields,
     judgment_columns,
+    judgment_scores,
     judgments_to_rescore,
     latest_overrides,
     overrides_to_rescore,
+    raw_outputs_by_first_ref,
     update_judgments,
     update_overrides,
 )
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._lock import RunLock
 from dialectbias.store._owner import StoreOwner, check_owner, claim_store, earlier_stores
-from dialectbias.store._records import ResultCounts, StageResult
+from dialectbias.store._reads import (
+    call_totals,
+    has_items,
+    item_facets,
+    measured_means,
+    ok_request_ids,
+    ok_results_mark,
+    result_output,
+    stage_requests,
+)
+from dialectbias.store._records import CallTotals, ItemFacets, ResultCounts, StageRequest, StageResult
 from dialectbias.store._review_reads import (
     ImageAnswer,
     ItemRecord,
@@ -71,15 +97,81 @@ from dialectbias.store._review_reads import (
 )
 from dialectbias.store._schema import SCHEMA_VERSION
 from dialectbias.store._snapshots import SnapshotRow, latest_snapshot, save_snapshot_rows, snapshot_rows
+from dialectbias.store._status import (
+    JudgmentTally,
+    RequestTally,
+    judgment_tallies,
+    judgment_tallies_by_judge,
+    request_tallies,
+)
 from dialectbias.store._store import PARTS_KEY, REASK_SUFFIX, Store, dumps, dumps_ordered
 
-__all__ = ["DERIVED_COLUMNS", "HUMAN_SCORE_MODES", "JSON_COLUMNS", "OVERRIDE_KIND", "PARTS_KEY", "REASK_SUFFIX",
-           "SCHEMA_VERSION", "TEXT_REF_MIN_CHARS", "ContentRow", "JudgeCounts", "JudgeYield", "JudgmentRecord",
-           "Packed", "ResultCounts", "RunLock", "StageResult", "Store", "StoreOwner", "StoredJudgment",
-           "StoredOverride", "check_owner", "claim_store", "dumps", "dumps_ordered", "earlier_stores",
-           "get_judgment", "human_override_sql", "human_overrides", "human_score_label", "iter_judgments",
-           "judge_counts", "judge_yields", "judgment_columns", "judgments_to_rescore", "latest_overrides",
-           "overrides_to_rescore", "pack_messages", "pack_schema", "update_judgments", "update_overrides"]
+__all__ = [
+    "DERIVED_COLUMNS",
+    "HUMAN_SCORE_MODES",
+    "IMPORTED_FROM",
+    "JSON_COLUMNS",
+    "OVERRIDE_KIND",
+    "PARTS_KEY",
+    "REASK_SUFFIX",
+    "SCHEMA_VERSION",
+    "TEXT_REF_MIN_CHARS",
+    "CallTotals",
+    "ContentRow",
+    "ImportedGeneration",
+    "ItemFacets",
+    "JudgeCounts",
+    "JudgeYield",
+    "JudgmentRecord",
+    "JudgmentScore",
+    "JudgmentTally",
+    "Packed",
+    "RequestTally",
+    "ResultCounts",
+    "RunLock",
+    "StageRequest",
+    "StageResult",
+    "Store",
+    "StoreOwner",
+    "StoredGeneration",
+    "StoredJudgment",
+    "StoredOverride",
+    "call_totals",
+    "check_owner",
+    "claim_store",
+    "dumps",
+    "dumps_ordered",
+    "earlier_stores",
+    "get_judgment",
+    "has_items",
+    "human_overrides",
+    "human_score_label",
+    "item_facets",
+    "iter_judgments",
+    "judge_counts",
+    "judge_yields",
+    "judgment_columns",
+    "judgment_scores",
+    "judgment_tallies",
+    "judgment_tallies_by_judge",
+    "judgments_to_rescore",
+    "latest_overrides",
+    "measured_means",
+    "models_with_imports",
+    "ok_request_ids",
+    "ok_results_mark",
+    "overrides_to_rescore",
+    "pack_messages",
+    "pack_schema",
+    "raw_outputs_by_first_ref",
+    "request_tallies",
+    "result_output",
+    "save_imported",
+    "stage_requests",
+    "stored_generation",
+    "update_judgments",
+    "update_overrides",
+]
 # review: annotations, annotators and assignments, calibration snapshots, what the queue kinds read
 __all__ += ["AnnotatorRow", "AssignmentRow", "ImageAnswer", "ItemRecord", "LatestAnnotation", "NewAnnotation",
             "OverrideOfJudgment", "SnapshotRow", "StageOutput", "add_annotations", "add_assignments",

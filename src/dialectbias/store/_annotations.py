@@ -50,14 +50,14 @@ def replace_annotation(store: Store, row: NewAnnotation) -> bool:
     when it is their current answer already (same value and comment). An identical earlier row is removed,
     so going back to an earlier answer moves it to now."""
     with store.transaction():
-        latest = store.conn.execute(
+        latest = store._conn.execute(
             "SELECT value, comment FROM annotations WHERE target_id=? AND annotator=? AND kind=? "
             "ORDER BY annotation_id DESC LIMIT 1", (row.target_id, row.annotator, row.kind)).fetchone()
         if latest is not None and latest[0] == row.value and latest[1] == row.comment:
             return False
-        store.conn.execute("DELETE FROM annotations WHERE target_id=? AND annotator=? AND kind=? AND value=? "
+        store._conn.execute("DELETE FROM annotations WHERE target_id=? AND annotator=? AND kind=? AND value=? "
                            "AND comment=?", (row.target_id, row.annotator, row.kind, row.value, row.comment))
-        store.conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, comment, created_at) "
+        store._conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, comment, created_at) "
                            "VALUES (?,?,?,?,?,?)", (row.target_id, row.annotator, row.kind, row.value, row.comment,
                                                     row.created_at))
     return True
@@ -69,7 +69,7 @@ def add_annotations(store: Store, rows: Sequence[NewAnnotation]) -> list[bool]:
     added = []
     with store.transaction():
         for r in rows:
-            cur = store.conn.execute(
+            cur = store._conn.execute(
                 "INSERT OR IGNORE INTO annotations (target_id, annotator, kind, value, comment, created_at) "
                 "VALUES (?,?,?,?,?,?)", (r.target_id, r.annotator, r.kind, r.value, r.comment, r.created_at))
             added.append(bool(cur.rowcount))

@@ -44,14 +44,14 @@ def save_annotator(store: Store, name: str, token_hash: str, dialects: Sequence[
     """Create the annotator, or (`replace`) give an existing one this token hash, dialects and queues; one
     transaction. False, with nothing written, when the annotator exists and `replace` is off."""
     with store.transaction():
-        exists = store.conn.execute("SELECT 1 FROM annotators WHERE name=?", (name,)).fetchone()
+        exists = store._conn.execute("SELECT 1 FROM annotators WHERE name=?", (name,)).fetchone()
         if exists and not replace:
             return False
         if exists:
-            store.conn.execute("UPDATE annotators SET token_hash=?, dialects=?, queues=?, updated_at=? WHERE name=?",
+            store._conn.execute("UPDATE annotators SET token_hash=?, dialects=?, queues=?, updated_at=? WHERE name=?",
                                (token_hash, json.dumps(list(dialects)), json.dumps(list(queues)), now, name))
         else:
-            store.conn.execute("INSERT INTO annotators VALUES (?,?,?,?,?,?)",
+            store._conn.execute("INSERT INTO annotators VALUES (?,?,?,?,?,?)",
                                (name, token_hash, json.dumps(list(dialects)), json.dumps(list(queues)), now, now))
     return True
 
@@ -85,7 +85,7 @@ def queue_holders(store: Store, queue: str) -> list[tuple[str, str]]:
 def add_assignments(store: Store, rows: Sequence[AssignmentRow], assigned_at: float) -> None:
     """Store new assignments (an existing task id is left alone), inside the caller's transaction when there
     is one."""
-    store.conn.executemany("INSERT OR IGNORE INTO assignments VALUES (?,?,?,?,?,?,?)",
+    store._conn.executemany("INSERT OR IGNORE INTO assignments VALUES (?,?,?,?,?,?,?)",
                            [(r.task_id, r.queue, r.target_id, r.item_id, r.dialect, r.annotator, assigned_at)
                             for r in rows])
 

@@ -112,7 +112,7 @@ def export_store(store: Store, out_dir: Path, fmt: ExportFormat,
     for name, sql, params in (("generations", GENERATIONS_SQL, ("generate",)),
                               ("judgments", JUDGMENTS_SQL, ()), ("reasks", REASKS_SQL, ()),
                               ("annotations", ANNOTATIONS_SQL, ())):
-        cur = store.conn.execute(sql, params)
+        cur = store._conn.execute(sql, params)
         columns = [d[0] for d in cur.description]
 
         decode = [c for c in JSON_COLUMNS if c in columns] if name == "judgments" and fmt == "jsonl" else []

@@ -93,7 +93,7 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
               *(x for i, m in enumerate(model_ids) for x in (m, i)),
               *(f"$.{_json_key(f)}" for f in fields), *judge_ids, *model_ids]
     names = [*BASE_COLUMNS, *fields]
-    cur = store.conn.cursor()
+    cur = store._conn.cursor()
     cur.row_factory = None
     cur.execute(sql, params)
     while rows := cur.fetchmany(chunk_rows):
@@ -223,6 +223,38 @@ def human_overrides(store: Store, mode: str) -> dict[str, float | None]:
     return {r[0]: r[1] for r in store.query(f"SELECT target_id, score FROM ({human_override_sql(mode)})")}
 
 
+@dataclass(frozen=True)
+class JudgmentScore:
+    """A current judgment's score: the judge's (`score`), the human one replacing it (`human_score`, None: no
+    override), the judge's parsed answer, and the requests it judged (`refs`)."""
+
+    judge_id: str
+    refs: list[str]
+    score: float | None
+    human_score: float | None
+    parsed: dict[str, Any]
+
+
+def judgment_scores(store: Store, human: str = "mean") -> Iterator[JudgmentScore]:
+    """Every current judgment (all of them, in storage order) with its human score as `review.human_score`
+    (`human`) reads it."""
+    rows = store.iter_query(
+        "SELECT j.judge_id, j.score, j.parsed, q.refs, o.score FROM judgments j "
+        "JOIN current_requests c ON c.request_id = j.request_id JOIN requests q ON q.request_id = j.request_id "
+        f"LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id")
+    for judge, score, parsed, refs, human_score in rows:
+        yield JudgmentScore(judge, json.loads(refs), score, human_score, json.loads(parsed) if parsed else {})
+
+
+def raw_outputs_by_first_ref(store: Store, rubric: str) -> Iterator[tuple[str, str | None]]:
+    """(first ref, raw output) of the current judgments of a rubric: the text each judgment was parsed from
+    (a re-ask's when it was re-asked), keyed by the request it judged, in storage order."""
+    yield from ((r[0], r[1]) for r in store.iter_query(
+        "SELECT json_extract(r.refs, '$[0]'), j.raw_output FROM judgments j "
+        "JOIN current_requests cr ON cr.request_id = j.request_id "
+        "JOIN requests r ON r.request_id = j.request_id WHERE j.rubric = ?", (rubric,)))
+
+
 # -- re-scoring: derived values follow the experiment as it is now (migration 8) ------------------------------
 
 #: the derived columns of a judgment (re-scored when its `scoring` fingerprint is not the current one)
@@ -247,23 +279,36 @@ class StoredJudgment:
     meta: dict[str, Any]
 
 
-def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str) -> list[StoredJudgment]:
-    """The judge's current judgments whose `scoring` fingerprint is not `fingerprint`."""
-    rows = store.query(
-        "SELECT j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, j.clipped, j.reason, "
-        "q.refs, q.meta FROM judgments j JOIN requests q ON q.request_id = j.request_id WHERE j.judge_id = ? "
-        "AND j.scoring IS NOT ? AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid",
-        (judge_id, fingerprint))
-    return [StoredJudgment(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
-                           json.loads(r[6] or "{}"), r[7], json.loads(r[8] or "[]"), json.loads(r[9] or "{}"))
-            for r in rows]
+#: how many judgments (or overrides) re-scoring reads, re-scores and writes at a time
+RESCORE_BATCH = 2000
+
+
+def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch: int = RESCORE_BATCH
+                         ) -> Iterator[list[StoredJudgment]]:
+    """The judge's current judgments whose `scoring` fingerprint is not `fingerprint`, in storage order, in
+    lists of at most `batch`. Each list is read whole before it is yielded, so the caller may write its new
+    values (`update_judgments`) before asking for the next."""
+    after = 0
+    while True:
+        rows = store.query(
+            "SELECT j.rowid, j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, j.clipped, "
+            "j.reason, q.refs, q.meta FROM judgments j JOIN requests q ON q.request_id = j.request_id "
+            "WHERE j.judge_id = ? AND j.scoring IS NOT ? AND j.rowid > ? "
+            "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid LIMIT ?",
+            (judge_id, fingerprint, after, batch))
+        if not rows:
+            return
+        after = rows[-1][0]
+        yield [StoredJudgment(r[1], r[2], r[3], r[4], r[5], json.loads(r[6]) if r[6] else None,
+                              json.loads(r[7] or "{}"), r[8], json.loads(r[9] or "[]"), json.loads(r[10] or "{}"))
+               for r in rows]
 
 
 def update_judgments(store: Store, rows: Sequence[dict[str, Any]]) -> None:
     """Write re-scored derived values (`DERIVED_COLUMNS` of each row, keyed by `request_id`), one transaction."""
     sql = (f"UPDATE judgments SET {', '.join(f'{c} = ?' for c in DERIVED_COLUMNS)} WHERE request_id = ?")
     with store.transaction():
-        store.conn.executemany(sql, [(*(r[c] for c in DERIVED_COLUMNS), r["request_id"]) for r in rows])
+        store._conn.executemany(sql, [(*(r[c] for c in DERIVED_COLUMNS), r["request_id"]) for r in rows])
 
 
 @dataclass
@@ -278,15 +323,24 @@ class StoredOverride:
     judgment_clipped: dict[str, Any]
 
 
-def overrides_to_rescore(store: Store, judge_id: str, fingerprint: str) -> list[StoredOverride]:
-    """The overrides of the judge's current judgments whose `scoring` fingerprint is not `fingerprint`."""
-    rows = store.query(
-        "SELECT a.annotation_id, a.target_id, a.value, j.parsed, j.clipped FROM annotations a "
-        "JOIN judgments j ON j.request_id = a.target_id WHERE a.kind = ? AND j.judge_id = ? AND a.scoring IS NOT ? "
-        "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY a.annotation_id",
-        (OVERRIDE_KIND, judge_id, fingerprint))
-    return [StoredOverride(r[0], r[1], json.loads(r[2]), json.loads(r[3] or "{}"), json.loads(r[4] or "{}"))
-            for r in rows]
+def overrides_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch: int = RESCORE_BATCH
+                         ) -> Iterator[list[StoredOverride]]:
+    """The overrides of the judge's current judgments whose `scoring` fingerprint is not `fingerprint`, in
+    annotation order, in lists of at most `batch` (each read whole before it is yielded: the caller may write
+    with `update_overrides` in between)."""
+    after = 0
+    while True:
+        rows = store.query(
+            "SELECT a.annotation_id, a.target_id, a.value, j.parsed, j.clipped FROM annotations a "
+            "JOIN judgments j ON j.request_id = a.target_id WHERE a.kind = ? AND j.judge_id = ? "
+            "AND a.scoring IS NOT ? AND a.annotation_id > ? "
+            "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY a.annotation_id LIMIT ?",
+            (OVERRIDE_KIND, judge_id, fingerprint, after, batch))
+        if not rows:
+            return
+        after = rows[-1][0]
+        yield [StoredOverride(r[0], r[1], json.loads(r[2]), json.loads(r[3] or "{}"), json.loads(r[4] or "{}"))
+               for r in rows]
 
 
 def update_overrides(store: Store, values: Sequence[tuple[int, str, str]]) -> None:
@@ -296,14 +350,14 @@ def update_overrides(store: Store, values: Sequence[tuple[int, str, str]]) -> No
     with store.transaction():
         for annotation_id, value, fingerprint in values:
             try:
-                store.conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
+                store._conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
                                    (value, fingerprint, annotation_id))
             except sqlite3.IntegrityError:
-                twin = store.conn.execute(
+                twin = store._conn.execute(
                     "SELECT b.annotation_id FROM annotations a JOIN annotations b ON b.target_id = a.target_id "
                     "AND b.annotator = a.annotator AND b.kind = a.kind AND b.comment = a.comment AND b.value = ? "
                     "WHERE a.annotation_id = ?", (value, annotation_id)).fetchone()[0]
                 older, newer = sorted((annotation_id, twin))
-                store.conn.execute("DELETE FROM annotations WHERE annotation_id = ?", (older,))
-                store.conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
+                store._conn.execute("DELETE FROM annotations WHERE annotation_id = ?", (older,))
+                store._conn.execute("UPDATE annotations SET value = ?, scoring = ? WHERE annotation_id = ?",
                                    (value, fingerprint, newer))

@@ -104,7 +104,7 @@ def claim_store(store: Store, name: str, file: Path, *, take_over: bool = False)
     store_path = store.path.resolve()
     file = file.resolve()
     if not take_over:
-        problem = _refusal(store_path, _owner(store.conn, store_path), name, file)
+        problem = _refusal(store_path, _owner(store._conn, store_path), name, file)
         if problem:
             raise StoreError(problem)
     try:

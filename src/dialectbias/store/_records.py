@@ -38,3 +38,42 @@ class ResultCounts:
     requests: int
     ok: int
     failed: int
+
+
+@dataclass(frozen=True)
+class StageRequest:
+    """One current request of a stage with its stored prompt (`messages`: the stored form, see
+    `Store.resolve_messages`) and its result, if any (`status` None: not done yet; `error`: why it failed)."""
+
+    request_id: str
+    item_id: str
+    variant: str
+    template: str
+    meta_json: str
+    messages: str
+    status: str | None
+    output: str | None
+    error: str | None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return json.loads(self.meta_json)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class ItemFacets:
+    """What an item is about, for breakdowns: its question type and domain."""
+
+    item_id: str
+    question_type: str | None
+    domain: str | None
+
+
+@dataclass(frozen=True)
+class CallTotals:
+    """The stored results of current requests: how many, how many failed, and their tokens."""
+
+    results: int
+    failed: int
+    tokens_in: int
+    tokens_out: int

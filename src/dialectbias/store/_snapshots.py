@@ -30,7 +30,7 @@ def save_snapshot_rows(store: Store, rows: Sequence[SnapshotRow], thresholds: di
     """Store a snapshot's rows (with the thresholds in force) in one transaction; returns how many."""
     with store.transaction():
         for r in rows:
-            store.conn.execute(
+            store._conn.execute(
                 "INSERT INTO calibration_snapshots (taken_at, judge_id, rubric, dialect, n, ccc, cbs, kappa, below, "
                 "thresholds) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (r.taken_at, r.judge_id, r.rubric, r.dialect, r.n, r.ccc, r.cbs, r.kappa, json.dumps(r.below),

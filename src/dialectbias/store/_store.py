@@ -21,6 +21,13 @@ from dialectbias.store._schema import MIGRATIONS, SCHEMA_VERSION
 PARTS_KEY = "parts"
 #: a re-ask's stage is its first request's stage plus this suffix (`run/_postcall.py`)
 REASK_SUFFIX = ":reask"
+#: the columns of a request row (`RequestSpec.to_row`; besides `PARTS_KEY`)
+REQUEST_COLUMNS = ("request_id", "stage", "model_id", "item_id", "variant", "refs", "template", "prompt_hash",
+                   "messages", "params", "json_schema", "cache_key", "meta", "created_at")
+#: the tables `Store.write` takes rows of: what finishing a request writes (its result, the cache entry, a
+#: re-ask's request, and what a stage's `finalize` derives: a judgment, an annotation); every other table is
+#: written by a method of its own
+WRITABLE_TABLES = ("requests", "results", "cache", "judgments", "annotations")
 
 
 def dumps(value: Any) -> str:
@@ -37,8 +44,9 @@ class Store:
     """One experiment's store. Open with `Store.open(path)`; use as a context manager."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self.conn = conn
+        self._conn = conn
         self.path = path
+        self._table_columns: dict[str, frozenset[str]] = {}
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = True) -> Store:
@@ -58,6 +66,16 @@ class Store:
             raise StoreError(f"{path}: cannot open the run store ({exc})") from None
         return store
 
+    @classmethod
+    def open_copy(cls, source: str | Path, target: str | Path) -> Store:
+        """A copy of the store at `source` (SQLite's online backup: consistent while a run writes it), opened
+        at `target`, e.g. for a plan to compile into without touching the experiment's; a new store when there
+        is none at `source`."""
+        if Path(source).exists():
+            with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+                src.backup(dst)
+        return cls.open(target)
+
     def __enter__(self) -> Store:
         return self
 
@@ -65,53 +83,53 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.conn.close()
+        self._conn.close()
 
     # -- schema ---------------------------------------------------------------------------
     def _migrate(self) -> None:
-        self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        self._conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         version = int(row[0]) if row else 0
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema v{version} is newer than this dialectbias "
                              f"(v{SCHEMA_VERSION}); upgrade dialectbias")
         for target in range(version + 1, SCHEMA_VERSION + 1):
             try:  # one migration = one transaction, inside the script so executescript cannot split it
-                self.conn.executescript(
+                self._conn.executescript(
                     f"BEGIN IMMEDIATE;{MIGRATIONS[target]};"
                     f"INSERT OR REPLACE INTO meta VALUES ('schema_version', '{target}');COMMIT;")
             except sqlite3.DatabaseError:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     @property
     def schema_version(self) -> int:
-        return int(self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
+        return int(self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
 
     def transaction(self) -> _Transaction:
-        return _Transaction(self.conn)
+        return _Transaction(self._conn)
 
     # -- experiments and items ------------------------------------------------------------
     def save_experiment(self, name: str, task: str, config: dict[str, Any]) -> None:
         now = time.time()
         with self.transaction():
-            self.conn.execute(
+            self._conn.execute(
                 "INSERT INTO experiments VALUES (?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET "
                 "task=excluded.task, config=excluded.config, updated_at=excluded.updated_at",
                 (name, task, dumps(config), now, now))
 
     def experiment(self) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT * FROM experiments ORDER BY updated_at DESC LIMIT 1").fetchone()
+        row = self._conn.execute("SELECT * FROM experiments ORDER BY updated_at DESC LIMIT 1").fetchone()
         return None if row is None else {**dict(row), "config": json.loads(row["config"])}
 
     def save_items(self, items: Iterable[Item]) -> int:
         """Replace the item set with the experiment's current data (results are kept)."""
         n = 0
         with self.transaction():
-            self.conn.execute("DELETE FROM items")
+            self._conn.execute("DELETE FROM items")
             for item in items:
-                self.conn.execute(
+                self._conn.execute(
                     "INSERT OR REPLACE INTO items VALUES (?,?,?,?,?,?,?)",
                     (item.id, item.domain, item.question_type, dumps(item.variants), dumps(item.gold),
                      dumps(item.validated_by), dumps(item.metadata)))
@@ -119,10 +137,14 @@ class Store:
         return n
 
     def iter_items(self) -> Iterator[Item]:
-        for row in self.conn.execute("SELECT * FROM items ORDER BY item_id"):
-            yield Item(id=row["item_id"], domain=row["domain"], question_type=row["question_type"],
-                       variants=json.loads(row["variants"]), gold=json.loads(row["gold"]),
-                       validated_by=json.loads(row["validated_by"]), metadata=json.loads(row["metadata"]))
+        """The stored items, in id order."""
+        for row in self._conn.execute("SELECT * FROM items ORDER BY item_id"):
+            yield _item(row)
+
+    def item(self, item_id: str) -> Item | None:
+        """The stored item with this id, or None."""
+        row = self._conn.execute("SELECT * FROM items WHERE item_id = ?", (item_id,)).fetchone()
+        return None if row is None else _item(row)
 
     # -- requests, results, cache ---------------------------------------------------------
     def add_requests(self, rows: Iterable[dict[str, Any]], *, fingerprint: str | None = None,
@@ -133,26 +155,25 @@ class Store:
         rows are that stage's whole set for the model: they become its current set, replacing the previous
         one (rows no longer asked for are superseded, in the same transaction, so readers see either set).
         With a `fingerprint`, the set is also recorded under it; `save_compiled` then makes it reusable."""
-        cols = ("request_id", "stage", "model_id", "item_id", "variant", "refs", "template", "prompt_hash",
-                "messages", "params", "json_schema", "cache_key", "meta", "created_at")
+        cols = REQUEST_COLUMNS
         sql = f"INSERT OR IGNORE INTO requests ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})"
         n = 0
         iterator = iter(rows)
         with self.transaction():
             if current:
-                self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY)")
-                self.conn.execute("DELETE FROM temp.compiling")
+                self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY)")
+                self._conn.execute("DELETE FROM temp.compiling")
             while batch := list(islice(iterator, 1000)):
                 self.add_content(part for row in batch for part in row.get(PARTS_KEY, ()))
                 chunk = [tuple(row[c] for c in cols) for row in batch]
-                self.conn.executemany(sql, chunk)
+                self._conn.executemany(sql, chunk)
                 if current:
                     ids = [(values[0],) for values in chunk]
-                    self.conn.executemany("INSERT OR IGNORE INTO temp.compiling VALUES (?)", ids)
-                    self.conn.executemany("INSERT OR IGNORE INTO current_requests VALUES (?, ?, ?)",
+                    self._conn.executemany("INSERT OR IGNORE INTO temp.compiling VALUES (?)", ids)
+                    self._conn.executemany("INSERT OR IGNORE INTO current_requests VALUES (?, ?, ?)",
                                           [(v[0], v[1], v[2]) for v in chunk])
                 if fingerprint:
-                    self.conn.executemany("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
+                    self._conn.executemany("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
                                           [(fingerprint, values[0]) for values in chunk])
                 n += len(chunk)
             if current:
@@ -163,15 +184,15 @@ class Store:
                       notes: dict[str, int]) -> None:
         """Mark a request set as complete (written after its rows: a crash in between only means a rebuild)."""
         with self.transaction():
-            self.conn.execute("INSERT OR REPLACE INTO compiled VALUES (?,?,?,?,?,?,?)",
+            self._conn.execute("INSERT OR REPLACE INTO compiled VALUES (?,?,?,?,?,?,?)",
                               (fingerprint, stage, model_id, n_requests, n_skipped, dumps(notes), time.time()))
 
     def use_compiled(self, fingerprint: str) -> sqlite3.Row | None:
         """Make a previously compiled request set its (stage, model)'s current set; None when there is none."""
-        row = self.conn.execute("SELECT * FROM compiled WHERE fingerprint=?", (fingerprint,)).fetchone()
+        row = self._conn.execute("SELECT * FROM compiled WHERE fingerprint=?", (fingerprint,)).fetchone()
         if row is not None:
             with self.transaction():
-                self.conn.execute(
+                self._conn.execute(
                     "INSERT OR IGNORE INTO current_requests SELECT request_id, ?, ? FROM compiled_requests "
                     "WHERE fingerprint=?", (row["stage"], row["model_id"], fingerprint))
                 self._replace_current(row["stage"], row["model_id"],
@@ -188,21 +209,21 @@ class Store:
                          fingerprint: str | None) -> None:
         """Inside a transaction, after the new ids were inserted: supersede the (stage, model)'s other rows,
         bring its re-asks in line, record the compile, and prune later requests built on superseded ones."""
-        removed = self.conn.execute(
+        removed = self._conn.execute(
             f"DELETE FROM current_requests WHERE stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
             (stage, model_id, *params)).rowcount
-        self.conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?)",
+        self._conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?)",
                           (stage, model_id, fingerprint, time.time()))
         self._sync_reasks(f"{stage}{REASK_SUFFIX}", model_id)
         if removed:
             self._prune_orphans()
 
     def _sync_reasks(self, reask_stage: str, model_id: str) -> None:
-        self.conn.execute(
+        self._conn.execute(
             "DELETE FROM current_requests WHERE stage=? AND model_id=? AND request_id IN (SELECT r.request_id "
             "FROM requests r WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') NOT IN "
             "(SELECT request_id FROM current_requests))", (reask_stage, model_id, reask_stage, model_id))
-        self.conn.execute(
+        self._conn.execute(
             "INSERT OR IGNORE INTO current_requests SELECT r.request_id, r.stage, r.model_id FROM requests r "
             "WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') IN "
             "(SELECT request_id FROM current_requests)", (reask_stage, model_id))
@@ -210,7 +231,7 @@ class Store:
     def _prune_orphans(self) -> None:
         """Supersede current requests that refer to a superseded one (a judgment of an old generation, the
         re-ask of an old judge request), until none is left: they were built from what is no longer asked."""
-        while self.conn.execute(
+        while self._conn.execute(
                 "DELETE FROM current_requests WHERE request_id IN (SELECT c.request_id FROM current_requests c "
                 "JOIN requests r ON r.request_id = c.request_id, json_each(r.refs) ref "
                 "WHERE ref.value NOT IN (SELECT request_id FROM current_requests))").rowcount:
@@ -221,35 +242,35 @@ class Store:
         re-ask stages are kept with them), and what was built on them. Returns the rows superseded."""
         pairs = {(stage, model) for s, model in keep for stage in (s, f"{s}{REASK_SUFFIX}")}
         with self.transaction():
-            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_stages (stage TEXT, model_id TEXT, "
+            self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_stages (stage TEXT, model_id TEXT, "
                               "PRIMARY KEY (stage, model_id))")
-            self.conn.execute("DELETE FROM temp.keep_stages")
-            self.conn.executemany("INSERT INTO temp.keep_stages VALUES (?, ?)", sorted(pairs))
+            self._conn.execute("DELETE FROM temp.keep_stages")
+            self._conn.executemany("INSERT INTO temp.keep_stages VALUES (?, ?)", sorted(pairs))
             gone = ("NOT EXISTS (SELECT 1 FROM temp.keep_stages k WHERE k.stage = {t}.stage "
                     "AND k.model_id = {t}.model_id)")
-            removed = self.conn.execute(
+            removed = self._conn.execute(
                 f"DELETE FROM current_requests WHERE {gone.format(t='current_requests')}").rowcount
-            self.conn.execute(f"DELETE FROM current_stages WHERE {gone.format(t='current_stages')}")
+            self._conn.execute(f"DELETE FROM current_stages WHERE {gone.format(t='current_stages')}")
             if removed:
                 self._prune_orphans()
         return removed
 
     def current_stages(self) -> dict[tuple[str, str], float]:
         """(stage, model) -> when a run last compiled it; a (stage, model) missing was never compiled."""
-        rows = self.conn.execute("SELECT stage, model_id, compiled_at FROM current_stages")
+        rows = self._conn.execute("SELECT stage, model_id, compiled_at FROM current_stages")
         return {(r[0], r[1]): r[2] for r in rows}
 
     def get_meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def delete_meta(self, key: str) -> None:
         """Remove a `meta` entry (nothing happens when there is none)."""
         with self.transaction():
-            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     def pending_requests(self, stage: str, model_id: str, *, after: str = "", limit: int = 1000
                          ) -> list[sqlite3.Row]:
@@ -257,7 +278,7 @@ class Store:
         is the schema itself, also when the row stores it by reference (it comes first: `sqlite3.Row`
         returns the first column of a name, so it hides `r.json_schema`). `messages` is the stored form:
         `resolve_messages` makes it what a provider gets."""
-        return self.conn.execute(
+        return self._conn.execute(
             f"SELECT CASE WHEN substr(r.json_schema, 1, {len(SCHEMA_REF_PREFIX)}) = '{SCHEMA_REF_PREFIX}' "
             f"THEN (SELECT data FROM content WHERE sha256 = substr(r.json_schema, {len(SCHEMA_REF_PREFIX) + 1})) "
             "ELSE r.json_schema END AS json_schema, "
@@ -302,34 +323,51 @@ class Store:
         return {(r[0], r[1]): ResultCounts(r[2], r[3], r[4]) for r in rows}
 
     def count_pending(self, stage: str, model_id: str) -> int:
-        return self.conn.execute(
+        return self._conn.execute(
             "SELECT count(*) FROM current_requests cr LEFT JOIN results s ON s.request_id = cr.request_id "
             "WHERE cr.stage=? AND cr.model_id=? AND (s.status IS NULL OR s.status != 'ok')",
             (stage, model_id)).fetchone()[0]
 
     def cached(self, cache_key: str) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM cache WHERE cache_key=?", (cache_key,)).fetchone()
+        return self._conn.execute("SELECT * FROM cache WHERE cache_key=?", (cache_key,)).fetchone()
 
     def write(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Write (table, row) pairs in one transaction: a result and what derives from it land together
-        (a request row's content parts too)."""
+        (a request row's content parts too). A table must be one of `WRITABLE_TABLES` and a row's keys its
+        columns (checked against the schema): no name a caller passes reaches the SQL unchecked."""
         groups: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = {}
         parts: list[ContentRow] = []
         for table, row in batch:  # rows of one request never share a table, so grouping keeps atomicity
             if PARTS_KEY in row:
                 parts += row[PARTS_KEY]
                 row = {k: v for k, v in row.items() if k != PARTS_KEY}
-            groups.setdefault((table, tuple(row)), []).append(tuple(row.values()))
+            key = (table, tuple(row))
+            if key not in groups:
+                self._check_columns(table, key[1])
+            groups.setdefault(key, []).append(tuple(row.values()))
         with self.transaction():
             self.add_content(parts)
             for (table, cols), values in groups.items():
-                self.conn.executemany(
+                self._conn.executemany(
                     f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", values)
+
+    def _check_columns(self, table: str, columns: Sequence[str]) -> None:
+        """ValueError unless `table` is one `write` takes and every name in `columns` is one of its columns."""
+        if table not in WRITABLE_TABLES:
+            raise ValueError(f"Store.write: table {table!r} is not one of {', '.join(WRITABLE_TABLES)}")
+        known = self._table_columns.get(table)
+        if known is None:
+            known = self._table_columns[table] = frozenset(
+                r[0] for r in self._conn.execute("SELECT name FROM pragma_table_info(?)", (table,)))
+        unknown = [c for c in columns if c not in known]
+        if unknown or not columns:
+            raise ValueError(f"Store.write: {table} has no column {', '.join(map(repr, unknown))}" if unknown
+                             else f"Store.write: a {table} row with no column")
 
     # -- content-addressed parts (store/_content.py) -------------------------------------------
     def add_content(self, parts: Iterable[ContentRow]) -> None:
         """Store parts not stored yet (inside the caller's transaction: with the requests that use them)."""
-        self.conn.executemany("INSERT OR IGNORE INTO content (sha256, kind, mime, size, data, width, height) "
+        self._conn.executemany("INSERT OR IGNORE INTO content (sha256, kind, mime, size, data, width, height) "
                               "VALUES (?,?,?,?,?,?,?)", {p.sha256: p.values() for p in parts}.values())
 
     def content(self, hashes: Sequence[str]) -> dict[str, tuple[str, str, str | bytes]]:
@@ -337,7 +375,7 @@ class Store:
         found: dict[str, tuple[str, str, str | bytes]] = {}
         for i in range(0, len(hashes), 500):
             chunk = hashes[i:i + 500]
-            for row in self.conn.execute(f"SELECT sha256, kind, mime, data FROM content WHERE sha256 IN "
+            for row in self._conn.execute(f"SELECT sha256, kind, mime, data FROM content WHERE sha256 IN "
                                          f"({','.join('?' * len(chunk))})", chunk):
                 found[row[0]] = (row[1], row[2], row[3])
         missing = sorted(set(hashes) - set(found))
@@ -354,23 +392,33 @@ class Store:
         stored = json.loads(messages) if isinstance(messages, str) else messages
         return unpack_messages(stored, self.content, images=images)
 
+    # -- raw reads: for the store's own modules (and tests); code outside `dialectbias.store` asks the named
+    # methods and functions (tests/packaging/test_store_owns_sql.py checks that it passes no SQL) -----------
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
+        """The rows of one statement."""
+        return self._conn.execute(sql, params).fetchall()
 
     def iter_query(self, sql: str, params: Sequence[Any] = ()) -> Iterator[sqlite3.Row]:
-        cur = self.conn.execute(sql, params)
+        """The rows of one statement, fetched in chunks (streamed)."""
+        cur = self._conn.execute(sql, params)
         while rows := cur.fetchmany(2000):
             yield from rows
+
+
+def _item(row: sqlite3.Row) -> Item:
+    return Item(id=row["item_id"], domain=row["domain"], question_type=row["question_type"],
+                variants=json.loads(row["variants"]), gold=json.loads(row["gold"]),
+                validated_by=json.loads(row["validated_by"]), metadata=json.loads(row["metadata"]))
 
 
 class _Transaction:
     """BEGIN IMMEDIATE … COMMIT, rolled back on error (the connection runs in autocommit mode)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+        self._conn = conn
 
     def __enter__(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._conn.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, *_: object) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        self._conn.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -122,32 +122,32 @@ class JudgedTask:
         for judge in self.exp.judges:
             rubric = self.rubrics[judge.id]
             fingerprint = self.scoring(judge.id)
-            stale = judgments_to_rescore(store, judge.id, fingerprint)
-            rows = []
-            for j in stale:
-                code = self._code_checks(store, rubric, j.item_id, j.variant, j.refs, j.meta)
-                values = reevaluate_judgment(rubric, j.parse_status, j.parsed, j.clipped, j.reason, code,
-                                             review_threshold=threshold)
-                rows.append({"request_id": j.request_id, **derived_columns(values, fingerprint)})
-            if rows:
+            for stale in judgments_to_rescore(store, judge.id, fingerprint):  # in bounded batches
+                rows = []
+                for j in stale:
+                    code = self._code_checks(store, rubric, j.item_id, j.variant, j.refs, j.meta)
+                    values = reevaluate_judgment(rubric, j.parse_status, j.parsed, j.clipped, j.reason, code,
+                                                 review_threshold=threshold)
+                    rows.append({"request_id": j.request_id, **derived_columns(values, fingerprint)})
                 update_judgments(store, rows)
-            n += len(rows)
+                n += len(rows)
             self._rescore_overrides(store, judge.id, rubric)
         return n
 
     @staticmethod
     def _rescore_overrides(store: Store, judge_id: str, rubric: Rubric) -> None:
         fingerprint = scoring_fingerprint(rubric)
-        updates = []
-        for o in overrides_to_rescore(store, judge_id, fingerprint):
-            try:
-                value = rescore_override(rubric, judge_answer(o.judgment_parsed, o.judgment_clipped), o.value)
-            except ValueError:
-                continue  # the human's values no longer fit the rubric's fields: its judgment is not current
-            kept = {k: v for k, v in o.value.items() if k not in OVERRIDE_DERIVED}  # e.g. a note of the app
-            updates.append((o.annotation_id, dumps({**kept, **value}), fingerprint))
-        if updates:
-            update_overrides(store, updates)
+        for stale in overrides_to_rescore(store, judge_id, fingerprint):  # in bounded batches
+            updates = []
+            for o in stale:
+                try:
+                    value = rescore_override(rubric, judge_answer(o.judgment_parsed, o.judgment_clipped), o.value)
+                except ValueError:
+                    continue  # the human's values no longer fit the rubric's fields: its judgment is not current
+                kept = {k: v for k, v in o.value.items() if k not in OVERRIDE_DERIVED}  # e.g. a note of the app
+                updates.append((o.annotation_id, dumps({**kept, **value}), fingerprint))
+            if updates:
+                update_overrides(store, updates)
 
 
 def judge_stage_yields(store: Store, judges: Sequence[ModelConfig]) -> list[StageYield]:

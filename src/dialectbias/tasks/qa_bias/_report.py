@@ -19,7 +19,14 @@ from pandas.api.types import union_categoricals
 from dialectbias.judges import Rubric
 from dialectbias.report import ReportContent, Section, agreement_scatter, gap_ci_plot, heatmap
 from dialectbias.review import ANNOTATOR_AGREEMENT_LEGEND, JUDGE_CALIBRATION_LEGEND, primary_routes
-from dialectbias.store import Store, human_score_label, iter_judgments, judgment_columns, latest_overrides
+from dialectbias.store import (
+    Store,
+    human_score_label,
+    item_facets,
+    iter_judgments,
+    judgment_columns,
+    latest_overrides,
+)
 from dialectbias.tasks.qa_bias import _analysis as qa
 
 if TYPE_CHECKING:
@@ -94,8 +101,8 @@ def _empty_frame(columns: Sequence[str]) -> pd.DataFrame:
 
 def load_item_facets(store: Store) -> pd.DataFrame:
     """item_id, question_type, domain of the stored items."""
-    rows = store.query("SELECT item_id, question_type, domain FROM items")
-    return pd.DataFrame([tuple(r) for r in rows], columns=["item_id", "question_type", "domain"])
+    rows = [(f.item_id, f.question_type, f.domain) for f in item_facets(store)]
+    return pd.DataFrame(rows, columns=["item_id", "question_type", "domain"])
 
 
 def final_scores(store: Store, judge_id: str, model_ids: list[str]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from dialectbias.errors import ConfigError
 from dialectbias.judges import CheckSettings, Rubric, load_rubric
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage
-from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields
+from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields, result_output
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._judgment_row import JudgedTask
 from dialectbias.tasks._templates import render, render_file, template_exists
@@ -212,8 +212,7 @@ class QABiasTask(JudgedTask, Task):
     def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
                      meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
         """The code checks read the dialect answer (refs: [standard answer, dialect answer])."""
-        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[1],)) if len(refs) > 1 else []
-        return (found[0][0] if found else None) or "", self.check_settings
+        return (result_output(store, refs[1]) if len(refs) > 1 else None) or "", self.check_settings
 
     def checks_key(self) -> Any:
         return asdict(self.check_settings)

@@ -8,7 +8,6 @@ stored raw output, the request's prompt and the task's options, so changing `acc
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import message_text
 from dialectbias.dialectid import VERDICTS, DialectCheck
-from dialectbias.store import Store
+from dialectbias.store import Store, stage_requests
 from dialectbias.tasks.translate._post import FAILURES, CleanContext, clean_list, clean_text, prompt_lines
 
 if TYPE_CHECKING:
@@ -26,13 +25,6 @@ if TYPE_CHECKING:
 STAGE = "translate"
 #: a request with no result yet / whose call failed after its retries
 PENDING, REQUEST_FAILED = "pending", "request_failed"
-
-_SQL = """
-SELECT r.request_id, r.item_id, r.variant, r.template, r.meta, r.messages, s.status, s.output, s.error
-FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id
-LEFT JOIN results s ON s.request_id = r.request_id
-WHERE cr.stage = ? AND cr.model_id = ? ORDER BY r.item_id, r.variant, r.request_id
-"""
 
 
 @dataclass(frozen=True)
@@ -70,28 +62,28 @@ class Translation:
 def read_translations(store: Store, model_id: str, context: Callable[[str], CleanContext]) -> Iterator[Translation]:
     """Every current translate request of the translator, its answer cleaned (`context(target)` gives the
     target's script, labels and options)."""
-    for row in store.iter_query(_SQL, (STAGE, model_id)):
-        meta = json.loads(row["meta"])
+    for row in stage_requests(store, STAGE, model_id):
+        meta = row.meta
         source = tuple(meta.get("source", ()))
         is_list = bool(meta.get("is_list"))
-        messages = store.resolve_messages(row["messages"], images="ref")
+        messages = store.resolve_messages(row.messages, images="ref")
         prompt = "\n".join(message_text(m.get("content")) for m in messages)
         common: dict[str, Any] = {
-            "request_id": row["request_id"], "item_id": row["item_id"], "target": row["variant"],
-            "template": row["template"], "field": meta.get("field", ""), "is_list": is_list, "source": source,
-            "examples": tuple(meta.get("examples", ())), "leaked": meta.get("leaked"), "output": row["output"],
+            "request_id": row.request_id, "item_id": row.item_id, "target": row.variant,
+            "template": row.template, "field": meta.get("field", ""), "is_list": is_list, "source": source,
+            "examples": tuple(meta.get("examples", ())), "leaked": meta.get("leaked"), "output": row.output,
             "prompt": prompt, "retrieval": meta.get("retrieval", "")}
-        if row["status"] is None:
+        if row.status is None:
             yield Translation(status=PENDING, reason="not sent yet", text=None, **common)
             continue
-        if row["status"] != "ok":
-            yield Translation(status=REQUEST_FAILED, reason=row["error"] or "failed", text=None, **common)
+        if row.status != "ok":
+            yield Translation(status=REQUEST_FAILED, reason=row.error or "failed", text=None, **common)
             continue
-        base = context(row["variant"])
+        base = context(row.variant)
         ctx = CleanContext(script=base.script, labels=base.labels, script_threshold=base.script_threshold,
                            accept_unchanged=base.accept_unchanged, prompt_lines=prompt_lines(prompt, exclude=source))
-        cleaned = clean_list(row["output"] or "", source, ctx) if is_list else clean_text(
-            row["output"] or "", source[0] if source else "", ctx)
+        cleaned = clean_list(row.output or "", source, ctx) if is_list else clean_text(
+            row.output or "", source[0] if source else "", ctx)
         yield Translation(status=cleaned.status, reason=cleaned.reason, text=cleaned.text, notes=cleaned.notes,
                           **common)
 

@@ -335,8 +335,8 @@ class TranslationQualityTask(JudgedTask, Task):
     def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
                      meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
         """A rubric of your own may ask for the script/refusal checks on the translation (its system's)."""
-        found = store.query("SELECT metadata FROM items WHERE item_id = ?", (item_id,))
-        text = json.loads(found[0][0]).get("tq", {}).get("systems", {}).get(meta.get("system"), "") if found else ""
+        item = store.item(item_id)
+        text = item.metadata.get("tq", {}).get("systems", {}).get(meta.get("system"), "") if item else ""
         return text, CheckSettings(script=script_for_language(variant, extra=self.exp.dialects))
 
     def stages(self) -> list[Stage]:
@@ -372,12 +372,11 @@ class TranslationQualityTask(JudgedTask, Task):
         translation (the judge's reasoning follows)."""
         from dialectbias.review import Panel
 
-        found = store.query("SELECT domain, variants, metadata FROM items WHERE item_id = ?", (record.item_id,))
-        metadata = json.loads(found[0]["metadata"]) if found else {}
-        if "tq" not in metadata:
+        item = store.item(record.item_id)
+        if item is None or "tq" not in item.metadata:
             return [Panel(label="row", text=f"{record.item_id}: no longer among the rows")]
-        row = TQRow.from_item(Item(id=record.item_id, domain=found[0]["domain"],
-                                   variants=json.loads(found[0]["variants"]), metadata=metadata))
+        row = TQRow.from_item(Item(id=record.item_id, domain=item.domain, variants=item.variants,
+                                   metadata=item.metadata))
         return [Panel(label="standard source", text=row.source, variant="standard", role="source"),
                 Panel(label=f"human reference ({row.dialect})", text=row.reference, variant=row.dialect,
                       role="reference"),

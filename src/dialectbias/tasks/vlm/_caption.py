@@ -23,7 +23,7 @@ from dialectbias.errors import DataError
 from dialectbias.judges import CheckSettings, Rubric
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
-from dialectbias.store import Store
+from dialectbias.store import Store, result_output
 from dialectbias.tasks._judgment_row import JudgedTask, judge_stage_yields, judge_summary_lines
 from dialectbias.tasks._templates import render
 from dialectbias.tasks.vlm._items import caption_reference
@@ -133,8 +133,7 @@ class CaptionTask(JudgedTask, VLMTask):
     def check_inputs(self, store: Store, item_id: str, variant: str, refs: Sequence[str],
                      meta: Mapping[str, Any]) -> tuple[str, CheckSettings]:
         """A rubric of your own may ask for the script/refusal checks on the caption (refs: [the caption])."""
-        found = store.query("SELECT output FROM results WHERE request_id=?", (refs[0],)) if refs else []
-        caption = clean_caption((found[0][0] if found else None) or "")
+        caption = clean_caption((result_output(store, refs[0]) if refs else None) or "")
         return caption, CheckSettings(script=self.language(variant).script)
 
     def stages(self) -> list[Stage]:

@@ -8,13 +8,12 @@ judge's score (a human override wins, as everywhere) and rubric fields. Failed r
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import Item
 from dialectbias.errors import DataError
-from dialectbias.store import Store, human_override_sql
+from dialectbias.store import Store, judgment_scores
 from dialectbias.tasks.vlm._items import caption_reference, vqa_variant
 from dialectbias.tasks.vlm._parse import clean_caption, parse_vqa
 from dialectbias.text import script_violation
@@ -80,15 +79,11 @@ def vqa_summary(rows: list[dict[str, Any]]) -> list[str]:
 def caption_judgments(store: Store, human: str = "mean") -> dict[str, dict[str, dict[str, Any]]]:
     """generation request id → judge id → {score, fields, human}: current judgments; a human score (`human`:
     review.human_score, the mean over annotators or the latest) replaces the judge's (`human` True)."""
-    rows = store.query(
-        "SELECT j.judge_id, j.score, j.parsed, q.refs, o.score FROM judgments j "
-        "JOIN current_requests c ON c.request_id = j.request_id JOIN requests q ON q.request_id = j.request_id "
-        f"LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id")
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for judge, score, parsed, refs, human in rows:
-        ref = json.loads(refs)[0]
-        out.setdefault(ref, {})[judge] = {"score": human if human is not None else score,
-                                          "fields": json.loads(parsed) if parsed else {}, "human": human is not None}
+    for j in judgment_scores(store, human):
+        out.setdefault(j.refs[0], {})[j.judge_id] = {
+            "score": j.human_score if j.human_score is not None else j.score, "fields": j.parsed,
+            "human": j.human_score is not None}
     return out
 
 

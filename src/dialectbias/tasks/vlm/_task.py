@@ -40,7 +40,7 @@ from dialectbias.run import (
     imported_model_ids,
     importing,
 )
-from dialectbias.store import Store
+from dialectbias.store import Store, ok_request_ids
 from dialectbias.tasks._base import Task
 from dialectbias.tasks.vlm._items import FEW_SHOT_SPLIT, Language, few_shot_split, has_entry, variant_language
 from dialectbias.tasks.vlm._prompts import STRATEGIES, Example, Strategy, build_parts, language_context, template_name
@@ -338,6 +338,4 @@ def _by_domain(items: list[Item]) -> dict[str, list[Item]]:
 
 
 def _ok_requests(store: Store, model_id: str) -> set[str]:
-    rows = store.query("SELECT r.request_id FROM requests r JOIN results s USING (request_id) WHERE r.stage = "
-                       "'generate' AND r.model_id = ? AND s.status = 'ok'", (model_id,))
-    return {r[0] for r in rows}
+    return ok_request_ids(store, "generate", model_id)

@@ -27,7 +27,7 @@ from dialectbias.judges import parse_structured
 from dialectbias.metrics import decision_score
 from dialectbias.providers import ModelConfig
 from dialectbias.run import Outcome, RequestSpec, Skipped, Stage, StageYield, Write
-from dialectbias.store import Store, dumps
+from dialectbias.store import Store, dumps, raw_outputs_by_first_ref, result_output
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 from dialectbias.tasks.probes._prompt import writer_prefix
 from dialectbias.tasks.probes.decision._extract import (
@@ -164,7 +164,7 @@ class DecisionTask(ProbeTask):
         it or by the regex fallback, and its decision score (None when unextractable)."""
         meta, refs = json.loads(row["meta"]), json.loads(row["refs"])
         prompt = DecisionPrompt.model_validate(meta["prompt"])
-        generation = store.query("SELECT output FROM results WHERE request_id=?", (refs[0],))[0][0] or ""
+        generation = result_output(store, refs[0]) or ""
         parsed = outcome.parsed
         value = parsed.value if parsed is not None and parsed.status != "failed" else None
         extraction = extract_decision(value, outcome.output, generation, prompt,
@@ -196,10 +196,7 @@ class DecisionTask(ProbeTask):
         out: dict[str, tuple[str | None, str | None]] = {}
         for row in store.stage_results("extract", ok_only=False, template_prefix="decision/"):
             out[row.refs[0]] = (row.status, row.output)
-        for first, raw in store.query(
-                "SELECT json_extract(r.refs, '$[0]'), j.raw_output FROM judgments j "
-                "JOIN current_requests cr ON cr.request_id = j.request_id "
-                "JOIN requests r ON r.request_id = j.request_id WHERE j.rubric = ?", (RUBRIC,)):
+        for first, raw in raw_outputs_by_first_ref(store, RUBRIC):
             if first in out and out[first][0] == "ok":
                 out[first] = ("ok", raw)  # the text the JSON was parsed from: the re-ask's, if re-asked
         return out
