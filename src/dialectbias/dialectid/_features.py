@@ -74,7 +74,9 @@ class CharNgramFeatures:
         """The TF-IDF rows of `texts` (float64, L2-normalised; a text with no known n-gram is a zero row)."""
         index: dict[str, int] = self._index  # type: ignore[attr-defined]
         analyze = NgramAnalyzer(*self.ngram_range)
-        indptr, indices, data = [0], [], []
+        indptr: list[int] = [0]
+        indices: list[int] = []
+        data: list[int] = []
         for text in texts:
             counts: dict[int, int] = {}
             for gram in analyze(text):
