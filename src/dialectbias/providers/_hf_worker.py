@@ -114,7 +114,7 @@ def silence_third_party_progress() -> None:
         def silent(*args: Any, **kwargs: Any) -> Any:
             return bar(*args, **{**kwargs, "disable": True})
 
-        silent._dialectbias_silenced = True  # type: ignore[attr-defined]
+        silent._dialectbias_silenced = True  # type: ignore[attr-defined]  # a marker on the function object
         gguf_utils.tqdm = silent
 
 
@@ -134,6 +134,7 @@ class _StopOnStrings(StoppingCriteria):
         start = max(self.prompt_len, input_ids.shape[1] - self.window)
         tails = self.tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
         done = [any(s in tail for s in self.stops) for tail in tails]
+        # transformers declares the legacy torch.BoolTensor class; torch.tensor(dtype=bool) is typed Tensor
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
 
 
