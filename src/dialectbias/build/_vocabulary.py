@@ -49,6 +49,7 @@ def corpus_texts(path: Path, columns: Sequence[str] = ()) -> Iterator[str]:
     suffix = path.suffix.lower()
     if not path.is_file():
         raise DataError(f"{path}: corpus file not found")
+    cols: list[str] | None = None
     try:
         if suffix == ".txt":
             yield from (line for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip())
@@ -59,7 +60,6 @@ def corpus_texts(path: Path, columns: Sequence[str] = ()) -> Iterator[str]:
                 for row in reader:
                     yield from (str(row[c]) for c in cols if row.get(c))
         elif suffix == ".jsonl":
-            cols: list[str] | None = None
             for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
                 if not line.strip():
                     continue

@@ -335,9 +335,10 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
         if item.id in seen:
             raise DataError(f"{where}: duplicate id {item.id!r} (first seen at line {seen[item.id]})")
         seen[item.id] = lineno
-        for name in item.variants if known is not None else ():
-            if name.lower() not in known:
-                raise DataError(f"{where}: item {item.id!r}: {unknown_variant_message(name, known)}")
+        if known is not None:
+            for name in item.variants:
+                if name.lower() not in known:
+                    raise DataError(f"{where}: item {item.id!r}: {unknown_variant_message(name, known)}")
         for name in required_variants:
             text_value = item.variants.get(name)
             if not isinstance(text_value, str) or not text_value.strip():

@@ -87,7 +87,7 @@ def image_info(data: bytes, where: str = "image") -> ImageInfo:
     sha = hashlib.sha256(data).hexdigest()
     info = _infos.get_or(sha)
     if info is not None:
-        return info  # type: ignore[no-any-return]
+        return info
     from PIL import Image
 
     try:
@@ -154,13 +154,13 @@ def _read_file(path: Path, label: str) -> bytes:
         raise MediaError(f"{label}: file not found ({path})") from None
     except OSError as exc:
         raise MediaError(f"{label}: cannot read {path} ({exc.strerror or exc})") from None
-    return data  # type: ignore[no-any-return]
+    return data
 
 
 def _download(url: str, label: str) -> bytes:
     data = _urls.get_or(url)
     if data is not None:
-        return data  # type: ignore[no-any-return]
+        return data
     request = urllib.request.Request(url, headers={"User-Agent": "dialectbias"})
     try:
         with urllib.request.urlopen(request, timeout=URL_TIMEOUT_S) as resp:

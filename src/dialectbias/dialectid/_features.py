@@ -10,7 +10,8 @@ scikit-learn's TF-IDF: tf (or 1 + log tf when sublinear) × idf, each row scaled
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,6 +61,8 @@ class CharNgramFeatures:
     idf: np.ndarray
     ngram_range: tuple[int, int]
     sublinear_tf: bool = True
+    #: term → column, built from `terms`
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.terms) != len(self.idf):
@@ -72,9 +75,11 @@ class CharNgramFeatures:
 
     def transform(self, texts: Iterable[str]) -> sp.csr_matrix:
         """The TF-IDF rows of `texts` (float64, L2-normalised; a text with no known n-gram is a zero row)."""
-        index: dict[str, int] = self._index  # type: ignore[attr-defined]
+        index = self._index
         analyze = NgramAnalyzer(*self.ngram_range)
-        indptr, indices, data = [0], [], []
+        indptr: list[int] = [0]
+        indices: list[int] = []
+        data: list[int] = []
         for text in texts:
             counts: dict[int, int] = {}
             for gram in analyze(text):
@@ -96,11 +101,23 @@ class CharNgramFeatures:
         return sp.csr_matrix(sp.diags(1.0 / norms) @ x)
 
 
-def features_from_vectorizer(vectorizer: object, ngram_range: Sequence[int], sublinear_tf: bool) -> CharNgramFeatures:
+class FittedVectorizer(Protocol):
+    """What `features_from_vectorizer` reads of a fitted scikit-learn TfidfVectorizer."""
+
+    @property
+    def vocabulary_(self) -> dict[str, int]: ...
+
+    @property
+    def idf_(self) -> np.ndarray: ...
+
+
+def features_from_vectorizer(
+    vectorizer: FittedVectorizer, ngram_range: Sequence[int], sublinear_tf: bool
+) -> CharNgramFeatures:
     """The vocabulary and idf of a fitted scikit-learn TfidfVectorizer, in column order."""
-    vocabulary: dict[str, int] = vectorizer.vocabulary_  # type: ignore[attr-defined]
+    vocabulary = vectorizer.vocabulary_
     terms = [""] * len(vocabulary)
     for term, j in vocabulary.items():
         terms[j] = term
-    idf = np.asarray(vectorizer.idf_, dtype=np.float64)  # type: ignore[attr-defined]
+    idf = np.asarray(vectorizer.idf_, dtype=np.float64)
     return CharNgramFeatures(tuple(terms), idf, (int(ngram_range[0]), int(ngram_range[1])), sublinear_tf)

@@ -149,7 +149,7 @@ class DialectIdentifier:
                 terms, idf = npz["terms"], npz["idf"]
                 coef, intercept = npz["coef"], npz["intercept"]
             features = CharNgramFeatures(tuple(str(t) for t in terms), np.asarray(idf, dtype=np.float64),
-                                         tuple(doc["features"]["ngram_range"]),  # type: ignore[arg-type]
+                                         tuple(doc["features"]["ngram_range"]),
                                          bool(doc["features"]["sublinear_tf"]))
             meta = {k: v for k, v in doc.items() if k not in ("format", "version", "labels", "features")}
             return cls(features, doc["labels"], coef, intercept, meta)

@@ -137,7 +137,7 @@ class RubricField(BaseModel):
             return float
         if self.type == "boolean":
             return bool
-        return Literal[tuple(self.enum)] if self.enum else str  # type: ignore[valid-type]
+        return Literal[tuple(self.enum)] if self.enum else str
 
     def json_schema(self) -> dict[str, Any]:
         prop: dict[str, Any] = {"type": self.type}
@@ -383,7 +383,7 @@ class Rubric(BaseModel):
         if self.reasoning:
             defs[self.reasoning_field] = (str, Field(description=self.reasoning_description))
         for f in self.fields:
-            bounds = {"ge": f.minimum, "le": f.maximum} if f.numeric else {}
+            bounds: dict[str, Any] = {"ge": f.minimum, "le": f.maximum} if f.numeric else {}
             if f.type == "integer":
                 bounds = {k: None if v is None else int(v) for k, v in bounds.items()}
             defs[f.name] = (f.python_type(), Field(description=f.description or None, **bounds))
@@ -392,7 +392,7 @@ class Rubric(BaseModel):
         if self.confidence:
             defs[CONFIDENCE_FIELD] = (int, Field(ge=1, le=5))
         class_name = "".join(part.capitalize() for part in re.split(r"[_\-]+", self.name)) + "Judgment"
-        return create_model(class_name, __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
+        return create_model(class_name, __config__=ConfigDict(extra="forbid"),
                             __doc__=self.description or f"A judgment on the {self.name} rubric.", **defs)
 
     def scale_text(self) -> str:
@@ -422,8 +422,8 @@ class Rubric(BaseModel):
         if self.confidence:
             lines.append(f"- {CONFIDENCE_FIELD} (an integer from 1 to 5): "
                          "your confidence that this judgment is correct")
-            anchors = self.confidence_anchors or _DEFAULT_CONFIDENCE
-            lines += [f"  {k} = {anchors[k]}" for k in sorted(anchors, reverse=True)]
+            confidence_anchors = self.confidence_anchors or _DEFAULT_CONFIDENCE
+            lines += [f"  {k} = {confidence_anchors[k]}" for k in sorted(confidence_anchors, reverse=True)]
         return "\n".join(lines)
 
     # -- evaluation -------------------------------------------------------------------------------

@@ -54,12 +54,13 @@ def marked_words(
     z = log_odds_dirichlet(ca, cb, prior)
     scored = [(w, s) for w, s in z.items() if not math.isnan(s) and ca.get(w, 0) + cb.get(w, 0) >= min_count]
     out: list[MarkedWord] = []
-    for side, sign in (("a", 1.0), ("b", -1.0)):
+    sides: tuple[tuple[Literal["a", "b"], float], ...] = (("a", 1.0), ("b", -1.0))
+    for side, sign in sides:
         ranked = sorted((ws for ws in scored if sign * ws[1] > 0), key=lambda ws: (-sign * ws[1], ws[0]))
         if significant_only:
             ranked = [ws for ws in ranked if abs(ws[1]) > Z_SIGNIFICANT]
         for rank, (w, s) in enumerate(ranked[:top], start=1):
-            out.append(MarkedWord(word=w, z=s, side=side, rank=rank, count_a=ca.get(w, 0), count_b=cb.get(w, 0),  # type: ignore[arg-type]
+            out.append(MarkedWord(word=w, z=s, side=side, rank=rank, count_a=ca.get(w, 0), count_b=cb.get(w, 0),
                                   prior=prior.get(w, 0), significant=abs(s) > Z_SIGNIFICANT))
     return out
 

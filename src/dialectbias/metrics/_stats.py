@@ -99,7 +99,7 @@ def _resampled_cell_means(sums: np.ndarray, counts: np.ndarray, n_resamples: int
 
 
 def cluster_bootstrap_cis(
-    sums: ArrayLike, counts: ArrayLike, groups: Sequence[Sequence[int]], *, n_resamples: int = 10_000,
+    sums: ArrayLike, counts: ArrayLike, groups: Sequence[ArrayLike], *, n_resamples: int = 10_000,
     confidence: float = 0.95, seed: int = 0,
 ) -> list[GroupCI]:
     """Percentile-bootstrap CIs of group means, resampling clusters (items) with all their observations.

@@ -14,12 +14,15 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.text._normalize import ZERO_WIDTH
+
+if TYPE_CHECKING:
+    from sacrebleu.metrics.base import Metric
 
 LexicalMetric = Literal["bleu", "chrf", "wer"]
 LEXICAL_METRICS: tuple[LexicalMetric, ...] = ("bleu", "chrf", "wer")
@@ -84,7 +87,7 @@ def _check(hyps: Sequence[str], refs: Sequence[str]) -> tuple[list[str], list[st
 
 
 # -- sufficient statistics -----------------------------------------------------------------------------------
-def _metric(name: LexicalMetric) -> object:
+def _metric(name: LexicalMetric) -> Metric:
     from sacrebleu.metrics import BLEU, CHRF
 
     return BLEU() if name == "bleu" else CHRF()
@@ -92,7 +95,7 @@ def _metric(name: LexicalMetric) -> object:
 
 def _sacrebleu_stats(name: Literal["bleu", "chrf"], hyps: list[str], refs: list[str]) -> np.ndarray:
     metric = _metric(name)
-    return np.asarray(metric._extract_corpus_statistics(hyps, [refs]), dtype=float)  # type: ignore[attr-defined]
+    return np.asarray(metric._extract_corpus_statistics(hyps, [refs]), dtype=float)
 
 
 def _wer_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
@@ -122,7 +125,7 @@ def score_from_statistics(name: LexicalMetric, summed: np.ndarray) -> float:
         edits, words = float(summed[0]), float(summed[1])
         return math.nan if words == 0 else 100.0 * edits / words
     metric = _metric(name)
-    return float(metric._compute_score_from_stats([int(x) for x in summed]).score)  # type: ignore[attr-defined]
+    return float(metric._compute_score_from_stats([int(x) for x in summed]).score)
 
 
 # -- public scores --------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -89,7 +90,7 @@ def adapter_digest(folder: Path) -> str:
         for f in files:
             digest.update(f.name.encode() + b"\0")
             with f.open("rb") as fh:
-                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                for block in iter(functools.partial(fh.read, 1 << 20), b""):
                     digest.update(block)
         _DIGESTS[key] = digest.hexdigest()
     return _DIGESTS[key]

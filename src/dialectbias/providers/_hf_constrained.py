@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import LogitsProcessor
 
 from dialectbias.errors import ProviderError
 
+if TYPE_CHECKING:
+    from llguidance._lib import JsonCompileOptions  # the options' TypedDict, declared in llguidance's stub only
+
 log = logging.getLogger("dialectbias.providers._hf")
 
 #: JSON compiled compactly (no free whitespace): small models otherwise wander in whitespace
-_JSON_OPTIONS: dict[str, Any] = {"whitespace_flexible": False, "lenient": True}
+_JSON_OPTIONS: JsonCompileOptions = {"whitespace_flexible": False, "lenient": True}
 
 
 class JsonConstraints:

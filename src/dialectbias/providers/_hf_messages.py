@@ -3,6 +3,7 @@ refused), and the plain prompt for tokenizers without a chat template. No torch 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dialectbias.errors import ProviderError
@@ -10,7 +11,7 @@ from dialectbias.providers._hf_vision import IMAGE_PART_TYPES as _IMAGE_PART_TYP
 from dialectbias.providers._hf_vision import TEXT_PART_TYPES as _TEXT_PART_TYPES
 
 
-def text_messages(messages: list[dict[str, Any]], model_id: str) -> list[dict[str, str]]:
+def text_messages(messages: Sequence[Mapping[str, Any]], model_id: str) -> list[dict[str, str]]:
     """Flatten OpenAI-style messages to `{"role", "content": str}`; reject images."""
     out: list[dict[str, str]] = []
     for i, message in enumerate(messages):

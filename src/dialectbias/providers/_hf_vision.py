@@ -29,8 +29,13 @@ TEXT_PART_TYPES = frozenset({"text", "input_text"})
 def has_images(messages: list[Any]) -> bool:
     """True when any message has an image part."""
     return any(isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES
-               for message in messages if isinstance(message, dict)
-               for part in (message.get("content") if isinstance(message.get("content"), list) else ()))
+               for message in messages for part in _content_parts(message))
+
+
+def _content_parts(message: Any) -> list[Any]:
+    """A message's content parts: [] for a text message (or anything but a message dict)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []
 
 
 def is_vision_model(path: Path) -> bool:

@@ -18,6 +18,7 @@ import threading
 import time
 import warnings
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,14 +72,19 @@ class _Job:
     #: the images of the `{"type": "image"}` parts, in order (vision-language models only)
     images: tuple[bytes, ...] = ()
 
-    def resolve(self, result: ChatResponse | None = None, error: BaseException | None = None) -> None:
+    def resolve(self, result: ChatResponse) -> None:
+        """Complete the caller's future with the response (called from the worker thread)."""
+        self._settle(lambda: self.future.set_result(result))
+
+    def fail(self, error: BaseException) -> None:
+        """Fail the caller's future with `error` (called from the worker thread)."""
+        self._settle(lambda: self.future.set_exception(error))
+
+    def _settle(self, outcome: Callable[[], None]) -> None:
         def _set() -> None:
             if self.future.done():  # cancelled by the caller
                 return
-            if error is not None:
-                self.future.set_exception(error)
-            else:
-                self.future.set_result(result)
+            outcome()
 
         with contextlib.suppress(RuntimeError):  # event loop already closed
             self.loop.call_soon_threadsafe(_set)
@@ -108,7 +114,7 @@ def silence_third_party_progress() -> None:
         def silent(*args: Any, **kwargs: Any) -> Any:
             return bar(*args, **{**kwargs, "disable": True})
 
-        silent._dialectbias_silenced = True  # type: ignore[attr-defined]
+        silent._dialectbias_silenced = True  # type: ignore[attr-defined]  # a marker on the function object
         gguf_utils.tqdm = silent
 
 
@@ -128,6 +134,7 @@ class _StopOnStrings(StoppingCriteria):
         start = max(self.prompt_len, input_ids.shape[1] - self.window)
         tails = self.tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
         done = [any(s in tail for s in self.stops) for tail in tails]
+        # transformers declares the legacy torch.BoolTensor class; torch.tensor(dtype=bool) is typed Tensor
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
 
 
@@ -188,7 +195,8 @@ class _Worker:
                 model = AutoModelForCausalLM.from_pretrained(str(path), dtype=_DTYPES[cfg.dtype], **extra)
             if cfg.adapter is not None:
                 model = self._with_adapter(model, vision)
-            model.to(cfg.device)
+            # transformers decorates PreTrainedModel.to with @wraps(Module.to): its type keeps the unbound `self`
+            model.to(cfg.device)  # type: ignore[arg-type]
             model.eval()
         except Exception as exc:
             where = f"{path}" + (f" (gguf_file={gguf_file})" if gguf_file else "")
@@ -258,10 +266,10 @@ class _Worker:
             if job.future.done():
                 continue
             if stopping:
-                job.resolve(error=ProviderError(f"model {self.config.id!r} was closed", retryable=True))
+                job.fail(ProviderError(f"model {self.config.id!r} was closed", retryable=True))
                 continue
             if self.load_error is not None:
-                job.resolve(error=self.load_error)
+                job.fail(self.load_error)
                 continue
             batch = [job]
             if job.key is not None:
@@ -278,7 +286,7 @@ class _Worker:
             except Exception as exc:  # never let the worker die with futures pending
                 error = ProviderError(f"model {self.config.id!r}: {type(exc).__name__}: {exc}")
                 for waiting in batch:
-                    waiting.resolve(error=error)
+                    waiting.fail(error)
         self._release()
 
     def _recheck_threads(self, now: float | None = None) -> None:
@@ -384,7 +392,7 @@ class _Worker:
 
     # ---- plain batched generation --------------------------------------------------
     def _text_inputs(self, batch: list[_Job]) -> tuple[list[_Job], dict[str, Any], list[int]]:
-        """Left-padded input ids of a text model's batch; a job whose prompt fails is resolved with its error."""
+        """Left-padded input ids of a text model's batch; a job whose prompt fails is failed with its error."""
         jobs: list[_Job] = []
         prompts: list[list[int]] = []
         for job in batch:
@@ -392,7 +400,7 @@ class _Worker:
                 prompts.append(self._prompt_ids(job.messages))
                 jobs.append(job)
             except ProviderError as exc:
-                job.resolve(error=exc)
+                job.fail(exc)
         if not jobs:
             return [], {}, []
         width = max(len(p) for p in prompts)
@@ -406,7 +414,7 @@ class _Worker:
 
     def _vision_inputs(self, batch: list[_Job]) -> tuple[list[_Job], dict[str, Any], list[int]]:
         """The processor's inputs for a vision-language model's batch (texts and their images, left-padded);
-        a job whose prompt or image fails is resolved with its error."""
+        a job whose prompt or image fails is failed with its error."""
         jobs: list[_Job] = []
         texts: list[str] = []
         images: list[list[Any]] = []
@@ -418,7 +426,7 @@ class _Worker:
             except ProviderError as exc:
                 if len(texts) > len(jobs):
                     texts.pop()
-                job.resolve(error=exc)
+                job.fail(exc)
         if not jobs:
             return [], {}, []
         try:
@@ -428,7 +436,7 @@ class _Worker:
             error = ProviderError(f"model {self.config.id!r}: the processor rejected the prompt or its images: "
                                   f"{type(exc).__name__}: {exc}")
             for job in jobs:
-                job.resolve(error=error)
+                job.fail(error)
             return [], {}, []
         inputs = dict(inputs)
         if "attention_mask" not in inputs:
@@ -447,12 +455,12 @@ class _Worker:
             results = self._generate(inputs, params, schemas)
         except ProviderError as exc:
             for job in jobs:
-                job.resolve(error=exc)
+                job.fail(exc)
             return
         except Exception as exc:
             error = ProviderError(f"model {self.config.id!r}: generation failed: {type(exc).__name__}: {exc}")
             for job in jobs:
-                job.resolve(error=error)
+                job.fail(error)
             return
         latency = time.perf_counter() - started
         for job, n_in, (text, finish, n_out) in zip(jobs, tokens_in, results, strict=True):

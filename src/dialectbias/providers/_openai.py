@@ -134,7 +134,7 @@ class OpenAIModel(ModelAPI):
                 data, mime = scale_image(image, self.sent_size(info.width, info.height))
             url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
             self._encoded.put(info.sha256, url)
-        return url  # type: ignore[no-any-return]
+        return url
 
     def sent_size(self, width: int, height: int) -> tuple[int, int]:
         scale = min(1.0, self._max_side / max(width, height, 1))

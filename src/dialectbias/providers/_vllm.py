@@ -29,6 +29,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,14 +50,19 @@ class _Job:
     future: asyncio.Future[ChatResponse]
     loop: asyncio.AbstractEventLoop
 
-    def resolve(self, result: ChatResponse | None = None, error: BaseException | None = None) -> None:
+    def resolve(self, result: ChatResponse) -> None:
+        """Complete the caller's future with the response (called from the worker thread)."""
+        self._settle(lambda: self.future.set_result(result))
+
+    def fail(self, error: BaseException) -> None:
+        """Fail the caller's future with `error` (called from the worker thread)."""
+        self._settle(lambda: self.future.set_exception(error))
+
+    def _settle(self, outcome: Callable[[], None]) -> None:
         def _set() -> None:
-            if self.future.done():
+            if self.future.done():  # cancelled by the caller
                 return
-            if error is not None:
-                self.future.set_exception(error)
-            else:
-                self.future.set_result(result)
+            outcome()
 
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed
             self.loop.call_soon_threadsafe(_set)
@@ -208,7 +214,7 @@ class VLLMModel(ModelAPI):
     def _generate(self, batch: list[_Job]) -> None:
         if self.dead is not None:
             for job in batch:
-                job.resolve(error=self.dead)
+                job.fail(self.dead)
             return
         started = time.perf_counter()
         try:
@@ -220,7 +226,7 @@ class VLLMModel(ModelAPI):
                 return
             error = self._failure(exc)
             for job in batch:
-                job.resolve(error=error)
+                job.fail(error)
             return
         latency = time.perf_counter() - started
         for job, output in zip(batch, outputs, strict=True):
@@ -246,7 +252,7 @@ class VLLMModel(ModelAPI):
             if job is _STOP:
                 self.queue.put(_STOP)
                 return
-            job.resolve(error=error)
+            job.fail(error)
 
     async def aclose(self) -> None:
         thread, self._thread = self._thread, None

@@ -43,8 +43,9 @@ def convert_gguf(gguf: str | Path, out: str | Path, *, dtype: str = "bfloat16", 
                                                          dtype=getattr(torch, dtype))
         except Exception as exc:  # transformers raises many kinds for a file that is not a GGUF model
             raise ConfigError(f"{gguf}: cannot read it as a GGUF model: {type(exc).__name__}: {exc}") from None
-        model.hf_quantizer = None
-        model.is_quantized = False
+        # torch types Module.__setattr__ for tensors and sub-modules only; plain attributes are set as usual
+        model.hf_quantizer = None  # type: ignore[assignment]
+        model.is_quantized = False  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(str(tmp))

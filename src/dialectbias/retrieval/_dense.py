@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,8 @@ class DenseIndex:
             raise missing("faiss-cpu", "the dense index", exc) from None
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.dim = self.vectors.shape[1]
-        self._parts: dict[str | None, tuple[object, np.ndarray]] = {}
+        # a faiss index: its types show the C++ search(n, x, k, …), its Python wrapper takes search(x, k)
+        self._parts: dict[str | None, tuple[Any, np.ndarray]] = {}
         groups: dict[str | None, list[int]] = {None: list(range(len(dialects)))}
         for row, dialect in enumerate(dialects):
             groups.setdefault(dialect, []).append(row)
@@ -36,7 +38,7 @@ class DenseIndex:
         n = min(n, len(ids))
         if n == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        sims, local = index.search(np.ascontiguousarray(query[None, :], dtype=np.float32), n)  # type: ignore[attr-defined]
+        sims, local = index.search(np.ascontiguousarray(query[None, :], dtype=np.float32), n)
         keep = local[0] >= 0
         return ids[local[0][keep]], sims[0][keep]
 

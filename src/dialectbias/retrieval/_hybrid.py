@@ -18,7 +18,7 @@ from dialectbias.retrieval import _freshness, _persist
 from dialectbias.retrieval._dense import DenseIndex
 from dialectbias.retrieval._deps import missing
 from dialectbias.retrieval._embedders import Embedder, load_embedder
-from dialectbias.retrieval._scoring import Hit, RetrievalConfig, blended, by_max, minmax
+from dialectbias.retrieval._scoring import Hit, RetrievalConfig, Via, blended, by_max, minmax
 from dialectbias.retrieval._sparse import SparseIndex
 from dialectbias.text import NormalizedQuery, match_key, normalize_query
 
@@ -212,7 +212,7 @@ class HybridIndex:
         parts: list[str | None] = [target] if target is not None else []
         if widen or target is None:
             parts.append(None)
-        rows: dict[int, str] = {}
+        rows: dict[int, Via] = {}
         for part in parts:
             for row in self._dense.search(vector, pool, part)[0]:
                 rows.setdefault(int(row), "hybrid")
@@ -239,7 +239,7 @@ class HybridIndex:
     def _mask(self, dialect: str | None) -> np.ndarray | None:
         return None if dialect is None else self._masks[dialect]
 
-    def _rank(self, q: NormalizedQuery, vector: np.ndarray, rows: dict[int, str], sparse_all: np.ndarray,
+    def _rank(self, q: NormalizedQuery, vector: np.ndarray, rows: dict[int, Via], sparse_all: np.ndarray,
               deep: np.ndarray, target: str | None, k: int) -> list[Hit]:
         cfg = self.config
         idx = np.fromiter(rows, dtype=np.int64, count=len(rows))
@@ -270,7 +270,7 @@ class HybridIndex:
             hits.append(Hit(pair_id=pair.id, standard=pair.standard, dialect_text=pair.dialect_text,
                             dialect=pair.dialect, source=pair.source, split=pair.split, dense=float(dense[j]),
                             sparse=float(raw_sparse[j]), hybrid=float(hybrid[j]), char_sim=float(char[j]),
-                            dialect_bonus=float(bonus[j]), score=float(score[j]), via=via[j]))  # type: ignore[arg-type]
+                            dialect_bonus=float(bonus[j]), score=float(score[j]), via=via[j]))
             if len(hits) == k:
                 break
         return hits

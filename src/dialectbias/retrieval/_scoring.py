@@ -18,6 +18,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+#: how a hit was found: the hybrid dense + BM25 pool, or the token-level deep search
+Via = Literal["hybrid", "deep_search"]
+
 
 class RetrievalConfig(BaseModel):
     """Weights and pool sizes of the hybrid retriever; the defaults are SPEC §4 P1's."""
@@ -71,7 +74,7 @@ class Hit(BaseModel):
     char_sim: float
     dialect_bonus: float
     score: float
-    via: Literal["hybrid", "deep_search"]
+    via: Via
 
     def explain(self) -> str:
         """One line saying where the score comes from."""

@@ -160,7 +160,7 @@ def _training_args(transformers: Any, config: TranslatorTrainConfig, out: Path, 
 def _progress_callback(transformers: Any, log: Log) -> Any:
     started = time.perf_counter()
 
-    class Progress(transformers.TrainerCallback):  # type: ignore[misc]
+    class Progress(transformers.TrainerCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                    **kwargs: Any) -> None:
             logs = logs or {}

@@ -116,9 +116,9 @@ def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
             yield line, row
     elif path.suffix.lower() == ".csv":
         for n, (line, row) in enumerate(read_csv_rows(path)):
-            missing = {"user", "assistant"} - set(row) if n == 0 else set()
+            missing = sorted({"user", "assistant"} - set(row)) if n == 0 else []
             if missing:
-                raise DataError(f"{path}: missing column(s) {', '.join(sorted(missing))}; found: "
+                raise DataError(f"{path}: missing column(s) {', '.join(missing)}; found: "
                                 f"{', '.join(k for k in row if k) or '(none)'}")
             yield line, row
     else:
