@@ -5,6 +5,7 @@ report, so neither of them looks tasks up (the sub-packages import each other in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,6 @@ from rich.console import Console
 
 from dialectbias.config import Experiment
 from dialectbias.config import load_experiment as load_experiment_file
-from dialectbias.report.build import write_report
 from dialectbias.run import GenerationImport, RunSummary, check_executor, run_task
 from dialectbias.run import import_generations as import_into_store
 from dialectbias.run._stage import yield_problems
@@ -51,10 +51,16 @@ def load_experiment(path: str | Path) -> Experiment:
 
 
 def run_experiment(path: str | Path, *, progress: bool = True, console: Console | None = None,
-                   take_over: bool = False) -> RunSummary:
+                   take_over: bool = False, before: Callable[[Experiment, Task], None] | None = None) -> RunSummary:
     """Run (or resume) an experiment: only requests without a stored result are sent. A store another
-    experiment file runs in is refused, unless `take_over` (that experiment's rows are then superseded)."""
+    experiment file runs in is refused, unless `take_over` (that experiment's rows are then superseded).
+
+    `before` is called with the opened experiment and its task before anything is sent (`dialectbias run`
+    prints and confirms the plan there); an exception it raises stops the run with nothing sent. The file is
+    opened (read, checked, the store re-scored) once for both."""
     exp, task = open_experiment(path, take_over=take_over)
+    if before is not None:
+        before(exp, task)
     return run_task(exp, task, progress=progress, console=console, take_over=take_over)
 
 
@@ -70,6 +76,8 @@ class ReportOutcome:
 def report_experiment(path: str | Path, out_dir: str | Path) -> ReportOutcome:
     """Write the task's CSV tables and `out_dir/index.html`, saying at its top when a stage has nothing
     scored (no successful generation, no scored judgment, no accepted answer)."""
+    from dialectbias.report.build import write_report
+
     exp, task = open_experiment(path)
     with Store.open(exp.store_path, create=False) as store:
         empty, _ = yield_problems(task.stage_yields(store))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -20,8 +20,12 @@ from dialectbias.cli._app import (
     console,
     err_console,
 )
-from dialectbias.run import RunSummary
-from dialectbias.run._status import JudgeReview
+
+if TYPE_CHECKING:
+    from dialectbias.config import Experiment
+    from dialectbias.run import RunSummary
+    from dialectbias.run._status import JudgeReview
+    from dialectbias.tasks import Task
 
 Pair = tuple[str, str, str]  # (label, value, style)
 
@@ -114,8 +118,10 @@ def run(experiment: ExperimentArg,
     from dialectbias.api import run_experiment
     from dialectbias.cli._plan import confirm_plan
 
-    confirm_plan(experiment, yes, confirm_above, show=show_plan, take_over=take_over)
-    summary = run_experiment(experiment, progress=progress, console=console, take_over=take_over)
+    def confirm(exp: Experiment, task: Task) -> None:
+        confirm_plan(exp, task, yes, confirm_above, show=show_plan)
+
+    summary = run_experiment(experiment, progress=progress, console=console, take_over=take_over, before=confirm)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)

@@ -7,7 +7,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,6 +15,10 @@ from rich.table import Table
 
 from dialectbias.cli._app import ExperimentArg, TakeOverOpt, clear_errors, console, err_console
 from dialectbias.errors import ConfigError
+
+if TYPE_CHECKING:
+    from dialectbias.config import Experiment
+    from dialectbias.tasks import Task
 
 #: `run` asks before spending more than this (in the currency of the models' prices); also
 #: DIALECTBIAS_CONFIRM_ABOVE
@@ -78,17 +82,15 @@ def plan(experiment: ExperimentArg,
     _bases(rows, console)
 
 
-def confirm_plan(experiment: Path, yes: bool, confirm_above: float | None, *, show: bool | None = None,
-                 take_over: bool = False) -> None:
-    """Print the plan (to stderr, before the run's own output) and, when its total cost is above the
-    threshold, ask for confirmation (ConfigError without a terminal: pass --yes).
+def confirm_plan(exp: Experiment, task: Task, yes: bool, confirm_above: float | None, *,
+                 show: bool | None = None) -> None:
+    """Print the plan of the opened experiment (to stderr, before the run's own output) and, when its total
+    cost is above the threshold, ask for confirmation (ConfigError without a terminal: pass --yes).
 
     `show` None: print it when a model has prices (without prices there is no cost to confirm, and the
     run's output stays as it was); False: never. Without prices and without --plan nothing is computed."""
-    from dialectbias.api import open_experiment
     from dialectbias.run._plan import make_plan, total_cost
 
-    exp, task = open_experiment(experiment, take_over=take_over)
     priced = any(m.price_in_per_mtok is not None or m.price_out_per_mtok is not None for m in exp.all_models())
     show = priced if show is None else show
     if not show and (yes or not priced):
