@@ -14,7 +14,6 @@ from contextlib import contextmanager
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
-from scipy import stats
 
 ArrayLike = npt.ArrayLike
 _CHUNK_ELEMENTS = 2_000_000  # resample in blocks so memory stays ~16 MB whatever n × n_resamples is
@@ -168,6 +167,8 @@ def paired_test(x: ArrayLike, y: ArrayLike) -> PairedTestResult:
     both statistics 0.0 with p = 1.0 (no observed difference). Constant non-zero differences → t = ±inf,
     p = 0.0 (scipy's result).
     """
+    from scipy import stats
+
     d = _diff(x, y)
     mean_diff = float(d.mean()) if d.size else math.nan
     nan = math.nan
@@ -190,6 +191,8 @@ def one_sample_ttest(values: ArrayLike, popmean: float = 0.0) -> tuple[float, fl
 
     n < 2 → (nan, nan); every value equal to popmean → (0.0, 1.0); constant ≠ popmean → (±inf, 0.0).
     """
+    from scipy import stats
+
     v = _flat(values)
     if v.size < 2:
         return math.nan, math.nan
@@ -206,6 +209,8 @@ def independent_ttest(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     Welch because dialect/model cells have different spreads and sizes. Either sample with n < 2 →
     (nan, nan); both constant and equal → (0.0, 1.0).
     """
+    from scipy import stats
+
     a, b = _flat(x), _flat(y)
     if a.size < 2 or b.size < 2:
         return math.nan, math.nan
