@@ -156,7 +156,7 @@ def main() -> int:
             raise RuntimeError(f"the first run failed (exit {first.returncode}):\n{first.stdout}\n{first.stderr}")
         sent = srv.stats()["chat_requests"]
         print(f"study: {sent:,} requests sent by the first run ({first_wall:.1f} s)", flush=True)
-        for name, cmd in commands.items():  # warm-up: bytecode written, files in the page cache
+        for cmd in commands.values():  # warm-up: bytecode written, files in the page cache
             timed([*prefix, *cmd], env, tmp)
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}

@@ -89,4 +89,4 @@ def test_the_recipe_keys_in_train_translator_help_are_the_config_fields() -> Non
     from dialectbias.cli._train import RECIPE_KEYS
     from dialectbias.train import TranslatorTrainConfig
 
-    assert RECIPE_KEYS == tuple(TranslatorTrainConfig.model_fields)
+    assert tuple(TranslatorTrainConfig.model_fields) == RECIPE_KEYS
