@@ -12,8 +12,8 @@ in rounds so that a change in the machine's load hits every command alike:
   status        `dialectbias status EXP.yaml`
   plan          `dialectbias plan EXP.yaml`
 
-Per command: wall seconds (median and best of the rounds), CPU seconds (user + system of the child, median),
-the modules it imported (`sys.modules` at exit) and which of the heavy stacks among them (pandas, matplotlib,
+Per command: wall seconds (median and best of the rounds), CPU seconds (user + system of the child; median and
+best), the modules it imported (`sys.modules` at exit) and which of the heavy stacks among them (pandas, matplotlib,
 scipy, fastapi, faiss, torch, …), and the seconds its imports took (`python -X importtime`, one extra run).
 Goals (issue 20.9): a cached re-run under 0.5 s and `--help` under 0.3 s, wall, on the 2-core machine; the
 load average is recorded with the results because the other jobs on it slow every wall time down.
@@ -21,7 +21,11 @@ load average is recorded with the results because the other jobs on it slow ever
 Bytecode is written (PYTHONDONTWRITEBYTECODE is removed from the children's environment) and each command runs
 once before the rounds, so the figures are those of an installed package, not of compiling its sources.
 
-Usage: python benchmarks/startup.py [--rounds 7] [--items 400] [--out benchmarks/results/startup.json]
+With `--reference OTHER/src` the same commands of another checkout (e.g. the parent commit's) run in the same
+rounds, on the same store, and the table adds their rows and the ratios.
+
+Usage: python benchmarks/startup.py [--rounds 7] [--items 400] [--reference DIR] [--out FILE]
+Writes benchmarks/results/startup.json.
 """
 
 from __future__ import annotations
@@ -87,10 +91,11 @@ def command_prefix() -> list[str]:
     return [script] if script else [sys.executable, "-c", "from dialectbias.cli import main; main()"]
 
 
-def child_env() -> dict[str, str]:
+def child_env(src: Path) -> dict[str, str]:
+    """The environment of a command: `src` first on the path, bytecode written, no DIALECTBIAS_ settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIALECTBIAS_")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(src) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.update({"COLUMNS": "100", "NO_COLOR": "1"})
     return env
 
@@ -131,17 +136,55 @@ def import_seconds(args: list[str], env: dict[str, str], cwd: Path) -> float:
     return total / 1e6
 
 
+def measure(commands: dict[str, list[str]], sources: dict[str, Path], prefix: list[str], rounds: int,
+            cwd: Path) -> dict[str, dict[str, Any]]:
+    """Per source tree and command: the timings of `rounds` interleaved rounds, the modules and import seconds."""
+    envs = {label: child_env(src) for label, src in sources.items()}
+    for env in envs.values():  # warm-up: bytecode written, files in the page cache
+        for cmd in commands.values():
+            timed([*prefix, *cmd], env, cwd)
+    walls: dict[tuple[str, str], list[float]] = {(label, name): [] for label in sources for name in commands}
+    cpus: dict[tuple[str, str], list[float]] = {key: [] for key in walls}
+    for _ in range(rounds):
+        for label, env in envs.items():
+            for name, cmd in commands.items():
+                wall, cpu, proc = timed([*prefix, *cmd], env, cwd)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"{label}: dialectbias {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr}")
+                if name == "run" and "calls 0" not in proc.stdout:
+                    raise RuntimeError(f"{label}: the cached run made calls:\n{proc.stdout}")
+                walls[label, name].append(wall)
+                cpus[label, name].append(cpu)
+    results: dict[str, dict[str, Any]] = {label: {} for label in sources}
+    for label, env in envs.items():
+        for name, cmd in commands.items():
+            modules = loaded_modules(cmd, env, cwd, cwd)
+            tops = {m.partition(".")[0] for m in modules}
+            w, c = walls[label, name], cpus[label, name]
+            results[label][name] = {
+                "wall_s_median": round(statistics.median(w), 3), "wall_s_best": round(min(w), 3),
+                "cpu_s_median": round(statistics.median(c), 3), "cpu_s_best": round(min(c), 3),
+                "wall_s": [round(x, 3) for x in w], "cpu_s": [round(x, 3) for x in c],
+                "import_s": round(import_seconds(cmd, env, cwd), 3), "modules": len(modules),
+                "dialectbias_modules": sum(1 for m in modules if m.startswith("dialectbias")),
+                "heavy_loaded": [h for h in HEAVY if h in tops]}
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--items", type=int, default=400, help="items × 3 variants; 400 → 2,000 requests")
+    parser.add_argument("--reference", type=Path, help="another checkout's src/ (e.g. the parent commit's), timed "
+                        "in the same rounds on the same store")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "startup.json")
     args = parser.parse_args()
 
     sys.path.insert(0, str(SRC))
     from dialectbias.testing import TestServer
 
-    env, prefix = child_env(), command_prefix()
+    sources = {"this": SRC, **({"reference": args.reference.resolve()} if args.reference else {})}
+    prefix = command_prefix()
     load_start = os.getloadavg()
     print(f"startup benchmark: python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
           f"{load_start[0]:.2f}, {args.rounds} rounds", flush=True)
@@ -151,56 +194,41 @@ def main() -> int:
         exp = make_study(tmp, srv.base_url, args.items)
         commands = {"--help": ["--help"], "run": ["run", str(exp)], "status": ["status", str(exp)],
                     "plan": ["plan", str(exp)]}
-        first_wall, first_cpu, first = timed([*prefix, "run", str(exp), "--no-progress"], env, tmp)
+        first_wall, first_cpu, first = timed([*prefix, "run", str(exp), "--no-progress"], child_env(SRC), tmp)
         if first.returncode != 0:
             raise RuntimeError(f"the first run failed (exit {first.returncode}):\n{first.stdout}\n{first.stderr}")
         sent = srv.stats()["chat_requests"]
         print(f"study: {sent:,} requests sent by the first run ({first_wall:.1f} s)", flush=True)
-        for cmd in commands.values():  # warm-up: bytecode written, files in the page cache
-            timed([*prefix, *cmd], env, tmp)
-        walls: dict[str, list[float]] = {name: [] for name in commands}
-        cpus: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(args.rounds):
-            for name, cmd in commands.items():
-                wall, cpu, proc = timed([*prefix, *cmd], env, tmp)
-                if proc.returncode != 0:
-                    raise RuntimeError(f"dialectbias {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr}")
-                if name == "run" and "calls 0" not in proc.stdout:
-                    raise RuntimeError(f"the cached run made calls:\n{proc.stdout}")
-                walls[name].append(wall)
-                cpus[name].append(cpu)
+        results = measure(commands, sources, prefix, args.rounds, tmp)
         if srv.stats()["chat_requests"] != sent:
             raise RuntimeError("a cached run sent requests to the server")
-        results: dict[str, Any] = {}
-        for name, cmd in commands.items():
-            modules = loaded_modules(cmd, env, tmp, tmp)
-            tops = {m.partition(".")[0] for m in modules}
-            results[name] = {
-                "wall_s_median": round(statistics.median(walls[name]), 3), "wall_s_best": round(min(walls[name]), 3),
-                "cpu_s_median": round(statistics.median(cpus[name]), 3),
-                "wall_s": [round(w, 3) for w in walls[name]], "cpu_s": [round(c, 3) for c in cpus[name]],
-                "import_s": round(import_seconds(cmd, env, tmp), 3), "modules": len(modules),
-                "dialectbias_modules": sum(1 for m in modules if m.startswith("dialectbias")),
-                "heavy_loaded": [h for h in HEAVY if h in tops]}
     load_end = os.getloadavg()
 
     print()
-    print(f"{'command':<8} {'wall med':>9} {'wall best':>10} {'cpu med':>8} {'imports':>8} {'modules':>8} {'goal':>6}  "
-          "heavy stacks loaded")
-    for name, r in results.items():
-        goal = f"{GOALS[name]:.1f}" if name in GOALS else "-"
-        print(f"{name:<8} {r['wall_s_median']:>9.3f} {r['wall_s_best']:>10.3f} {r['cpu_s_median']:>8.3f} "
-              f"{r['import_s']:>8.3f} {r['modules']:>8} {goal:>6}  {', '.join(r['heavy_loaded']) or '-'}")
+    print(f"{'source':<10} {'command':<8} {'wall med':>9} {'wall best':>10} {'cpu med':>8} {'cpu best':>9} "
+          f"{'imports':>8} {'modules':>8} {'goal':>5}  heavy stacks loaded")
+    for label, by_command in results.items():
+        for name, r in by_command.items():
+            goal = f"{GOALS[name]:.1f}" if name in GOALS else "-"
+            print(f"{label:<10} {name:<8} {r['wall_s_median']:>9.3f} {r['wall_s_best']:>10.3f} "
+                  f"{r['cpu_s_median']:>8.3f} {r['cpu_s_best']:>9.3f} {r['import_s']:>8.3f} {r['modules']:>8} "
+                  f"{goal:>5}  {', '.join(r['heavy_loaded']) or '-'}")
+    if "reference" in results:
+        for name in commands:
+            this, ref = results["this"][name], results["reference"][name]
+            print(f"{name}: this / reference = {this['wall_s_median'] / ref['wall_s_median']:.2f} wall, "
+                  f"{this['cpu_s_median'] / ref['cpu_s_median']:.2f} CPU (medians)")
     print(f"seconds; load average {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end; first run "
           f"{first_wall:.1f} s wall, {sent:,} requests")
     payload = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_average_at_start": load_start, "load_average_at_end": load_end},
-        "settings": {"rounds": args.rounds, "items": args.items, "requests": sent, "command": prefix},
+        "settings": {"rounds": args.rounds, "items": args.items, "requests": sent, "command": prefix,
+                     "sources": {label: str(src) for label, src in sources.items()}},
         "first_run": {"wall_s": round(first_wall, 2), "cpu_s": round(first_cpu, 2)},
         "goals_wall_s": GOALS,
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "commands": results,
+        "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
