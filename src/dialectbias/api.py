@@ -5,7 +5,6 @@ report, so neither of them looks tasks up (the sub-packages import each other in
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,16 +50,10 @@ def load_experiment(path: str | Path) -> Experiment:
 
 
 def run_experiment(path: str | Path, *, progress: bool = True, console: Console | None = None,
-                   take_over: bool = False, before: Callable[[Experiment, Task], None] | None = None) -> RunSummary:
+                   take_over: bool = False) -> RunSummary:
     """Run (or resume) an experiment: only requests without a stored result are sent. A store another
-    experiment file runs in is refused, unless `take_over` (that experiment's rows are then superseded).
-
-    `before` is called with the opened experiment and its task before anything is sent (`dialectbias run`
-    prints and confirms the plan there); an exception it raises stops the run with nothing sent. The file is
-    opened (read, checked, the store re-scored) once for both."""
+    experiment file runs in is refused, unless `take_over` (that experiment's rows are then superseded)."""
     exp, task = open_experiment(path, take_over=take_over)
-    if before is not None:
-        before(exp, task)
     return run_task(exp, task, progress=progress, console=console, take_over=take_over)
 
 

@@ -22,10 +22,8 @@ from dialectbias.cli._app import (
 )
 
 if TYPE_CHECKING:
-    from dialectbias.config import Experiment
     from dialectbias.run import RunSummary
     from dialectbias.run._status import JudgeReview
-    from dialectbias.tasks import Task
 
 Pair = tuple[str, str, str]  # (label, value, style)
 
@@ -115,13 +113,13 @@ def run(experiment: ExperimentArg,
 
     Example: dialectbias run bn-qa.yaml
     """
-    from dialectbias.api import run_experiment
+    from dialectbias.api import open_experiment
     from dialectbias.cli._plan import confirm_plan
+    from dialectbias.run import run_task
 
-    def confirm(exp: Experiment, task: Task) -> None:
-        confirm_plan(exp, task, yes, confirm_above, show=show_plan)
-
-    summary = run_experiment(experiment, progress=progress, console=console, take_over=take_over, before=confirm)
+    exp, task = open_experiment(experiment, take_over=take_over)  # once: the plan and the run share the task
+    confirm_plan(exp, task, yes, confirm_above, show=show_plan)
+    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over)
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)

@@ -84,8 +84,8 @@ def plan(experiment: ExperimentArg,
 
 def confirm_plan(exp: Experiment, task: Task, yes: bool, confirm_above: float | None, *,
                  show: bool | None = None) -> None:
-    """Print the plan of the opened experiment (to stderr, before the run's own output) and, when its total
-    cost is above the threshold, ask for confirmation (ConfigError without a terminal: pass --yes).
+    """Print the plan of the experiment about to run (to stderr, before the run's own output) and, when its
+    total cost is above the threshold, ask for confirmation (ConfigError without a terminal: pass --yes).
 
     `show` None: print it when a model has prices (without prices there is no cost to confirm, and the
     run's output stays as it was); False: never. Without prices and without --plan nothing is computed."""
