@@ -12,7 +12,6 @@ from rich.console import Console
 
 from dialectbias.config import Experiment
 from dialectbias.config import load_experiment as load_experiment_file
-from dialectbias.report.build import write_report
 from dialectbias.run import GenerationImport, RunSummary, check_executor, run_task
 from dialectbias.run import import_generations as import_into_store
 from dialectbias.run._stage import yield_problems
@@ -70,6 +69,8 @@ class ReportOutcome:
 def report_experiment(path: str | Path, out_dir: str | Path) -> ReportOutcome:
     """Write the task's CSV tables and `out_dir/index.html`, saying at its top when a stage has nothing
     scored (no successful generation, no scored judgment, no accepted answer)."""
+    from dialectbias.report.build import write_report
+
     exp, task = open_experiment(path)
     with Store.open(exp.store_path, create=False) as store:
         empty, _ = yield_problems(task.stage_yields(store))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class DialectBiasError(Exception):

@@ -5,10 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import yaml
-
 from dialectbias.errors import DialectBiasError
-from dialectbias.providers._hf_models import find_smollm2_gguf
 
 #: small on purpose: 2 German + 2 Bengali dialects × 6 traits × SAMPLES prompts, batched on the CPU
 LANGUAGES = {"de": ["bavarian", "alemannic"], "bn": ["chittagong", "sylhet"]}
@@ -47,6 +44,8 @@ def duration_text(samples: int = SAMPLES, prompts: int | None = None) -> str:
 
 
 def quickstart_experiment(samples: int = SAMPLES) -> dict:
+    from dialectbias.providers._hf_models import find_smollm2_gguf
+
     found = find_smollm2_gguf()
     if found is None:
         raise DialectBiasError(
@@ -67,6 +66,8 @@ def quickstart_experiment(samples: int = SAMPLES) -> dict:
 
 def write_quickstart(out_dir: Path, samples: int = SAMPLES) -> Path:
     """Write the experiment file the quickstart runs (kept so the user can edit and re-run it)."""
+    import yaml
+
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "quickstart.yaml"
     header = ("# Written by `dialectbias quickstart`. Edit and re-run with: dialectbias run quickstart.yaml\n"

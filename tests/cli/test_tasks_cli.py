@@ -122,12 +122,13 @@ def test_server_help_documents_the_qa_responder_and_every_fault_field() -> None:
 def test_quickstart_states_its_expected_duration_and_progress_interval(
         cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import dialectbias.api
+    import dialectbias.providers._hf_models
     import dialectbias.quickstart
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(dialectbias.quickstart, "find_smollm2_gguf", lambda: (tmp_path, "model.gguf"))
+    monkeypatch.setattr(dialectbias.providers._hf_models, "find_smollm2_gguf", lambda: (tmp_path, "model.gguf"))
     monkeypatch.setattr(dialectbias.api, "run_experiment", interrupted)
     monkeypatch.delenv("DIALECTBIAS_PROGRESS_INTERVAL", raising=False)
     result = cli("quickstart", "--out", tmp_path / "qs")

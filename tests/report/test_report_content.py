@@ -203,7 +203,8 @@ def test_association_usage_report_without_rejections(tmp_path: Path) -> None:
 
 def test_quickstart_experiment_carries_its_caveat_into_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
     from dialectbias import quickstart
+    from dialectbias.providers import _hf_models
 
-    monkeypatch.setattr(quickstart, "find_smollm2_gguf", lambda: (Path("/models/smollm2"), "model.gguf"))
+    monkeypatch.setattr(_hf_models, "find_smollm2_gguf", lambda: (Path("/models/smollm2"), "model.gguf"))
     note = quickstart.quickstart_experiment()["note"]
     assert "not a finding" in note.lower()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -20,8 +20,10 @@ from dialectbias.cli._app import (
     console,
     err_console,
 )
-from dialectbias.run import RunSummary
-from dialectbias.run._status import JudgeReview
+
+if TYPE_CHECKING:
+    from dialectbias.run import RunSummary
+    from dialectbias.run._status import JudgeReview
 
 Pair = tuple[str, str, str]  # (label, value, style)
 

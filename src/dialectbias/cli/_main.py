@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+
+import typer
 
 from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks, _train
 from dialectbias.cli._app import app, handle_sigterm
@@ -42,9 +45,34 @@ models_app.command("convert-gguf")(_models.convert_gguf)
 app.command("train-translator")(_train.train_translator)
 
 
+def command_name(command: typer.models.CommandInfo) -> str:
+    """The name a command is called by (typer's: the function's, `_` as `-`, unless it was given one)."""
+    return command.name or command.callback.__name__.lower().replace("_", "-")  # type: ignore[union-attr]
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """The app that runs `dialectbias ARGS`: when the first argument names a command or a command group, an app
+    holding only that one, so that typer builds the parameters of one command instead of all of them (~40 ms,
+    a tenth of a cached `run`); the whole app otherwise (`--help`, no command, an unknown command: its error
+    lists the others). Help, usage lines and errors of the command read the same either way."""
+    name = args[0] if args else None
+    commands = [c for c in app.registered_commands if command_name(c) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    one = HelpApp(name=app.info.name, help=app.info.help)
+    one.registered_commands, one.registered_groups = commands, groups
+    one.callback()(_group)  # a group, as the whole app is: a lone command would become the program itself
+    return one
+
+
+def _group() -> None:
+    """Nothing to do before the command runs (`app_for`)."""
+
+
 def main() -> None:
     handle_sigterm()
-    app(prog_name="dialectbias")
+    app_for(sys.argv[1:])(prog_name="dialectbias")
 
 
 if __name__ == "__main__":

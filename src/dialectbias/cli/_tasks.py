@@ -12,14 +12,16 @@ import inspect
 import json
 import textwrap
 import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
 
 _NAMES = {str: "string", int: "integer", float: "number", bool: "true/false", type(None): "null"}
 _BOUNDS = (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<"))
@@ -53,6 +55,8 @@ def bounds_text(field: FieldInfo) -> str:
 
 
 def default_text(field: FieldInfo) -> str:
+    from pydantic import BaseModel
+
     if field.is_required():
         return "required"
     value = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]

@@ -3,24 +3,35 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
-from dialectbias._yaml import load_yaml
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
-from dialectbias.errors import ConfigError, validation_problems
-from dialectbias.train import TranslatorTrainConfig
+from dialectbias.errors import ConfigError
 
-#: the recipe's keys, for --help
-RECIPE_KEYS = tuple(TranslatorTrainConfig.model_fields)
+if TYPE_CHECKING:
+    from dialectbias.train import TranslatorTrainConfig
+
+#: the recipe's keys (TranslatorTrainConfig's fields, in order; a test keeps them equal), for --help: written out
+#: so that `dialectbias --help` does not import the training package and pydantic
+RECIPE_KEYS = ("dialects", "splits", "eval_fraction", "max_length", "lora_r", "lora_alpha", "lora_dropout",
+               "target_modules", "epochs", "max_steps", "micro_batch_size", "gradient_accumulation_steps",
+               "eval_batch_size", "learning_rate", "lr_scheduler", "warmup_steps", "weight_decay", "group_by_length",
+               "fp16", "gradient_checkpointing", "logging_steps", "save_steps", "save_total_limit", "seed",
+               "num_threads")
 
 
 def load_recipe(path: Path | None, overrides: dict[str, object]) -> TranslatorTrainConfig:
     """TranslatorTrainConfig from a `--recipe` YAML (keys as in the model) and the options given on the command
     line (which win); ConfigError naming the file and each bad key."""
+    from pydantic import ValidationError
+
+    from dialectbias._yaml import load_yaml
+    from dialectbias.errors import validation_problems
+    from dialectbias.train import TranslatorTrainConfig
+
     data: dict[str, object] = {}
     if path is not None:
         try:

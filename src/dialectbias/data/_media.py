@@ -9,8 +9,6 @@ import binascii
 import hashlib
 import io
 import re
-import urllib.error
-import urllib.request
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +156,9 @@ def _read_file(path: Path, label: str) -> bytes:
 
 
 def _download(url: str, label: str) -> bytes:
+    import urllib.error
+    import urllib.request
+
     data = _urls.get_or(url)
     if data is not None:
         return data

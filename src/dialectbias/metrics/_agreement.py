@@ -12,7 +12,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 ArrayLike = npt.ArrayLike
 KappaWeights = Literal[None, "linear", "quadratic"]
@@ -81,12 +80,16 @@ def _correlation_defined(a: np.ndarray, b: np.ndarray) -> bool:
 
 def pearson(x: ArrayLike, y: ArrayLike) -> float:
     """Pearson r (linear association). nan when undefined: n < 2, a constant input, or non-finite values."""
+    from scipy import stats
+
     a, b = _paired(x, y)
     return float(stats.pearsonr(a, b).statistic) if _correlation_defined(a, b) else math.nan
 
 
 def spearman(x: ArrayLike, y: ArrayLike) -> float:
     """Spearman ρ (rank association). nan when undefined: n < 2, a constant input, or non-finite values."""
+    from scipy import stats
+
     a, b = _paired(x, y)
     return float(stats.spearmanr(a, b).statistic) if _correlation_defined(a, b) else math.nan
 

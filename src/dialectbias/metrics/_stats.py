@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
-from scipy import special, stats
 
 ArrayLike = npt.ArrayLike
 _CHUNK_ELEMENTS = 2_000_000  # resample in blocks so memory stays ~16 MB whatever n × n_resamples is
@@ -169,6 +168,8 @@ def paired_test(x: ArrayLike, y: ArrayLike) -> PairedTestResult:
     both statistics 0.0 with p = 1.0 (no observed difference). Constant non-zero differences → t = ±inf,
     p = 0.0 (scipy's result).
     """
+    from scipy import stats
+
     d = _diff(x, y)
     mean_diff = float(d.mean()) if d.size else math.nan
     nan = math.nan
@@ -191,6 +192,8 @@ def one_sample_ttest(values: ArrayLike, popmean: float = 0.0) -> tuple[float, fl
 
     n < 2 → (nan, nan); every value equal to popmean → (0.0, 1.0); constant ≠ popmean → (±inf, 0.0).
     """
+    from scipy import stats
+
     v = _flat(values)
     if v.size < 2:
         return math.nan, math.nan
@@ -207,6 +210,8 @@ def independent_ttest(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     Welch because dialect/model cells have different spreads and sizes. Either sample with n < 2 →
     (nan, nan); both constant and equal → (0.0, 1.0).
     """
+    from scipy import stats
+
     a, b = _flat(x), _flat(y)
     if a.size < 2 or b.size < 2:
         return math.nan, math.nan
@@ -262,6 +267,7 @@ def paired_tests(x: ArrayLike, y: ArrayLike) -> PairedTests:
     pairs (`_wilcoxon_normal`). Columns with ≤ 50 pairs or no non-zero difference are computed by
     `paired_test` itself (scipy's exact distribution).
     """
+    from scipy import special
     x, y = np.asarray(x, float), np.asarray(y, float)
     d = x - y
     valid = ~np.isnan(d)
@@ -288,6 +294,7 @@ def _wilcoxon_normal(d: np.ndarray, nonzero: np.ndarray) -> tuple[np.ndarray, np
     method='approx' without continuity correction): the statistic min(R+, R−) and the two-sided p of
     z = (R+ − n(n+1)/4) / sqrt(n(n+1)(2n+1)/24 − Σ(t³ − t)/48), with n the non-zero differences (`nonzero`:
     zeros and NaN dropped), average ranks of |d| within the column and t the size of each group of tied |d|."""
+    from scipy import special
     k = d.shape[1]
     rows, cols = np.nonzero(nonzero)
     a = np.abs(d[rows, cols])

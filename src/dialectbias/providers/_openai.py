@@ -6,9 +6,8 @@ import base64
 import json
 import os
 import time
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import aiohttp
 from pydantic import Field
 
 from dialectbias.data import image_info, is_url
@@ -16,6 +15,9 @@ from dialectbias.data._media import LRU, scale_image
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._config import ModelConfig
+
+if TYPE_CHECKING:  # aiohttp is imported when the first request is sent: a cached run needs none
+    import aiohttp
 
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 #: images whose longer side exceeds this are scaled down before sending, unless `max_image_side` says
@@ -88,6 +90,8 @@ class OpenAIModel(ModelAPI):
         self._encoded = LRU(_ENCODED_CACHE)  # sha256 -> data URL (after resizing)
 
     def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         if self._session is None or self._session.closed:
             headers = {"Content-Type": "application/json"}
             if self._api_key:
@@ -141,6 +145,8 @@ class OpenAIModel(ModelAPI):
         return max(1, round(width * scale)), max(1, round(height * scale))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        import aiohttp
+
         started = time.perf_counter()
         where = f"model {self.config.id!r} at {self.config.base_url}"
         try:

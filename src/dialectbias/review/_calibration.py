@@ -25,10 +25,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
-import numpy as np
-
 from dialectbias.judges import Rubric
-from dialectbias.metrics import MIN_PAIRS, cohen_kappa, critical_bias_sensitivity, krippendorff_alpha, lin_ccc
 from dialectbias.review._kinds import ReviewConfig, queue_kinds
 from dialectbias.review._rubrics import rubric_named
 from dialectbias.store import (
@@ -68,9 +65,13 @@ def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
 
 
-def annotator_agreement(store: Store, config: ReviewConfig, *, min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
+def annotator_agreement(store: Store, config: ReviewConfig, *, min_pairs: int | None = None) -> list[dict[str, Any]]:
     """Rows (queue, value, dialect, pair, n, kappa, alpha, note): a row per pair of annotators with their kappa,
-    and a row `pair = all` with Krippendorff's alpha over every annotator, per dialect and overall."""
+    and a row `pair = all` with Krippendorff's alpha over every annotator, per dialect and overall (`min_pairs`:
+    default `metrics.MIN_PAIRS`)."""
+    from dialectbias.metrics import MIN_PAIRS  # numpy and the metrics load when agreement is computed
+
+    min_pairs = MIN_PAIRS if min_pairs is None else min_pairs
     dialect_of = _dialects_of_targets(store)
     rows: list[dict[str, Any]] = []
     for kind in queue_kinds().values():
@@ -97,6 +98,8 @@ def annotator_agreement(store: Store, config: ReviewConfig, *, min_pairs: int = 
 
 def _agreement_rows(queue: str, rating: Any, scope: str, units: Mapping[str, Mapping[str, Any]],
                     min_pairs: int) -> list[dict[str, Any]]:
+    from dialectbias.metrics import cohen_kappa, krippendorff_alpha
+
     people = sorted({a for values in units.values() for a in values})
     if len(people) < 2:
         return []
@@ -151,6 +154,8 @@ def human_scores(store: Store, mode: str = "mean") -> dict[tuple[str, str, str, 
     of an answer on a rubric from the overrides of any judgment of it, as `review.human_score` (`mode`) says:
     `mean` = the mean over annotators of each one's latest override, `latest` = the latest override stored,
     whoever gave it. `annotators` counts the annotators with a score either way."""
+    import numpy as np
+
     if mode not in HUMAN_SCORE_MODES:
         raise ValueError(f"human score {mode!r}: one of {', '.join(HUMAN_SCORE_MODES)}")
     per_key: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -204,6 +209,10 @@ def judge_calibration(store: Store, judge_ids: Sequence[str], model_ids: Sequenc
 
 def _calibration_row(judge: str, rubric: Rubric | None, rubric_name: str, dialect: str,
                      pairs: list[tuple[dict[str, Any], dict[str, Any]]], t: Thresholds) -> CalibrationRow:
+    import numpy as np
+
+    from dialectbias.metrics import cohen_kappa, critical_bias_sensitivity, lin_ccc
+
     j = [p[0]["score"] for p in pairs]
     h = [p[1]["score"] for p in pairs]
     lo, hi = (rubric.score_bounds if rubric is not None and rubric.score_bounds else (0.0, 10.0))

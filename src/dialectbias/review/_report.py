@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dialectbias.config import Experiment
 from dialectbias.judges import Rubric
@@ -16,6 +15,9 @@ from dialectbias.review._calibration import ALL, annotator_agreement, judge_cali
 from dialectbias.review._routing import calibration_alert
 from dialectbias.review._setup import primary_routes, review_config, thresholds_of
 from dialectbias.store import Store, human_score_label
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ANNOTATOR_AGREEMENT_LEGEND = {
     "queue": "the review queue", "value": "what was rated (a rubric field, the score, a label, an error category)",
@@ -47,6 +49,8 @@ class ReviewSummary:
 
 def review_summary(store: Store, exp: Experiment, rubrics: Mapping[str, Rubric]) -> ReviewSummary:
     """Agreement and calibration as report tables (computed now; routing follows the latest snapshot)."""
+    import pandas as pd
+
     thresholds = thresholds_of(exp)
     config = review_config(exp, rubrics, store)
     agreement = pd.DataFrame(annotator_agreement(store, config),

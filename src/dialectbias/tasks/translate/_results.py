@@ -14,13 +14,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import message_text
-from dialectbias.dialectid import VERDICTS, DialectCheck
 from dialectbias.store import Store, stage_requests
 from dialectbias.tasks.translate._post import FAILURES, CleanContext, clean_list, clean_text, prompt_lines
 
 if TYPE_CHECKING:
     from dialectbias.config import Experiment
-    from dialectbias.dialectid import DialectIdentifier
+    from dialectbias.dialectid import DialectCheck, DialectIdentifier
 
 STAGE = "translate"
 #: a request with no result yet / whose call failed after its retries
@@ -182,6 +181,8 @@ def dialect_id_counts(rows: list[Translation], order: Sequence[str] = ()) -> dic
 
 def dialect_id_lines(rows: list[Translation], order: Sequence[str] = ()) -> list[str]:
     """The run summary's line: `dialect id: sylhet 3 ok, 1 standard · chittagong 2 other dialect`."""
+    from dialectbias.dialectid import VERDICTS
+
     counts = dialect_id_counts(rows, order)
     if not counts:
         return []

@@ -1,0 +1,61 @@
+"""`dialectbias run` opens the experiment once: the file is read and checked (the corpus hashed) and the store
+re-scored once, for the plan it prints and confirms and for the run itself."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+import dialectbias.api
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts of experiment files read (`read`) and stores re-scored (`rescore`) through the API."""
+    counts: Counter[str] = Counter()
+    read_file, load_task = dialectbias.api.load_experiment_file, dialectbias.api.load_task
+
+    def counting_read(*args: Any, **kwargs: Any) -> Any:
+        counts["read"] += 1
+        return read_file(*args, **kwargs)
+
+    def counting_task(*args: Any, **kwargs: Any) -> Any:
+        task = load_task(*args, **kwargs)
+        rescore = task.rescore
+
+        def counting_rescore(*a: Any, **kw: Any) -> Any:
+            counts["rescore"] += 1
+            return rescore(*a, **kw)
+
+        task.rescore = counting_rescore
+        return task
+
+    monkeypatch.setattr(dialectbias.api, "load_experiment_file", counting_read)
+    monkeypatch.setattr(dialectbias.api, "load_task", counting_task)
+    return counts
+
+
+@pytest.mark.parametrize("options", [["--plan"], ["--no-plan"], []], ids=["plan", "no-plan", "default"])
+def test_run_reads_the_file_and_rescores_the_store_once(qa_server: Any, qa_project: Any, cli: Any,
+                                                        opened: Counter[str], options: list[str]) -> None:
+    project = qa_project(qa_server.base_url, n_items=2, model={"price_in_per_mtok": 1.0})
+    first = cli("run", project.yaml_path, "--no-progress", "--yes", *options)
+    assert first.exit_code == 0, first.output
+    assert opened == {"read": 1}  # no store yet: nothing to re-score
+    assert ("plan" in first.stderr) == (options != ["--no-plan"])  # priced: the plan is printed by default
+    opened.clear()
+    again = cli("run", project.yaml_path, "--no-progress", "--yes", *options)
+    assert again.exit_code == 0, again.output
+    assert opened == {"read": 1, "rescore": 1}
+    assert "calls 0" in again.stdout
+
+
+def test_a_refused_plan_reads_the_file_once_and_sends_nothing(qa_server: Any, qa_project: Any, cli: Any,
+                                                             opened: Counter[str]) -> None:
+    project = qa_project(qa_server.base_url, n_items=2, model={"price_in_per_mtok": 1e6, "price_out_per_mtok": 1e6})
+    refused = cli("run", project.yaml_path, "--no-progress")
+    assert refused.exit_code == 1 and "pass --yes" in refused.stderr
+    assert opened == {"read": 1}
+    assert qa_server.stats()["chat_requests"] == 0
