@@ -45,7 +45,8 @@ class NoOptions(BaseModel):
 
 
 class Task(ABC):
-    """A task is a value built from an experiment. Adding one = one module + one registry line."""
+    """A task is a value built from an experiment. Adding one: a module (or a sub-package for a family) and one
+    entry point in the group `dialectbias.tasks` (docs/extending.md)."""
 
     name: ClassVar[str]
     Options: ClassVar[type[BaseModel]] = NoOptions

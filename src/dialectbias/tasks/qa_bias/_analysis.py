@@ -1,6 +1,6 @@
 """Analysis of qa_bias judgments: judge agreement (paper Table 5), breakdowns, gap CIs, paired tests.
 
-Pure pandas/numpy functions over the frames `_qa_report` loads from the store (SPEC §4 P3; Bengali
+Pure pandas/numpy functions over the frames `_report` loads from the store (SPEC §4 P3; Bengali
 dialect-bias paper §3.4, §4.2–4.3). Everything is vectorised so that a study of the paper's size
 (19 models × 3,600 dialect pairs × 3 judges) is analysed in seconds:
 

@@ -2,7 +2,7 @@
 
 The store is read once: `load_judgments` streams the latest judgment per (judge, model, item,
 variant) of every judge in small columns (never the raw outputs), with the human override and the
-rubric fields extracted by SQLite; the analysis itself is in `_qa_analysis` (pure functions). Judges
+rubric fields extracted by SQLite; the analysis itself is in `_analysis` (pure functions). Judges
 may use different rubrics: scores are compared on the primary's score range, fields by name.
 """
 

@@ -3,8 +3,8 @@
 Pure core (no model calls, no store): SPEC §4 P4, after Bui et al. 2025, "Large Language Models
 Discriminate Against Speakers of German Dialects" (§3.1 traits and prompt prefix, §3.3 association task,
 App. B.3 equal-option variant, App. D.1/D.2 word lists). One concept per module, re-exported here:
-`_association_traits` (traits, writer labels and their YAML files: the only I/O), `_association_prompt`,
-`_association_parse`, `_association_score`; the decision task reuses the traits and the prompt pieces.
+`probes/_traits.py` (traits, writer labels and their YAML files: the only I/O), `probes/_prompt.py`,
+`_parse`, `_score`; the decision task reuses the traits and the prompt pieces.
 """
 
 from __future__ import annotations

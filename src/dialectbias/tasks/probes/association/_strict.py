@@ -1,7 +1,7 @@
 """The German paper's released association scorer, as a second reading of each answer (PROCEDURES.md §1.4;
 paper App. A.7, Figure 8).
 
-Our parser (`_association_parse.py`) tolerates formatting (list markers, bold, blank lines, "writer: adjective"
+Our parser (`_parse.py`) tolerates formatting (list markers, bold, blank lines, "writer: adjective"
 with other separators) and rejects wrong content; the released code is stricter about form and looser about
 content. The report shows both rejection rates, and the released rule's own per-answer bias, so a run is
 comparable with the paper's Figure 8 and its `final.csv`.

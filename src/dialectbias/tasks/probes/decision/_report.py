@@ -1,6 +1,6 @@
 """Tables of the decision probe (SPEC §4 P4 Statistics; German paper §3.4, §5, §6.1, App. B.1–B.3): decision score
 per model × trait × setting (× prefix, × dialect, × scenario) with the share of stereotypical decisions, bootstrap
-CI, one-sample t-test (p < 0.001) and Cohen's d (the shared probe tables of `_probe_report`), naming vs usage,
+CI, one-sample t-test (p < 0.001) and Cohen's d (the shared probe tables of `probes/_report.py`), naming vs usage,
 larger vs smaller model, the prefix comparison, unextractable answers, and the marked words of the profiles."""
 
 from __future__ import annotations
