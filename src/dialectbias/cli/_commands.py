@@ -170,8 +170,8 @@ def status(experiment: ExperimentArg) -> None:
             console.print(line, highlight=False, soft_wrap=True)
     for line in _judge_lines(report.judges, console.width):
         console.print(line, highlight=False, soft_wrap=True)
-    for line in _validated_lines(exp.store_path):
-        console.print(line, highlight=False, soft_wrap=True)
+    for validated in _validated_lines(exp.store_path):
+        console.print(validated, highlight=False, soft_wrap=True)
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
 
 

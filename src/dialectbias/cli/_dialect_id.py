@@ -65,10 +65,10 @@ def train_dialect_id(
                            highlight=False, soft_wrap=True)
     _app.console.print(_table(f"held-out scores (seed {seed}, {test_size:.0%} of each label, grouped)",
                               summary.scores, summary.macro_f1, summary.train_units))
-    for source, cells in summary.held_out_by_source.items():
+    for source_path, cells in summary.held_out_by_source.items():
         correct, total = sum(c for c, _ in cells.values()), sum(n for _, n in cells.values())
         recalls = ", ".join(f"{label} {c / n:.2f}" for label, (c, n) in cells.items() if n)
-        _app.console.print(f"held out from {escape(Path(source).name)}: accuracy {correct / total:.3f} "
+        _app.console.print(f"held out from {escape(Path(source_path).name)}: accuracy {correct / total:.3f} "
                            f"(recall {recalls})", highlight=False, soft_wrap=True)
     ext = summary.external
     if ext is not None:

@@ -94,7 +94,7 @@ class HelpApp(typer.Typer):
         kwargs.setdefault("no_args_is_help", True)
         super().__init__(**kwargs)
 
-    def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None,  # type: ignore[override]
+    def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None,
                 **kwargs: Any) -> Any:
         return super().command(name, cls=cls or HelpCommand, **kwargs)
 

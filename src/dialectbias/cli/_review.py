@@ -331,9 +331,9 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
         t = Table(title="agreement between annotators (quadratic-weighted kappa per pair; Krippendorff's alpha)")
         for col in ("queue", "value", "dialect", "pair", "n", "kappa", "alpha", "note"):
             t.add_column(col)
-        for a in agreement:
-            t.add_row(a["queue"], a["value"], a["dialect"], a["pair"], str(a["n"]), _cell(a["kappa"]),
-                      _cell(a["alpha"]), a["note"])
+        for agreed in agreement:
+            t.add_row(agreed["queue"], agreed["value"], agreed["dialect"], agreed["pair"], str(agreed["n"]),
+                      _cell(agreed["kappa"]), _cell(agreed["alpha"]), agreed["note"])
         _app.console.print(t)
     primary = exp.primary_judge.id if exp.primary_judge else None
     for r in rows:
@@ -349,9 +349,10 @@ def _calibration_report(experiment: Path, table: Path | None) -> None:
             for r in rows:
                 writer.writerow(["judge_calibration", r.judge, r.rubric, r.dialect, "", r.n, r.multi, mode, r.ccc,
                                  r.cbs, r.kappa, "", "; ".join(r.below) or r.note])
-            for a in agreement:
-                writer.writerow(["annotator_agreement", a["queue"], a["value"], a["dialect"], a["pair"], a["n"], "",
-                                 "", "", "", a["kappa"], a["alpha"], a["note"]])
+            for agreed in agreement:
+                writer.writerow(["annotator_agreement", agreed["queue"], agreed["value"], agreed["dialect"],
+                                 agreed["pair"], agreed["n"], "", "", "", "", agreed["kappa"], agreed["alpha"],
+                                 agreed["note"]])
         _app.console.print(f"tables → {table}", highlight=False)
 
 

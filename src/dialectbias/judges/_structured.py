@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from dialectbias.data import ChatMessage
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -56,7 +59,7 @@ def parse_structured(text: str, model: type[T]) -> StructuredParse:
     return StructuredParse(status="failed", error=error)
 
 
-def reask_messages(messages: list[dict[str, Any]], bad_output: str, error: str) -> list[dict[str, Any]]:
+def reask_messages(messages: list[ChatMessage], bad_output: str, error: str) -> list[ChatMessage]:
     """The one re-ask: the original conversation, the bad answer, and what was wrong with it."""
     return [*messages, {"role": "assistant", "content": bad_output},
             {"role": "user", "content": f"Your answer could not be used ({error}). Reply again with only "

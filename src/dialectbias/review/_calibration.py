@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal
 
 from dialectbias.judges import Rubric
 from dialectbias.review._kinds import ReviewConfig, queue_kinds
@@ -104,7 +104,7 @@ def _agreement_rows(queue: str, rating: Any, scope: str, units: Mapping[str, Map
     if len(people) < 2:
         return []
     out = []
-    weights = None if rating.level == "nominal" else "quadratic"
+    weights: Literal["quadratic"] | None = None if rating.level == "nominal" else "quadratic"
     for a, b in combinations(people, 2):
         pairs = [(v[a], v[b]) for v in units.values() if a in v and b in v]
         if not pairs:
@@ -194,13 +194,13 @@ def judge_calibration(store: Store, judge_ids: Sequence[str], model_ids: Sequenc
         pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
         rubric_name = ""
         for record in iter_judgments(store, judge, list(model_ids)):
-            human = humans.get((record.rubric, record.model_id, record.item_id, record.variant))
-            if human is None or record.score is None:
+            scores = humans.get((record.rubric, record.model_id, record.item_id, record.variant))
+            if scores is None or record.score is None:
                 continue
             rubric_name = record.rubric
-            judged = {"score": record.score, "fields": record.parsed or {}}
-            pairs[record.variant].append((judged, human))
-            pairs[ALL].append((judged, human))
+            judged: dict[str, Any] = {"score": record.score, "fields": record.parsed or {}}
+            pairs[record.variant].append((judged, scores))
+            pairs[ALL].append((judged, scores))
         rubric = rubric_named({judge: rubrics[judge]} if judge in rubrics else rubrics, rubric_name)
         for dialect in sorted(pairs, key=lambda d: (d == ALL, d)):
             rows.append(_calibration_row(judge, rubric, rubric_name, dialect, pairs[dialect], thresholds))

@@ -260,8 +260,8 @@ def human_validated_rows(store: Store) -> list[dict[str, Any]]:
             r["human_validated"] += variant in item.validated_by
             r["machine"] += variant in machine and variant not in item.validated_by
             r["corrected_in_review"] += bool(record.get("corrected")) or key in store_corrected
-            labels = record.get("labels")
-            r["labels"] += [x for x in labels if isinstance(x, int)] if isinstance(labels, list) else \
+            given = record.get("labels")
+            r["labels"] += [x for x in given if isinstance(x, int)] if isinstance(given, list) else \
                 store_labels.get(key, [])
     for key in {*store_corrected, *store_labels} - seen:  # a translation run's variants, before `export --items`
         r = row(key[1])

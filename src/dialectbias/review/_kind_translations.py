@@ -59,7 +59,7 @@ class Translation:
     field: str = ""
 
 
-def text_fields(entry: Entry) -> dict[str, str]:
+def text_fields(entry: str | Mapping[str, Any] | None) -> dict[str, str]:
     """The texts of a variant: {"": text} for a string; for an object, each string field, and each list of
     strings as one line per element (a VQA entry's options), question first."""
     if not isinstance(entry, Mapping):
@@ -152,7 +152,7 @@ class _TranslationQueue(QueueKind):
         if t.reference:
             panels.append(Panel(label=f"human reference ({t.dialect})", text=t.reference, variant=t.dialect,
                                 role="reference"))
-        details = {"field group": t.field} if t.field else {}
+        details: dict[str, Any] = {"field group": t.field} if t.field else {}
         if isinstance(t.translation, Mapping):
             details["fields"] = text_fields(t.translation)
         return ReviewTarget(queue=self.name, target_id=t.target_id, item_id=t.item_id, dialect=t.dialect,

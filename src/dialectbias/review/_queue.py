@@ -166,8 +166,8 @@ class ReviewQueue:
         for record in iter_judgments(self.store, self.judge_id, self.model_ids):
             if record.confidence in ids:
                 ids[record.confidence].append(record.request_id)
-        for level in ids.values():
-            level.sort()
+        for request_ids in ids.values():
+            request_ids.sort()
         rng = random.Random(seed)
         chosen: dict[str, int] = {}
         sample = CalibrationSample(rows=[])
@@ -385,10 +385,10 @@ def _read_row(row: dict[str, str], line: int, seen: dict[str, int], store: Store
     if problems:
         return problems
     try:
-        value = override_value(rubric, record, values if filled else None, script_valid)
+        override = override_value(rubric, record, values if filled else None, script_valid)
     except ValueError as exc:
         return [f"column human_{exc}"]
-    return _Override(line, judgment_id, value, comment)
+    return _Override(line, judgment_id, override, comment)
 
 
 def override_value(rubric: Rubric, record: JudgmentRecord, values: Mapping[str, Any] | None,

@@ -43,7 +43,7 @@ class Call:
     error: ProviderError | None = None
 
     @classmethod
-    def from_cache(cls, row: Mapping[str, Any]) -> Call:
+    def from_cache(cls, row: Mapping[str, Any] | sqlite3.Row) -> Call:
         """From a `cache` row (`output, finish_reason, tokens_in, tokens_out`)."""
         return cls(ChatResponse(output=row["output"], finish_reason=row["finish_reason"],
                                 tokens_in=row["tokens_in"], tokens_out=row["tokens_out"]), cached=True)

@@ -53,6 +53,7 @@ def processor_config(config: VLLMModelConfig, *, gpu: bool) -> Any:
 
     lora = config.lora_path()
     workers = config.tensor_parallel_size * config.pipeline_parallel_size
+    placement: dict[str, dict[str, float] | list[dict[str, float]]]
     if gpu:
         gpus = config.gpus_per_replica if config.gpus_per_replica is not None else 1.0
         placement = {"bundle_per_worker": {"GPU": gpus, "CPU": config.cpus_per_replica}}

@@ -24,11 +24,11 @@ class StageResult:
 
     @property
     def meta(self) -> dict[str, Any]:
-        return json.loads(self.meta_json)  # type: ignore[no-any-return]
+        return json.loads(self.meta_json)
 
     @property
     def refs(self) -> list[str]:
-        return json.loads(self.refs_json)  # type: ignore[no-any-return]
+        return json.loads(self.refs_json)
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class StageRequest:
 
     @property
     def meta(self) -> dict[str, Any]:
-        return json.loads(self.meta_json)  # type: ignore[no-any-return]
+        return json.loads(self.meta_json)
 
 
 @dataclass(frozen=True)

@@ -296,7 +296,8 @@ class Store:
         """The current requests of a stage (of one model, or of all) with their results: by default only
         the successful ones; `template_prefix` keeps requests whose template starts with it; `ordered` sorts
         by model, then item. Streamed."""
-        where, params = ["cr.stage = ?"], [stage]
+        where = ["cr.stage = ?"]
+        params: list[str | int] = [stage]
         if model_id is not None:
             where.append("cr.model_id = ?")
             params.append(model_id)

@@ -176,7 +176,7 @@ class TestServer:
         """Counters: requests_total, by_path, status_counts, faults (per kind), faults_total,
         chat_requests, chat_by_model, generation_by_model, distinct_prompts, responses_ok,
         unauthorized, in_flight, max_in_flight, uptime_s."""
-        return self._call("GET", "/stats")  # type: ignore[no-any-return]
+        return self._call("GET", "/stats")
 
     def reset_stats(self) -> None:
         """Zero the counters and the recorded requests (fault-rule counters are kept)."""
@@ -184,7 +184,7 @@ class TestServer:
 
     def requests(self) -> list[dict[str, Any]]:
         """Recorded generation requests: ``[{"path", "body", "authorization"}, ...]`` (oldest first)."""
-        return self._call("GET", "/requests")  # type: ignore[no-any-return]
+        return self._call("GET", "/requests")
 
     def set_faults(self, faults: FaultSpec | dict[str, Any] | list[Any] | str | Path | None) -> None:
         """Replace the fault rules (their counters start from zero)."""

@@ -58,7 +58,7 @@ def load_responder(spec: str) -> Responder | None:
     fn = getattr(importlib.import_module(mod_name), attr)
     if not callable(fn):
         raise ValueError(f"responder {spec!r} is not callable")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def chat_answer(responder: Responder | None, body: dict[str, Any], fp: str) -> str:

@@ -136,10 +136,8 @@ def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[float, float]:
         lo = ex_lo + step if lo is None else max(lo, ex_lo + step)
     if isinstance(ex_hi, int | float) and not isinstance(ex_hi, bool):
         hi = ex_hi - step if hi is None else min(hi, ex_hi - step)
-    if lo is None and hi is None:
-        lo, hi = 0, 100
-    elif lo is None:
+    if hi is None:
+        hi = 100 if lo is None else lo + 100
+    if lo is None:
         lo = hi - 100
-    elif hi is None:
-        hi = lo + 100
     return float(lo), float(hi)

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.flush()
 
     try:
-        import uvloop  # type: ignore[import-not-found]  # optional speed-up
+        import uvloop  # optional speed-up
     except ImportError:
         runner: Callable[..., Any] = asyncio.run
     else:  # pragma: no cover - depends on environment
