@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dialectbias.data import ChatMessage
 from dialectbias.tasks.probes._traits import _norm
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 
@@ -73,7 +74,7 @@ def extraction_choices(prompt: DecisionPrompt) -> list[str]:
     return [*prompt.options, *(NEUTRAL if prompt.allow_neutral else ()), UNCLEAR]
 
 
-def extraction_messages(prompt: DecisionPrompt, generation: str) -> list[dict[str, Any]]:
+def extraction_messages(prompt: DecisionPrompt, generation: str) -> list[ChatMessage]:
     choices = ", ".join(f'"{c}"' for c in extraction_choices(prompt))
     text = EXTRACTION_PROMPT.format(text=generation.strip(), option_1=prompt.options[0],
                                     option_2=prompt.options[1], choices=choices)
@@ -106,9 +107,9 @@ def _complete(a: Choice | None, b: Choice | None, prompt: DecisionPrompt) -> tup
     if prompt.allow_neutral or (a is None) == (b is None):
         return a, b, False
     if a is None and b in other:
-        return other[b], b, True  # type: ignore[index]
+        return other[b], b, True
     if b is None and a in other:
-        return a, other[a], True  # type: ignore[index]
+        return a, other[a], True
     return a, b, False
 
 
