@@ -20,6 +20,8 @@ from dialectbias.tasks.probes._traits import _norm
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 
 Choice = Literal["trait", "opposite", "none", "both"]
+#: the neutral answers a prompt that allows them accepts, as written
+_NEUTRAL: dict[str, Choice] = {"none": "none", "both": "both"}
 Method = Literal["json", "regex_extractor", "regex_generation", "none"]
 UNCLEAR = "unclear"
 NEUTRAL = ("None", "Both")
@@ -94,10 +96,8 @@ def _choice(value: str, prompt: DecisionPrompt) -> Choice | None:
     key = _norm(value).strip(" \t\"'`*_.,;:!?()[]")
     pole = prompt.pole(key)
     if pole is not None:
-        return pole  # type: ignore[return-value]
-    if prompt.allow_neutral and key in ("none", "both"):
-        return key  # type: ignore[return-value]
-    return None
+        return pole
+    return _NEUTRAL.get(key) if prompt.allow_neutral else None
 
 
 def _complete(a: Choice | None, b: Choice | None, prompt: DecisionPrompt) -> tuple[Choice | None, Choice | None,
@@ -138,12 +138,13 @@ def _options_in(text: str, prompt: DecisionPrompt) -> set[Choice]:
     key = _norm(text)
     found: set[Choice] = set()
     for option in prompt.options:
-        if re.search(rf"(?<![\w-]){re.escape(_norm(option))}(?![\w-])", key):
-            found.add(prompt.pole(option))  # type: ignore[arg-type]
+        pole = prompt.pole(option)  # never None: the options are the trait and the opposite option
+        if pole is not None and re.search(rf"(?<![\w-]){re.escape(_norm(option))}(?![\w-])", key):
+            found.add(pole)
     if prompt.allow_neutral and not found:
-        bare = key.strip(" \t\"'`*_.,;:!?()[]")
-        if bare in ("none", "both"):
-            found.add(bare)  # type: ignore[arg-type]
+        neutral = _NEUTRAL.get(key.strip(" \t\"'`*_.,;:!?()[]"))
+        if neutral is not None:
+            found.add(neutral)
     return found
 
 
@@ -198,10 +199,12 @@ def extract_decision(json_value: ExtractorAnswer | dict[str, Any] | None, extrac
         return got
     reasons = [f"extractor: {json_error}" if json_error else
                "extractor: no extractor answer" if json_value is None else "extractor: no decision (unclear)"]
-    for text, method in ((extractor_output, "regex_extractor"), (generation, "regex_generation")):
+    sources: tuple[tuple[str | None, Method], ...] = ((extractor_output, "regex_extractor"),
+                                                     (generation, "regex_generation"))
+    for text, method in sources:
         if text is None:
             continue
-        result = from_text(text, prompt, method)  # type: ignore[arg-type]
+        result = from_text(text, prompt, method)
         if isinstance(result, Extraction):
             return result
         reasons.append(f"{method}: {result}")
