@@ -50,7 +50,8 @@ class Task(ABC):
 
     name: ClassVar[str]
     Options: ClassVar[type[BaseModel]] = NoOptions
-    required_variants: ClassVar[tuple[str, ...]] = ()
+    #: variants every item must have (a task may set them per instance, from its options)
+    required_variants: tuple[str, ...] = ()
     #: what `data:` must hold, shown by `dialectbias tasks` (set it on every task)
     item_format: ClassVar[str] = ""
     #: item fields holding an image (a path under the data file's folder, or an http(s) URL): checked when

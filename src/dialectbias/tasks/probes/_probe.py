@@ -106,7 +106,7 @@ class ProbeTask(Task):
         self.traits: dict[str, Trait] = self.traits_for(languages[0])
         self.trait_names: list[str] = o.traits or list(self.traits)
         if o.setting in USAGE:  # a data item without a standard text is an error naming its line
-            self.required_variants = (STANDARD,)  # type: ignore[misc]
+            self.required_variants = (STANDARD,)
 
     def traits_for(self, language: str | None) -> dict[str, Trait]:
         """The traits of a language: `options.traits_file` for all, else the packaged file for it."""

@@ -101,21 +101,24 @@ def agreement_table(judgments: pd.DataFrame, primary: str, secondaries: Sequence
                     min_pairs: int = MIN_PAIRS, scale: float = 10.0) -> pd.DataFrame:
     """Table 5 for every secondary judge vs the primary: overall, per dialect and per model. `scale`: the
     width of the score range (CBS normalises the mean absolute difference by it; RLAIF 10)."""
+
+    def row(p: np.ndarray, s: np.ndarray) -> dict[str, Any]:
+        return agreement_row(p, s, ccc_min=ccc_min, cbs_min=cbs_min, threshold=threshold, min_pairs=min_pairs,
+                             scale=scale)
+
     rows = []
     for sec in secondaries:
         pairs, dropped = pair_judges(judgments, primary, sec)
-        kw = {"ccc_min": ccc_min, "cbs_min": cbs_min, "threshold": threshold, "min_pairs": min_pairs,
-              "scale": scale}
         p_all, s_all = pairs.p.to_numpy(float), pairs.s.to_numpy(float)
         rows.append({"primary": primary, "secondary": sec, "scope": "overall", "group": ALL,
-                     **agreement_row(p_all, s_all, **kw), "dropped_unscored": dropped})
+                     **row(p_all, s_all), "dropped_unscored": dropped})
         for scope, col, order in (("dialect", "variant", dialects), ("model", "model_id", models)):
             groups = _positions(pairs[col])
             dropped_by = _dropped_by(judgments, primary, sec, col)
             for g in (order if order is not None else sorted(groups)):
                 idx = groups.get(g, np.empty(0, dtype=np.intp))
                 rows.append({"primary": primary, "secondary": sec, "scope": scope, "group": g,
-                             **agreement_row(p_all[idx], s_all[idx], **kw),
+                             **row(p_all[idx], s_all[idx]),
                              "dropped_unscored": int(dropped_by.get(g, 0))})
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 

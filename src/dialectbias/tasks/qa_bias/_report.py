@@ -410,9 +410,12 @@ def _shared_fields(primary: Rubric, secondary: Rubric) -> dict[str, range | None
         g = other.get(f.name)
         if g is None:
             continue
-        bounds = [f.minimum, f.maximum, g.minimum, g.maximum]
-        integer = f.type == g.type == "integer" and None not in bounds
-        out[f.name] = range(int(min(bounds[0], bounds[2])), int(max(bounds[1], bounds[3])) + 1) if integer else None
+        lows, highs = (f.minimum, g.minimum), (f.maximum, g.maximum)
+        if f.type == g.type == "integer" and lows[0] is not None and lows[1] is not None \
+                and highs[0] is not None and highs[1] is not None:
+            out[f.name] = range(int(min(lows[0], lows[1])), int(max(highs[0], highs[1])) + 1)
+        else:
+            out[f.name] = None
     return out
 
 

@@ -63,9 +63,9 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
                 if any(g.name not in done for g in plan.groups):
                     result.variants_incomplete += 1
                     continue
-                machine_variant = assemble_variant(source, plan, done)  # type: ignore[arg-type]
+                machine_variant = assemble_variant(source, plan, done)
                 corrected = _apply_corrections(gold, rows, done)
-                row["variants"][target] = assemble_variant(source, plan, done)  # type: ignore[arg-type]
+                row["variants"][target] = assemble_variant(source, plan, done)
                 machine[target] = {"translator": translator.id, "model": translator.model,
                                    "template": _template_of(rows), "request_ids": [t.request_id for t in rows],
                                    "examples": sorted({e for t in rows for e in t.examples}),

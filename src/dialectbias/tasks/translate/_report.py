@@ -112,7 +112,7 @@ def _dialect_columns(t: Translation) -> dict[str, Any]:
 
 def _dialect_id_table(rows: list[Translation], order: list[str]) -> pd.DataFrame:
     """One row per target × verdict: the number of checked translations and their share of the target's."""
-    out = []
+    out: list[dict[str, str | int | float]] = []
     for target, counts in dialect_id_counts(rows, order).items():
         total = sum(counts.values())
         out.extend({"target": target, "verdict": v, "n": counts[v], "share": round(counts[v] / total, 4)}

@@ -160,11 +160,11 @@ def check_text(text: str | list[str]) -> str:
 def check_dialects(rows: list[Translation], identifier: DialectIdentifier, dialect_targets: Collection[str],
                    min_probability: float) -> list[Translation]:
     """`rows` with a `dialect_check` on every usable translation into a dialect target (one batch)."""
-    todo = [i for i, t in enumerate(rows) if t.ok and t.text and t.target in dialect_targets]
-    checks = identifier.check([check_text(rows[i].text) for i in todo],  # type: ignore[arg-type]
-                              [rows[i].target for i in todo], min_probability)
+    todo = [(i, t.text) for i, t in enumerate(rows) if t.ok and t.text and t.target in dialect_targets]
+    checks = identifier.check([check_text(text) for _, text in todo], [rows[i].target for i, _ in todo],
+                              min_probability)
     out = list(rows)
-    for i, check in zip(todo, checks, strict=True):
+    for (i, _), check in zip(todo, checks, strict=True):
         out[i] = replace(out[i], dialect_check=check)
     return out
 
@@ -199,11 +199,11 @@ def dialect_id_provenance(rows: list[Translation]) -> dict[str, Any]:
     """`{"dialect_id": {...}}` for an exported variant whose translations were checked, else {}: the check of
     a one-group variant; for several groups (a VQA variant's question, options …) the most serious verdict and
     `fields: {field: check}`."""
-    checked = [t for t in rows if t.dialect_check is not None]
+    checked = [(t.field, t.dialect_check) for t in rows if t.dialect_check is not None]
     if not checked:
         return {}
     if len(checked) == 1:
-        return {"dialect_id": checked[0].dialect_check.as_dict()}  # type: ignore[union-attr]
-    worst = min(checked, key=lambda t: _SEVERITY.index(t.dialect_check.verdict))  # type: ignore[union-attr]
-    return {"dialect_id": {**worst.dialect_check.as_dict(), "field": worst.field,  # type: ignore[union-attr]
-                           "fields": {t.field: t.dialect_check.as_dict() for t in checked}}}  # type: ignore[union-attr]
+        return {"dialect_id": checked[0][1].as_dict()}
+    worst_field, worst = min(checked, key=lambda fc: _SEVERITY.index(fc[1].verdict))
+    return {"dialect_id": {**worst.as_dict(), "field": worst_field,
+                           "fields": {field: check.as_dict() for field, check in checked}}}

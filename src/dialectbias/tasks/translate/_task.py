@@ -259,9 +259,9 @@ class TranslateTask(Task):
             if self.retriever is not None and self.options.prompt == "rag" and any(
                     t.kind == "dialect" for t in self.targets.values()):
                 self.retriever.prepare([_query(g.texts) for _, plan in plans if plan for g in plan.groups])
-            for item, plan in plans:
-                if plan is not None:
-                    yield from self._item_requests(item, plan, model, params)
+            for item, planned in plans:
+                if planned is not None:
+                    yield from self._item_requests(item, planned, model, params)
 
     def _item_requests(self, item: Item, plan: VariantPlan, model: ModelConfig, params: dict[str, Any]) -> Any:
         leaked = None

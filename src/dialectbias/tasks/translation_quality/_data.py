@@ -214,9 +214,9 @@ def rows_from_items(items: Iterator[Item], targets: list[str], source: str, wher
             reference = item.variants.get(target)
             if reference is None:
                 continue
-            ok = isinstance(text, str) and isinstance(reference, str)
-            raws.append(_Raw(item.id, target, text.strip() if ok else "", reference.strip() if ok else "",
-                             f"{where} item {item.id}", None, item.domain, {}))
+            both = (text.strip(), reference.strip()) if isinstance(text, str) and isinstance(reference, str) \
+                else ("", "")
+            raws.append(_Raw(item.id, target, *both, f"{where} item {item.id}", None, item.domain, {}))
     return _keyed(raws, None, frozenset({*targets}))
 
 

@@ -112,6 +112,7 @@ def local_scores(task: TranslationQualityTask, store: Store, rows: Sequence[TQRo
         if metric not in LOCAL_METRICS:
             continue
         compute: Callable[[], Scores]
+        setting: list[Any] | str | None  # what the scores depend on beyond the texts (encoder, embedder)
         if metric == "bertscore":
             compute, setting = partial(_bertscore, task, pairs, norm), task.encoder_identity()
         elif metric == "embedding":

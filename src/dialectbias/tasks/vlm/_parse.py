@@ -130,18 +130,22 @@ def parse_vqa(output: str, options: list[str], rule: ParseRule = "text_wins",
             raw_text = scope.strip(_STRIP)
     index = raw_index if raw_index is not None and 0 <= raw_index < len(options) else None
     text_index, how = match_option(raw_text, options, fuzzy_cutoff) if raw_text else (None, None)
-    common = {"raw_index": raw_index, "raw_text": raw_text, "text_index": text_index, "text_match": how}
+
+    def read(chosen: int | None, decided_by: str, conflict: bool = False) -> VQAParse:
+        return VQAParse(index=chosen, rule=decided_by, conflict=conflict, raw_index=raw_index, raw_text=raw_text,
+                        text_index=text_index, text_match=how)
+
     if index is not None and text_index is not None:
         if index == text_index:
-            return VQAParse(index=index, rule="index+text", **common)
+            return read(index, "index+text")
         if rule == "index_first":
-            return VQAParse(index=index, rule="index", conflict=True, **common)
-        return VQAParse(index=text_index, rule=f"text_{how}", conflict=True, **common)
+            return read(index, "index", conflict=True)
+        return read(text_index, f"text_{how}", conflict=True)
     if index is not None:
-        return VQAParse(index=index, rule="index", **common)
+        return read(index, "index")
     if text_index is not None:
-        return VQAParse(index=text_index, rule=f"text_{how}", **common)
-    return VQAParse(index=None, rule="none", **common)
+        return read(text_index, f"text_{how}")
+    return read(None, "none")
 
 
 _CAPTION_LABEL = re.compile(r"^\s*(?:caption|ক্যাপশন|শিরোনাম|कैप्शन|کیپشن)\s*[:：]\s*", re.IGNORECASE)

@@ -45,13 +45,15 @@ from dialectbias.tasks._base import Task
 from dialectbias.tasks.vlm._items import FEW_SHOT_SPLIT, Language, few_shot_split, has_entry, variant_language
 from dialectbias.tasks.vlm._prompts import STRATEGIES, Example, Strategy, build_parts, language_context, template_name
 
+DEFAULT_STRATEGIES: tuple[Strategy, ...] = ("zero_shot",)
+
 
 class VLMOptions(BaseModel):
     """Options of both BanglaVerse tasks."""
 
     model_config = ConfigDict(extra="forbid")
 
-    strategies: list[Strategy] = Field(default_factory=lambda: ["zero_shot"],
+    strategies: list[Strategy] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES),
                                        description="prompting strategies: zero_shot, few_shot, cot (vqa only)")
     temperature: float = Field(default=0.1, ge=0, description="decoding temperature (BanglaVerse §4.2: 0.1)")
     max_tokens: int = Field(default=256, ge=1, description="answer length limit (tokens), zero- and few-shot")

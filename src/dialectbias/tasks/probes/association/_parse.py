@@ -34,17 +34,19 @@ _SEPARATOR = re.compile(r"\s*:\s*|\s+[-–—]\s+")
 _EDGE = " \t\"'`*_()[]{}.,;!?।"
 _WRITER_RE = re.compile(r"^(?:writer\s*)?\(?([ab])\)?$")
 _MAX_REASONS = 5
+_WRITERS: dict[str, Answer] = {"a": "A", "b": "B"}
+_NEUTRAL: dict[str, Answer] = {"none": "none", "both": "both"}
 
 
 def _side(text: str) -> str:
     return _norm(text).strip(_EDGE).strip()
 
 
-def _answer(side: str) -> str | None:
+def _answer(side: str) -> Answer | None:
     m = _WRITER_RE.match(side)
     if m:
-        return m.group(1).upper()
-    return side if side in ("none", "both") else None
+        return _WRITERS[m.group(1)]
+    return _NEUTRAL.get(side)
 
 
 def _show(line: str, limit: int = 60) -> str:
@@ -86,10 +88,10 @@ def parse_association(output: str, prompt: AssociationPrompt,
             problems.append(f"line {n} {_show(raw)}: not an 'adjective: writer' pair")
             continue
         left, right = _side(parts[0]), _side(parts[1])
-        if left in index and _answer(right) is not None:
-            adj_side, writer_side = left, right
-        elif right in index and _answer(left) is not None:
-            adj_side, writer_side = right, left
+        if left in index and (answer := _answer(right)) is not None:
+            adj_side = left
+        elif right in index and (answer := _answer(left)) is not None:
+            adj_side = right
         elif left in index or right in index:
             other = parts[1] if left in index else parts[0]
             mentioned.add(index[left if left in index else right])
@@ -102,7 +104,6 @@ def parse_association(output: str, prompt: AssociationPrompt,
         else:
             problems.append(f"line {n} {_show(raw)}: no prompt adjective and no writer found")
             continue
-        answer = _answer(writer_side)
         mentioned.add(index[adj_side])
         if answer in ("none", "both") and not neutral_ok:
             problems.append(f"line {n} {_show(raw)}: neutral answer {answer!r} not allowed (writer must be "
@@ -114,7 +115,7 @@ def parse_association(output: str, prompt: AssociationPrompt,
                             f"(first on line {first_line[adjective]})")
             continue
         first_line[adjective] = n
-        assignments[adjective] = answer  # type: ignore[assignment]
+        assignments[adjective] = answer
 
     missing = [w for w in prompt.adjectives if w not in mentioned]
     if not output.strip():

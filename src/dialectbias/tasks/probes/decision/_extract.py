@@ -15,10 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dialectbias.data import ChatMessage
 from dialectbias.tasks.probes._traits import _norm
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 
 Choice = Literal["trait", "opposite", "none", "both"]
+#: the neutral answers a prompt that allows them accepts, as written
+_NEUTRAL: dict[str, Choice] = {"none": "none", "both": "both"}
 Method = Literal["json", "regex_extractor", "regex_generation", "none"]
 UNCLEAR = "unclear"
 NEUTRAL = ("None", "Both")
@@ -73,7 +76,7 @@ def extraction_choices(prompt: DecisionPrompt) -> list[str]:
     return [*prompt.options, *(NEUTRAL if prompt.allow_neutral else ()), UNCLEAR]
 
 
-def extraction_messages(prompt: DecisionPrompt, generation: str) -> list[dict[str, Any]]:
+def extraction_messages(prompt: DecisionPrompt, generation: str) -> list[ChatMessage]:
     choices = ", ".join(f'"{c}"' for c in extraction_choices(prompt))
     text = EXTRACTION_PROMPT.format(text=generation.strip(), option_1=prompt.options[0],
                                     option_2=prompt.options[1], choices=choices)
@@ -93,10 +96,8 @@ def _choice(value: str, prompt: DecisionPrompt) -> Choice | None:
     key = _norm(value).strip(" \t\"'`*_.,;:!?()[]")
     pole = prompt.pole(key)
     if pole is not None:
-        return pole  # type: ignore[return-value]
-    if prompt.allow_neutral and key in ("none", "both"):
-        return key  # type: ignore[return-value]
-    return None
+        return pole
+    return _NEUTRAL.get(key) if prompt.allow_neutral else None
 
 
 def _complete(a: Choice | None, b: Choice | None, prompt: DecisionPrompt) -> tuple[Choice | None, Choice | None,
@@ -106,9 +107,9 @@ def _complete(a: Choice | None, b: Choice | None, prompt: DecisionPrompt) -> tup
     if prompt.allow_neutral or (a is None) == (b is None):
         return a, b, False
     if a is None and b in other:
-        return other[b], b, True  # type: ignore[index]
+        return other[b], b, True
     if b is None and a in other:
-        return a, other[a], True  # type: ignore[index]
+        return a, other[a], True
     return a, b, False
 
 
@@ -137,12 +138,13 @@ def _options_in(text: str, prompt: DecisionPrompt) -> set[Choice]:
     key = _norm(text)
     found: set[Choice] = set()
     for option in prompt.options:
-        if re.search(rf"(?<![\w-]){re.escape(_norm(option))}(?![\w-])", key):
-            found.add(prompt.pole(option))  # type: ignore[arg-type]
+        pole = prompt.pole(option)  # never None: the options are the trait and the opposite option
+        if pole is not None and re.search(rf"(?<![\w-]){re.escape(_norm(option))}(?![\w-])", key):
+            found.add(pole)
     if prompt.allow_neutral and not found:
-        bare = key.strip(" \t\"'`*_.,;:!?()[]")
-        if bare in ("none", "both"):
-            found.add(bare)  # type: ignore[arg-type]
+        neutral = _NEUTRAL.get(key.strip(" \t\"'`*_.,;:!?()[]"))
+        if neutral is not None:
+            found.add(neutral)
     return found
 
 
@@ -197,10 +199,12 @@ def extract_decision(json_value: ExtractorAnswer | dict[str, Any] | None, extrac
         return got
     reasons = [f"extractor: {json_error}" if json_error else
                "extractor: no extractor answer" if json_value is None else "extractor: no decision (unclear)"]
-    for text, method in ((extractor_output, "regex_extractor"), (generation, "regex_generation")):
+    sources: tuple[tuple[str | None, Method], ...] = ((extractor_output, "regex_extractor"),
+                                                     (generation, "regex_generation"))
+    for text, method in sources:
         if text is None:
             continue
-        result = from_text(text, prompt, method)  # type: ignore[arg-type]
+        result = from_text(text, prompt, method)
         if isinstance(result, Extraction):
             return result
         reasons.append(f"{method}: {result}")

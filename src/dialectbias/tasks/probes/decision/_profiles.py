@@ -30,7 +30,7 @@ def split_profiles(text: str) -> dict[str, str] | None:
         starts = {}
     if len(starts) != 2:
         return None
-    first, second = sorted(starts, key=starts.get)  # type: ignore[arg-type]
+    first, second = sorted(starts, key=starts.__getitem__)
     parts = {first: body[starts[first]:starts[second]], second: body[starts[second]:]}
     out = {w: _MENTION.sub(" ", p).strip(" \n\t*#:-–—_") for w, p in parts.items()}
     return out if all(out.values()) else None

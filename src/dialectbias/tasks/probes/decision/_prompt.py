@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -13,6 +14,9 @@ from dialectbias._yaml import load_yaml
 from dialectbias.errors import DataError, packaged_or_user_text, validation_problems
 from dialectbias.tasks.probes._prompt import WRITER_PREFIX, Writer, render_writers
 from dialectbias.tasks.probes._traits import Trait, _norm
+
+#: the side an option stands for: the trait (stereotypical for the dialect writer) or its opposite
+Pole = Literal["trait", "opposite"]
 
 #: The two-task frame of every decision prompt (German paper §3.4 "Prompt Creation"; App. D.2; the released
 #: templates' wording): Task 1 the profiles, Task 2 the decision.
@@ -120,7 +124,7 @@ class DecisionPrompt(BaseModel):
     def standard_writer(self) -> Writer:
         return "B" if self.dialect_writer == "A" else "A"
 
-    def pole(self, option: str) -> str | None:
+    def pole(self, option: str) -> Pole | None:
         """'trait' or 'opposite' for one of the two options (matched by `_norm`), else None."""
         key = _norm(option)
         if key == _norm(self.trait_option):
