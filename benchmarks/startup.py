@@ -189,7 +189,7 @@ def main() -> int:
     print(f"startup benchmark: python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
           f"{load_start[0]:.2f}, {args.rounds} rounds", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmpdir, \
-            TestServer(responder="dialectbias.testing._responders:qa_responder", record_requests=0) as srv:
+            TestServer(responder="dialectbias.testing:qa_responder", record_requests=0) as srv:
         tmp = Path(tmpdir)
         exp = make_study(tmp, srv.base_url, args.items)
         commands = {"--help": ["--help"], "run": ["run", str(exp)], "status": ["status", str(exp)],

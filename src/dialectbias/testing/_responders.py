@@ -54,8 +54,14 @@ def load_responder(spec: str) -> Responder | None:
         return lambda _body: text
     mod_name, _, attr = spec.partition(":")
     if not attr:
-        raise ValueError(f"responder must be 'echo', 'fixed:TEXT' or 'module:function', got {spec!r}")
-    fn = getattr(importlib.import_module(mod_name), attr)
+        raise ValueError(f"responder {spec!r}: must be 'echo', 'fixed:TEXT' or 'module:function'")
+    try:
+        module = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise ValueError(f"responder {spec!r}: cannot import {mod_name!r} ({exc})") from None
+    fn = getattr(module, attr, None)
+    if fn is None:
+        raise ValueError(f"responder {spec!r}: module {mod_name!r} has no {attr!r}")
     if not callable(fn):
         raise ValueError(f"responder {spec!r} is not callable")
     return fn

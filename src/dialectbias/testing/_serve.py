@@ -18,6 +18,7 @@ from aiohttp import web
 
 from dialectbias.testing._app import make_app
 from dialectbias.testing._faults import FaultSpec
+from dialectbias.testing._responders import load_responder
 from dialectbias.testing._server_help import ServerParser
 
 HOST = "127.0.0.1"
@@ -59,6 +60,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="keep the last N request bodies for GET /requests (0 = off)")
     args = parser.parse_args(argv)
     api_key = args.api_key or os.environ.get("DIALECTBIAS_TESTSERVER_API_KEY") or None
+    try:
+        load_responder(args.responder)  # a bad one is refused here, before the port is announced
+    except ValueError as exc:
+        parser.error(f"--responder: {exc}")
 
     def announce(port: int) -> None:
         sys.stdout.write(json.dumps({"port": port}) + "\n")
