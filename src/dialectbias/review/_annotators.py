@@ -36,11 +36,8 @@ TOKEN_BYTES = 32
 
 
 @dataclass(frozen=True)
-class Annotator:
-    name: str
-    dialects: tuple[str, ...]
-    queues: tuple[str, ...]
-    created_at: float
+class Annotator(AnnotatorRow):
+    """An annotator as the review sees them: the stored row, and which tasks they are shown."""
 
     def sees(self, queue: str, dialect: str) -> bool:
         return queue in self.queues and dialect in self.dialects
