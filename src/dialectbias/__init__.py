@@ -1,3 +1,3 @@
 """dialectbias: measure how language models treat speakers of regional dialects."""
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
