@@ -47,7 +47,10 @@ app.command("train-translator")(_train.train_translator)
 
 def command_name(command: typer.models.CommandInfo) -> str:
     """The name a command is called by (typer's: the function's, `_` as `-`, unless it was given one)."""
-    return command.name or command.callback.__name__.lower().replace("_", "-")  # type: ignore[union-attr]
+    if command.name:
+        return command.name
+    assert command.callback is not None, "every command here is registered with its function"
+    return command.callback.__name__.lower().replace("_", "-")
 
 
 def app_for(args: Sequence[str]) -> typer.Typer:
