@@ -28,6 +28,7 @@ from dialectbias.store import (
     latest_overrides,
 )
 from dialectbias.tasks.qa_bias import _analysis as qa
+from dialectbias.tasks.qa_bias._instructions_report import instruction_section
 
 if TYPE_CHECKING:
     from dialectbias.tasks.qa_bias._task import QABiasTask
@@ -176,10 +177,12 @@ def _csv(df: pd.DataFrame, path: Path) -> None:
 def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportContent:
     judge = task.exp.primary_judge
     models = [m.id for m in task.exp.models]
+    instructions, instructions_line = instruction_section(task, store, out_dir)
     if judge is None:
         return ReportContent(title=f"{task.exp.name}: qa_bias", sections=[Section(
             heading="No judge", text="The experiment has no judge, so there are no scores to report. "
-                                     "Add a judge with role: primary and run again.")])
+                                     "Add a judge with role: primary and run again."), instructions],
+            metadata={"answer instructions": instructions_line})
     opts = task.options
     secondaries = [j.id for j in task.exp.judges if j.id != judge.id]
     rubrics = task.rubrics
@@ -195,7 +198,8 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportCont
         scores = route_dialects(frame, scores, routes)
     dialects = dialect_order(task, scores)
     sections: list[Section] = []
-    metadata: dict[str, Any] = {"primary judge": judge.id, "human score": human_score_label(mode)}
+    metadata: dict[str, Any] = {"primary judge": judge.id, "human score": human_score_label(mode),
+                                "answer instructions": instructions_line}
     if routes:
         metadata["scored by another judge (miscalibrated primary)"] = ", ".join(
             f"{d}: {j}" for d, j in sorted(routes.items()))
@@ -339,6 +343,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportCont
         text="Judgments of the primary judge per model.",
         legend=COUNTS_LEGEND))
     sections += _review_sections(task, store, out_dir)
+    sections.append(instructions)
 
     n_scored = int(scores.final_score.notna().sum())
     mean = float(np.nanmean(scores.final_score)) if n_scored else None

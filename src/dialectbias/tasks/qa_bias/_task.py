@@ -20,7 +20,8 @@ from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields, result_output
 from dialectbias.tasks._base import StageYield, Task
 from dialectbias.tasks._judgment_row import JudgedTask
-from dialectbias.tasks._templates import render, render_file, template_exists
+from dialectbias.tasks._templates import render, render_file
+from dialectbias.tasks.qa_bias._instructions import PAPER_MODE, InstructionMode, Instructions
 
 if TYPE_CHECKING:
     from dialectbias.report import ReportContent
@@ -36,6 +37,16 @@ class QABiasOptions(BaseModel):
         default=None, description="directory of your own prompt templates overriding the package's: "
         "qa_bias/answer.j2, qa_bias/answer_<variant>.j2 (one variant only), qa_bias/judge_system.j2, "
         "qa_bias/judge_user.j2 (Jinja2; relative to the experiment file)")
+    instructions: InstructionMode = Field(
+        default="standard", json_schema_extra={"paper": PAPER_MODE},
+        description="the answer instruction: `standard` asks every variant in standard Bengali (qa_bias/answer.j2); "
+        "`per_variant` (the paper's procedure, Bengali paper §3.2) asks each dialect variant with an "
+        "instruction written in that dialect: <instructions_dir>/<variant>.j2, else the packaged one "
+        "(Sylhet only, from the paper); a variant without one is an error")
+    instructions_dir: str | None = Field(
+        default=None, description="per_variant: folder of your instruction templates, <variant>.j2 each "
+        "(Jinja2 with {{ question }}; optional front matter `source:` paper §X | machine (translate, "
+        "model M) | user; relative to the experiment file)")
     script: str = Field(default="bengali", description="script the answers must be written in (checked by code "
                         "beside the judge; see script_threshold)")
     script_threshold: float = Field(
@@ -97,7 +108,9 @@ class QABiasTask(JudgedTask, Task):
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
         self.templates = experiment.resolve(self.options.templates_dir) if self.options.templates_dir else None
-        self._answer_templates: dict[str, str] = {}
+        instructions_dir = experiment.resolve(self.options.instructions_dir) if self.options.instructions_dir else None
+        self.instructions = Instructions(self.options.instructions, instructions_dir, self.templates,
+                                         self.options.instructions_dir)
         #: each judge's rubric: its `rubric:` (a packaged name or a YAML file), else RLAIF
         self.rubrics: dict[str, Rubric] = {j.id: experiment.judge_rubric(j, DEFAULT_RUBRIC) for j in experiment.judges}
         self.check_settings = CheckSettings(self.options.script, self.options.script_threshold,
@@ -105,6 +118,13 @@ class QABiasTask(JudgedTask, Task):
 
     def check(self) -> None:
         super().check()
+        if self.options.instructions_dir and self.options.instructions == "standard":
+            raise ConfigError(f"{self.exp.where('options', 'instructions_dir')}: set, but instructions: standard "
+                              "asks every variant in standard Bengali and would ignore it; set instructions: "
+                              "per_variant (or drop instructions_dir)")
+        if self.instructions.dir is not None and not self.instructions.dir.is_dir():
+            raise ConfigError(f"{self.exp.where('options', 'instructions_dir')}: {self.instructions.dir} is not a "
+                              "folder")
         for i, judge in enumerate(self.exp.judges):
             rubric = self.rubrics[judge.id]
             unsupported = [c for c in rubric.checks if c not in RUBRIC_CHECKS]
@@ -118,12 +138,21 @@ class QABiasTask(JudgedTask, Task):
                        if p and self.exp.resolve(p).is_file()]
         return [*super().input_files(), *([self.templates] if self.templates else []), *judge_files]
 
+    def input_identity(self) -> list[Any] | None:
+        """The files' identity, plus the content hash of every instruction template (a variant's instruction
+        edited: its prompts are rebuilt and re-asked)."""
+        identity = super().input_identity()
+        return None if identity is None else [*identity, self.instructions.identity()]
+
+    def load_items(self) -> Iterator[Item]:
+        """The items, each variant's instruction resolved as it is first seen (a missing one: an error naming
+        the variant and the file expected, before any request is built)."""
+        for item in super().load_items():
+            for variant in item.variants:
+                self.instructions.for_variant(variant)
+            yield item
+
     # -- generation -------------------------------------------------------------------------
-    def _answer_template(self, variant: str) -> str:
-        if variant not in self._answer_templates:
-            name = f"qa_bias/answer_{variant}"
-            self._answer_templates[variant] = name if template_exists(name, self.templates) else "qa_bias/answer"
-        return self._answer_templates[variant]
 
     def _generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = {"temperature": 0, "max_tokens": self.options.max_tokens, **model.params}
@@ -141,8 +170,9 @@ class QABiasTask(JudgedTask, Task):
                 if not isinstance(question, str) or not question.strip():
                     yield Skipped(f"item {item.id!r} variant {variant!r}: empty text")
                     continue
-                template = self._answer_template(variant)
-                text = render(template, self.templates, question=question, variant=variant)
+                instruction = self.instructions.for_variant(variant)
+                template = instruction.label
+                text = instruction.render(question, variant)
                 content: Any = text if image is None else [image_part(image), text_part(text)]
                 yield RequestSpec(stage="generate", model=model, item_id=item.id, variant=variant,
                                   template=template, messages=[{"role": "user", "content": content}],
