@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JUDGE, MODELS, make_project
-from shared_data import VASHANTOR, shared_path
+import yaml
 
+from conftest import JUDGE, MODELS, make_project
 from dialectbias.tasks.qa_bias._instructions import PACKAGED_DIR, package_templates, read_instruction
+from shared_data import VASHANTOR, shared_path
 
 N_ITEMS = 4
 SYLHET_LINE = "তলর ফশ্নাটার উত্তর খাঁটি বাংলাত দেইন।"
@@ -180,7 +181,8 @@ def test_missing_instruction_names_the_variant_and_the_file(cli: Any, qa_server:
     p.rewrite(options={"instructions": "per_variant"})
     result = cli("run", p.yaml_path, "--no-progress")
     text = " ".join(result.output.split())
-    assert result.exit_code != 0 and "<instructions_dir>/chittagong.j2" in text and "set options.instructions_dir" in text
+    assert result.exit_code != 0 and "<instructions_dir>/chittagong.j2" in text
+    assert "set options.instructions_dir" in text
 
 
 @pytest.mark.parametrize(("content", "expected"), [
@@ -220,3 +222,61 @@ def test_every_packaged_instruction_states_its_provenance() -> None:
         instruction = read_instruction(f, f.stem, f.stem, "missing")
         assert instruction.source.startswith("paper §3.2")
         assert "{{ question }}" in instruction.body
+
+
+@pytest.fixture(scope="module")
+def translate_server() -> Any:
+    from dialectbias.testing import TestServer
+
+    with TestServer(responder="dialectbias.testing:translate_responder") as srv:
+        yield srv
+
+
+def test_machine_made_instructions_recipe_end_to_end(cli: Any, translate_server: Any, tmp_path: Path) -> None:
+    """build qa-instruction-items → a translate run → export --items → build qa-instructions → qa_bias."""
+    tr = tmp_path / "tr"
+    result = cli("build", "qa-instruction-items", "--out", tr / "parts.jsonl")
+    assert result.exit_code == 0, result.output
+    config = {"name": "tr", "task": "translate", "data": "parts.jsonl",
+              "roles": {"translator": {"provider": "openai", "base_url": translate_server.base_url,
+                                       "model": "translator-model", "max_retries": 2, "timeout_s": 10}},
+              "options": {"targets": ["chittagong"]}}
+    (tr / "tr.yaml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    assert cli("run", tr / "tr.yaml", "--no-progress").exit_code == 0
+    assert cli("export", tr / "tr.yaml", "--items", tr / "done.jsonl").exit_code == 0
+    done = {r["id"]: r for r in map(json.loads, (tr / "done.jsonl").read_text(encoding="utf-8").splitlines())}
+    qa_dir = tmp_path / "exp" / "instructions"
+    result = cli("build", "qa-instructions", tr / "done.jsonl", "--out", qa_dir)
+    assert result.exit_code == 0, result.output
+    assert "machine (translate, model translator-model)" in result.output
+    written = read_instruction(qa_dir / "chittagong.j2", "chittagong", "x", "missing")
+    assert written.source == "machine (translate, model translator-model)"
+    assert "not checked by a speaker" in written.note
+    ctg = {k: " ".join(done[k]["variants"]["chittagong"].split()) for k in done}
+    assert written.body == (f"{ctg['qa_instruction']}\n{ctg['qa_question_label'].rstrip(':')}: {{{{ question }}}}\n"
+                            f"({ctg['qa_only_answer']})\n")
+    # a second build refuses to overwrite what a person may have corrected
+    again = cli("build", "qa-instructions", tr / "done.jsonl", "--out", qa_dir)
+    assert again.exit_code != 0 and "--overwrite" in again.output
+
+    p = project(tmp_path, translate_server.base_url, instructions="per_variant", instructions_dir="instructions")
+    result = cli("run", p.yaml_path, "--no-progress")
+    assert result.exit_code == 0, result.output
+    for row in generations(cli, p, tmp_path / "export"):
+        if row["variant"] == "chittagong":
+            assert prompt_text(row).startswith(ctg["qa_instruction"] + "\n")
+    out = tmp_path / "report"
+    assert cli("report", p.yaml_path, "--out", out).exit_code == 0
+    table = instructions_csv(out)
+    assert table["chittagong"]["source"] == "machine (translate, model translator-model)"
+    assert table["sylhet"]["source"].startswith("paper §3.2")
+
+
+def test_qa_instructions_refuses_items_without_the_parts(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "items.jsonl"
+    bad.write_text(json.dumps({"id": "qa_instruction", "variants": {"standard": "অন্য কিছু",
+                                                                    "sylhet": "x"}}) + "\n", encoding="utf-8")
+    result = cli("build", "qa-instructions", bad, "--out", tmp_path / "out")
+    flat = " ".join(result.output.split())
+    assert result.exit_code != 0 and "qa_question_label, qa_only_answer missing" in flat
+    assert "Traceback" not in result.output

@@ -9,6 +9,7 @@ from dialectbias.build._noise import (
     parity_tokenizers,
 )
 from dialectbias.build._pair_items import PairItemsResult, item_id, pair_items
+from dialectbias.build._qa_instructions import InstructionsResult, instruction_items, write_instructions
 from dialectbias.build._questions import (
     PAPER_DOMAINS,
     QUESTION_TYPES,
@@ -26,6 +27,7 @@ __all__ = [
     "QUESTION_TYPES",
     "TEMPLATES",
     "DomainTopics",
+    "InstructionsResult",
     "NoiseResult",
     "PairItemsResult",
     "Question",
@@ -34,6 +36,7 @@ __all__ = [
     "corpus_texts",
     "genitive",
     "hf_token_counter",
+    "instruction_items",
     "item_id",
     "item_seed",
     "load_topics",
@@ -41,5 +44,6 @@ __all__ = [
     "pair_items",
     "parity_rows",
     "parity_tokenizers",
+    "write_instructions",
     "write_vocabulary",
 ]

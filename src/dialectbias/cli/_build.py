@@ -1,4 +1,5 @@
-"""`dialectbias build noise` and `dialectbias build vocabulary`: the noisy-text control's inputs (SPEC §4 P1)."""
+"""`dialectbias build noise` and `dialectbias build vocabulary`: the noisy-text control's inputs (SPEC §4 P1);
+`build pairs`; `build qa-instruction-items` and `build qa-instructions`: machine-made dialect instructions."""
 
 from __future__ import annotations
 
@@ -152,3 +153,44 @@ def _left_out(result: object) -> str:
                "other_split": "pairs of other splits", "other_dialect": "pairs of other dialects",
                "not_aligned": "items lacking a dialect (--aligned)", "sampled_out": "items beyond --max-items"}
     return ", ".join(f"{getattr(result, k)} {text}" for k, text in reasons.items())
+
+
+@clear_errors
+def qa_instruction_items(
+        out: Annotated[Path, typer.Option("--out", help="items JSONL to write (the `data:` of a translate run)")],
+) -> None:
+    """Step 1 of making dialect-written qa_bias instructions (`instructions: per_variant`; Bengali paper §3.2):
+    write the three standard-Bengali parts of qa_bias's answer instruction as items for a `translate` run.
+
+    Then: translate them (targets: your dialects), `dialectbias export EXP --items DONE.jsonl`, and
+    `dialectbias build qa-instructions DONE.jsonl --out instructions/`.
+
+    Example: dialectbias build qa-instruction-items --out instruction_items.jsonl
+    """
+    from dialectbias.build import instruction_items
+
+    n = instruction_items(out)
+    _app.console.print(f"{out}: {n} items (the instruction, the question label, the only-the-answer line); "
+                       "translate them with a translate experiment", highlight=False)
+
+
+@clear_errors
+def qa_instructions(
+        items: Annotated[Path, typer.Argument(help="the translate run's exported items (export --items)",
+                                              show_default=False)],
+        out: Annotated[Path, typer.Option("--out", help="folder to write <variant>.j2 into "
+                                                         "(qa_bias options.instructions_dir)")],
+        overwrite: Annotated[bool, typer.Option(help="replace existing <variant>.j2 files")] = False,
+) -> None:
+    """Step 2: one instruction template per dialect, `<variant>.j2`, from the translated instruction items,
+    marked `source: machine (translate, model M)` in its front matter (the report shows it).
+
+    Example: dialectbias build qa-instructions instruction_items.done.jsonl --out instructions
+    """
+    from dialectbias.build import write_instructions
+
+    result = write_instructions(items, out, overwrite=overwrite)
+    for path in result.written:
+        _app.console.print(f"{path}: {result.sources[path.stem]}", highlight=False)
+    _app.console.print("check them with a speaker of each dialect; use them with options: "
+                       f"{{instructions: per_variant, instructions_dir: {out}}}", highlight=False)
