@@ -202,7 +202,7 @@ class Instructions:
                  else f"<instructions_dir>/{variant}.j2 (set options.instructions_dir)")
         return (f"qa_bias: instructions: per_variant, but variant {variant!r} has no instruction template: "
                 f"expected {where}. The package has one only for: {', '.join(packaged_variants()) or 'none'}. "
-                "Write it in the dialect (docs/tasks.md, 'Dialect-written instructions', shows how to make "
+                "Write it in the dialect (docs/qa-instructions.md shows how to make "
                 "it with a translate run), or set instructions: standard")
 
     def identity(self) -> dict[str, Any]:
