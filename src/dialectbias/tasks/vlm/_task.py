@@ -1,4 +1,4 @@
-"""What `vqa` and `caption` share: items (flat JSONL or the BanglaVerse layout), the few-shot split, images,
+"""What `vqa`, `caption` and `csu` share: items (flat JSONL or the BanglaVerse layout), the few-shot split, images,
 the generation stage over the prompting strategies, and models known only by imported generations.
 
 An experiment that lists no models scores imported generations only (`all_imported`): it holds out no
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from dialectbias.config import Experiment
 from dialectbias.data import (
     MAX_NAMED,
+    BanglaVerseKind,
     BanglaVerseLoad,
     Item,
     LoadReport,
@@ -54,7 +55,7 @@ class VLMOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     strategies: list[Strategy] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES),
-                                       description="prompting strategies: zero_shot, few_shot, cot (vqa only)")
+                                       description="prompting strategies: zero_shot, few_shot, cot (vqa, csu)")
     temperature: float = Field(default=0.1, ge=0, description="decoding temperature (BanglaVerse §4.2: 0.1)")
     max_tokens: int = Field(default=256, ge=1, description="answer length limit (tokens), zero- and few-shot")
     cot_max_tokens: int = Field(default=1024, ge=1, description="answer length limit (tokens) of CoT answers")
@@ -83,10 +84,12 @@ class VLMTask(Task):
     context of an item's variant and of a few-shot example."""
 
     entry_key: ClassVar[str]
+    #: which annotation files of the BanglaVerse layout hold the task's items (`data.iter_banglaverse`)
+    layout_kind: ClassVar[BanglaVerseKind | None] = None
     image_fields = ("image",)
     imports_only = True
     request_keys: ClassVar[Mapping[str, str]] = {
-        "strategy": "the prompting strategy: zero_shot, few_shot, cot (vqa only); one of options.strategies"}
+        "strategy": "the prompting strategy: zero_shot, few_shot, cot (vqa, csu); one of options.strategies"}
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
@@ -185,7 +188,8 @@ class VLMTask(Task):
         report = self.load_report = LoadReport(str(path), self.exp.limits, unit="entry")
         load = BanglaVerseLoad(root)
         wanted = set(self.exp.variants or [])
-        for item in iter_banglaverse(root, "vqa" if self.entry_key == "question" else "caption", load):
+        kind = self.layout_kind or ("vqa" if self.entry_key == "question" else "caption")
+        for item in iter_banglaverse(root, kind, load):
             if not item.metadata["image_present"] and (self.options.only_with_images or self.images_needed()):
                 if not self.options.only_with_images:
                     report.bad_images.append(f"{item.id}: image file {item.metadata['image']} not found")
