@@ -200,3 +200,23 @@ def test_export_writes_the_scored_answers(handmade: Path, cli: Any, tmp_path: Pa
     # BERTScore of an answer identical to its reference is 1 (the local encoder, P = R = 1)
     assert float(rows["food_002"]["bertscore_f1"]) == pytest.approx(1.0, abs=1e-5)
     assert float(rows["food_001"]["bertscore_f1"]) < 1.0
+
+
+def test_released_few_shot_prompt_holds_its_three_examples(vlm_server: Any, cli: Any, tmp_path: Path) -> None:
+    vlm_server.reset_stats()
+    path = write_experiment(tmp_path, "csu-released", vlm_server.base_url, strategies=["few_shot"],
+                            few_shot_examples="released", only_with_images=True, max_items_per_domain=1)
+    run = cli("run", path, "--no-progress")
+    assert run.exit_code == 0, run.output
+    assert "held out" not in run.output  # nothing is held out: the examples are the prompt's own
+    bodies = [r["body"] for r in vlm_server.requests()]
+    assert len(bodies) == 9
+    for body in bodies:  # the item's image only; the examples are named by path, never attached
+        assert sum(p["type"] == "image_url" for p in body["messages"][0]["content"]) == 1
+        text = _text(body)
+        assert text.count("Image: ./dataset/") == 3 and "Answer: পহেলা ফাল্গুন উদযাপন" in text
+    assert "ছবিতে দেখা যাচ্ছে সাঁওতাল সম্প্রদায়ের বসন্তকালীন ফুলের উৎসব" in "".join(_text(b) for b in bodies)
+    assert cli("report", path, "--out", tmp_path / "report").exit_code == 0
+    rows = read_csv(tmp_path / "report/csu_scores.csv")
+    assert {r["item_id"] for r in read_csv(tmp_path / "report/csu_answers.csv")} >= {"culture_001", "food_001"}
+    assert [(r["strategy"], r["n"]) for r in rows if r["domain"] == "all"] == [("few_shot", "9")]

@@ -10,7 +10,7 @@ BERTScore F1 on a local encoder (`tasks/vlm/_csu_score.py` holds every rule); ab
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -48,6 +48,10 @@ class CSUOptions(VLMOptions):
                                          "(default: the last; 9 for bert-base-multilingual-cased)")
     paired_min_conditions: int = Field(default=2, ge=2, description="paired t-test: at least this many "
                                        "(model × domain) conditions")
+    few_shot_examples: Literal["held_out", "released"] = Field(
+        default="held_out", description="few-shot examples: held_out (few_shot_k items per domain with their "
+        "images, held out of the evaluation; BanglaVerse §4.2) or released (the released csu_few_shot prompt: "
+        "three fixed Bengali examples from history, culture and sports, images never attached; nothing held out)")
 
     @field_validator("abstention_phrases")
     @classmethod
@@ -78,6 +82,13 @@ class CSUTask(VLMTask):
 
     def check_entry(self, item: Item, variant: str) -> None:
         csu_variant(item, variant)
+
+    def uses_example_pool(self) -> bool:
+        return self.options.few_shot_examples == "held_out"
+
+    def template_key(self, strategy: str) -> str:
+        """`few_shot` with `options.few_shot_examples: released` → `csu/few_shot_released.j2`."""
+        return "few_shot_released" if strategy == "few_shot" and not self.uses_example_pool() else strategy
 
     def item_context(self, item: Item, variant: str) -> dict[str, Any]:
         return {"question": csu_variant(item, variant).question, "abstention": self.options.abstention_phrases[0]}

@@ -157,7 +157,7 @@ class VLMTask(Task):
             raise DataError(f"{self.exp.data}: no item has a {self.entry_key!r} entry in any variant "
                             f"(task {self.name!r}: {self.item_format.splitlines()[0]})")
         examples: set[str] = set()
-        if "few_shot" in self.options.strategies and not self.all_imported():
+        if "few_shot" in self.options.strategies and not self.all_imported() and self.uses_example_pool():
             split = few_shot_split(items, self.options.few_shot_k, self.exp.seed, self.exp.variants,
                                    usable=lambda i: all(self.example_fields(i, v) is not None for v in i.variants
                                                         if has_entry(i, v, self.entry_key)))
@@ -245,6 +245,14 @@ class VLMTask(Task):
         return [f"{held} items held out as few-shot examples ({self.options.few_shot_k} per domain; not "
                 "evaluated in any strategy)"] if held else []
 
+    def uses_example_pool(self) -> bool:
+        """Whether few-shot prompts show held-out items of the data (False: the template holds its examples)."""
+        return True
+
+    def template_key(self, strategy: str) -> str:
+        """The template name's strategy part (`<task>/<key>.j2`) of a strategy."""
+        return strategy
+
     def max_tokens(self, strategy: str) -> int:
         return self.options.cot_max_tokens if strategy == "cot" else self.options.max_tokens
 
@@ -305,11 +313,11 @@ class VLMTask(Task):
         """The request of one item × variant × strategy; without image (a model known by its imports), the
         prompt's text alone, with no example."""
         lang = self.language(variant)
-        template = template_name(self.name, strategy, variant, lang, self.templates)
+        template = template_name(self.name, self.template_key(strategy), variant, lang, self.templates)
         context = {**language_context(lang), **self.item_context(item, variant)}
         shots: list[Example] = []
         used: list[str] = []
-        if strategy == "few_shot" and image is not None:
+        if strategy == "few_shot" and image is not None and self.uses_example_pool():
             for ex in pool:
                 if not has_entry(ex, variant, self.entry_key):
                     continue
