@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dialectbias.api import open_experiment
 from dialectbias.data import BanglaVerseLoad, iter_banglaverse
 from dialectbias.store import Store
 from dialectbias.testing._vlm_responder import IMAGE_CHECK_FAILED
@@ -123,6 +124,11 @@ def test_scores_follow_from_the_answers(direct: dict[str, Any]) -> None:
         assert 0 < float(r["bertscore_f1"]) <= 1
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "Exact match and BERTScore per model × variant × strategy × domain" in html
+    exp, task = open_experiment(direct["path"])
+    (direct["dir"] / "again").mkdir()
+    with Store.open(exp.store_path, create=False) as store:
+        sections = task.report(store, direct["dir"] / "again").sections
+    assert [(s.heading, s.unexplained_columns()) for s in sections if s.unexplained_columns()] == []
 
 
 def test_imported_answers_score_as_the_direct_run(direct: dict[str, Any], cli: Any) -> None:
