@@ -24,16 +24,15 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
-
 from dialectbias.data import Item
 from dialectbias.errors import DataError
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._items import csu_variant
-from dialectbias.tasks.vlm._stats import ALL, KEYS
 from dialectbias.text import script_violation
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dialectbias.tasks.vlm._csu import CSUTask
 
 #: the paper's abstention phrase ("cannot be guessed"), from the released CSU prompts
@@ -140,6 +139,10 @@ def score_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str] = ("berts
     """`model, variant, strategy, domain, n, exact_match` (percent of n, unrounded), each metric column's mean
     over n (empty when not computed), `abstained`, `abstained_share` (of answers) and `answers` (received,
     plus failed requests under `failed_requests: wrong`); per domain and over `all` domains."""
+    import pandas as pd  # the report stack: not loaded by a run
+
+    from dialectbias.tasks.vlm._stats import ALL, KEYS
+
     cols = [*KEYS, "n", "exact_match", *metrics, "abstained", "abstained_share", "answers"]
     counted = [r for r in rows if r["counted"]]
     if not counted:
