@@ -1,6 +1,7 @@
 """Typed records and dataset loaders."""
 
 from dialectbias.data._banglaverse import BanglaVerseLoad, banglaverse_root, items_dir, iter_banglaverse
+from dialectbias.data._banglaverse import Kind as BanglaVerseKind
 from dialectbias.data._content import (
     ChatMessage,
     ContentImage,
@@ -31,6 +32,7 @@ __all__ = [
     "DIALECT_HINT",
     "MAX_NAMED",
     "STANDARD",
+    "BanglaVerseKind",
     "BanglaVerseLoad",
     "ChatMessage",
     "ContentImage",

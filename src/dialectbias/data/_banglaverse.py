@@ -2,12 +2,14 @@
 
     <root>/<domain>/annotations/<domain>_qa_pairs.json   [{image_id, question, options, answer}]
     <root>/<domain>/annotations/<domain>_captions.json   [{image_id | food_id | …, caption}]
+    <root>/<domain>/annotations/<domain>_commonsense_reasoning.json   [{image_id, question, answer}]
     <root>/<domain>/images/<image id>.<jpg|jpeg|png|webp|gif>
 
 Any key ending in `_id` names the image (the food captions use `food_id`; the released caption scorer
 read only `image_id` and silently lost 140 of them). Each QA pair is one `vqa` item, each caption one
-`caption` item, in the `standard` variant (the release is Bengali only); an image with a second
-question (history, politics) gets the id `<image id>#2`. The image path is relative to `<root>`, so the
+`caption` item, each commonsense question (a short free-text answer) one `csu` item, in the `standard`
+variant (the release is Bengali only); an image with a second question (history, politics; 4 CSU images)
+gets the id `<image id>#2`. The image path is relative to `<root>`, so the
 usual safe resolution (`resolve_item_image`) applies; an item whose image file is absent is reported
 with its id, never dropped silently.
 """
@@ -24,8 +26,8 @@ from dialectbias.data._records import Item
 from dialectbias.dialects import STANDARD
 from dialectbias.errors import DataError
 
-Kind = Literal["vqa", "caption"]
-_SUFFIX = {"vqa": "_qa_pairs.json", "caption": "_captions.json"}
+Kind = Literal["vqa", "caption", "csu"]
+_SUFFIX = {"vqa": "_qa_pairs.json", "caption": "_captions.json", "csu": "_commonsense_reasoning.json"}
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 
 
@@ -77,6 +79,11 @@ def _row_variant(kind: Kind, row: dict[str, Any], where: str) -> dict[str, Any]:
         if not isinstance(caption, str) or not caption.strip():
             raise DataError(f"{where}: 'caption' is missing or empty")
         return {"caption": caption}
+    if kind == "csu":
+        bad = [k for k in ("question", "answer") if not isinstance(row.get(k), str) or not row[k].strip()]
+        if bad:
+            raise DataError(f"{where}: {', '.join(bad)} missing or empty (a commonsense item needs question, answer)")
+        return {"question": row["question"], "answer": row["answer"]}
     missing = [k for k in ("question", "options", "answer") if k not in row]
     if missing:
         raise DataError(f"{where}: missing {', '.join(missing)} (a QA pair needs question, options, answer)")

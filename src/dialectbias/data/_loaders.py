@@ -312,9 +312,9 @@ def iter_items(source: str | Path, *, base_dir: Path | None = None, required_var
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         if path.is_dir():
-            raise DataError(f"{path}: a folder, not a data file (.jsonl, .csv, .parquet): only vqa and caption read "
-                            "a folder (the BanglaVerse layout); `dialectbias export EXP --items OUT.jsonl` on such "
-                            "an experiment writes its items as a JSONL file")
+            raise DataError(f"{path}: a folder, not a data file (.jsonl, .csv, .parquet): only vqa, caption and "
+                            "csu read a folder (the BanglaVerse layout); `dialectbias export EXP --items OUT.jsonl` "
+                            "on such an experiment writes its items as a JSONL file")
         if not path.is_file():
             raise DataError(f"{path}: data file not found")
         suffix = path.suffix.lower()

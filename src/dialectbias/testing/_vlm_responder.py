@@ -1,4 +1,5 @@
-"""A deterministic vision-language responder for the test server: VQA answers, captions and caption judgments.
+"""A deterministic vision-language responder for the test server: VQA answers, captions, commonsense short
+answers (csu) and caption judgments.
 
 Use ``TestServer(responder="dialectbias.testing:vlm_responder")``. It checks the images it receives (the
 server has already checked that each `image_url` part is a base64 data URL of the declared type): every
@@ -11,7 +12,9 @@ answer, and written in the formats real models use: `Index: i, Answer: "…"`, w
 index in Bengali digits, without the index, with a wrong index but the right text, a CoT with English
 reasoning and a `Final Answer:` line, and now and then something unparseable. Captions are written in the
 language the prompt asks for (Bangla, Hindi, Urdu, English), sometimes in English against the prompt (a
-language-constraint violation). Caption-rubric judge requests get valid judgments.
+language-constraint violation). Commonsense prompts get a few words of the question, sometimes the
+abstention phrase the prompt names (now and then with a danda), an `Answer:` label, markdown, English words, or
+(CoT) English reasoning and a `Final Answer:` line. Caption-rubric judge requests get valid judgments.
 """
 
 from __future__ import annotations
@@ -146,6 +149,36 @@ def caption_text(model: str, text: str, images: list[str]) -> str:
     return " ".join(words[h[2 + i] % len(words)] for i in range(count)) + _ENDS[language]
 
 
+_ABSTAIN = re.compile(r"respond exactly with: (.+)|the final answer is exactly: (.+)")
+_QUESTION = re.compile(r"^Question: \"?(.+?)\"?$", re.MULTILINE)
+
+
+def csu_answer(model: str, text: str, images: list[str]) -> str:
+    """A short answer to a commonsense prompt, in one of the formats real models use (see the module doc)."""
+    h = _digest(model, images[-1], text)
+    abstain = _ABSTAIN.search(text)
+    phrase = (abstain[1] or abstain[2]).strip() if abstain else "?"
+    questions = _QUESTION.findall(text)
+    words = (questions[-1] if questions else "").rstrip("?।").split()
+    start = h[2] % max(1, len(words) - 1)
+    answer = " ".join(words[start:start + 2 + h[3] % 2]) or phrase
+    style = h[1] % 16
+    if style < 3:
+        answer = phrase
+    elif style == 3:
+        answer = phrase + "।"
+    elif style == 4:
+        answer = f"উত্তর: {answer}"
+    elif style == 5:
+        answer = f"**{answer}**"
+    elif style == 6:
+        answer = "I think it is a festival"
+    if "Reasoning_En" in text:
+        return (f"Reasoning_En:\nStep 1: The image shows a scene ({h[4:7].hex()}).\nStep 2: The question asks "
+                f"about it.\nStep 3: So the answer follows.\n\nFinal Answer: {answer}")
+    return answer
+
+
 def caption_judgment(model: str, messages: list[Any]) -> dict[str, Any]:
     h = _digest(model, messages)
     values = {name: round((h[i] % 101) / 100, 2) for i, name in
@@ -171,10 +204,13 @@ def vlm_responder(body: dict[str, Any]) -> str | None:
             return json.dumps(caption_judgment(model, messages), ensure_ascii=False)
         return None
     is_vqa = "multiple-choice" in text
+    is_csu = "commonsense reasoning" in text
     is_caption = "caption" in text.lower()
-    if not (is_vqa or is_caption):
+    if not (is_vqa or is_csu or is_caption):
         return None
     problem = _check(text, images)
     if problem:
         return f"{IMAGE_CHECK_FAILED}: {problem}"
+    if is_csu:
+        return csu_answer(model, text, images)
     return vqa_answer(model, text, images) if is_vqa else caption_text(model, text, images)

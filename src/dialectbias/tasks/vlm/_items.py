@@ -1,7 +1,8 @@
-"""Multimodal items of the BanglaVerse tasks (`vqa`, `caption`; BanglaVerse §3.5, SPEC §4 P5).
+"""Multimodal items of the BanglaVerse tasks (`vqa`, `caption`, `csu`; BanglaVerse §3.5, SPEC §4 P5).
 
 An item is an image, a domain and, per variant (`standard` Bengali, other languages, dialects), a VQA entry
-(question, options, answer) and/or a reference caption. The flat JSONL form is the contract other tools
+(question, options, answer), a reference caption, or a commonsense question with a short free-text answer
+(`csu`: question, answer; no options). The flat JSONL form is the contract other tools
 (the `translate` task) read and write:
 
     {"id": "culture_114", "domain": "culture", "image": "images/culture_114.jpg",
@@ -60,6 +61,38 @@ class CaptionEntry(BaseModel):
 
     caption: str = Field(min_length=1)
     is_human_validated: bool | None = None
+
+
+class CSUEntry(BaseModel):
+    """One variant's commonsense question and its short reference answer (no options)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: str = Field(min_length=1)
+    answer: str = Field(min_length=1)
+    is_human_validated: bool | None = None
+
+
+@dataclass(frozen=True)
+class CSUVariant:
+    """A variant's commonsense question as scored."""
+
+    question: str
+    answer: str
+    human_validated: bool
+
+
+def csu_variant(item: Item, variant: str) -> CSUVariant:
+    """The item's commonsense entry in `variant`; DataError naming the item and variant when it is malformed
+    or is a multiple-choice (vqa) entry."""
+    value = item.variants.get(variant)
+    if isinstance(value, dict) and "options" in value:
+        raise DataError(f"item {item.id!r} variant {variant!r}: has 'options' (a multiple-choice vqa entry); csu "
+                        "needs a question with a short free-text answer: {\"question\": \"…\", \"answer\": \"…\"}")
+    entry = _entry(item, variant, CSUEntry)
+    if not entry.answer.strip() or not entry.question.strip():
+        raise DataError(f"item {item.id!r} variant {variant!r}: question or answer is blank")
+    return CSUVariant(entry.question, entry.answer, _validated(item, variant, entry.is_human_validated))
 
 
 def gold_index(options: list[str], answer_index: int | None, answer: str | None) -> int | None:

@@ -1,4 +1,4 @@
-"""What `vqa` and `caption` share: items (flat JSONL or the BanglaVerse layout), the few-shot split, images,
+"""What `vqa`, `caption` and `csu` share: items (flat JSONL or the BanglaVerse layout), the few-shot split, images,
 the generation stage over the prompting strategies, and models known only by imported generations.
 
 An experiment that lists no models scores imported generations only (`all_imported`): it holds out no
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from dialectbias.config import Experiment
 from dialectbias.data import (
     MAX_NAMED,
+    BanglaVerseKind,
     BanglaVerseLoad,
     Item,
     LoadReport,
@@ -54,7 +55,7 @@ class VLMOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     strategies: list[Strategy] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES),
-                                       description="prompting strategies: zero_shot, few_shot, cot (vqa only)")
+                                       description="prompting strategies: zero_shot, few_shot, cot (vqa, csu)")
     temperature: float = Field(default=0.1, ge=0, description="decoding temperature (BanglaVerse §4.2: 0.1)")
     max_tokens: int = Field(default=256, ge=1, description="answer length limit (tokens), zero- and few-shot")
     cot_max_tokens: int = Field(default=1024, ge=1, description="answer length limit (tokens) of CoT answers")
@@ -83,10 +84,12 @@ class VLMTask(Task):
     context of an item's variant and of a few-shot example."""
 
     entry_key: ClassVar[str]
+    #: which annotation files of the BanglaVerse layout hold the task's items (`data.iter_banglaverse`)
+    layout_kind: ClassVar[BanglaVerseKind | None] = None
     image_fields = ("image",)
     imports_only = True
     request_keys: ClassVar[Mapping[str, str]] = {
-        "strategy": "the prompting strategy: zero_shot, few_shot, cot (vqa only); one of options.strategies"}
+        "strategy": "the prompting strategy: zero_shot, few_shot, cot (vqa, csu); one of options.strategies"}
 
     def __init__(self, experiment: Experiment) -> None:
         super().__init__(experiment)
@@ -154,7 +157,7 @@ class VLMTask(Task):
             raise DataError(f"{self.exp.data}: no item has a {self.entry_key!r} entry in any variant "
                             f"(task {self.name!r}: {self.item_format.splitlines()[0]})")
         examples: set[str] = set()
-        if "few_shot" in self.options.strategies and not self.all_imported():
+        if "few_shot" in self.options.strategies and not self.all_imported() and self.uses_example_pool():
             split = few_shot_split(items, self.options.few_shot_k, self.exp.seed, self.exp.variants,
                                    usable=lambda i: all(self.example_fields(i, v) is not None for v in i.variants
                                                         if has_entry(i, v, self.entry_key)))
@@ -185,7 +188,8 @@ class VLMTask(Task):
         report = self.load_report = LoadReport(str(path), self.exp.limits, unit="entry")
         load = BanglaVerseLoad(root)
         wanted = set(self.exp.variants or [])
-        for item in iter_banglaverse(root, "vqa" if self.entry_key == "question" else "caption", load):
+        kind = self.layout_kind or ("vqa" if self.entry_key == "question" else "caption")
+        for item in iter_banglaverse(root, kind, load):
             if not item.metadata["image_present"] and (self.options.only_with_images or self.images_needed()):
                 if not self.options.only_with_images:
                     report.bad_images.append(f"{item.id}: image file {item.metadata['image']} not found")
@@ -240,6 +244,14 @@ class VLMTask(Task):
         held = sum(self.holds_out(item) for item in store.iter_items())
         return [f"{held} items held out as few-shot examples ({self.options.few_shot_k} per domain; not "
                 "evaluated in any strategy)"] if held else []
+
+    def uses_example_pool(self) -> bool:
+        """Whether few-shot prompts show held-out items of the data (False: the template holds its examples)."""
+        return True
+
+    def template_key(self, strategy: str) -> str:
+        """The template name's strategy part (`<task>/<key>.j2`) of a strategy."""
+        return strategy
 
     def max_tokens(self, strategy: str) -> int:
         return self.options.cot_max_tokens if strategy == "cot" else self.options.max_tokens
@@ -301,11 +313,11 @@ class VLMTask(Task):
         """The request of one item × variant × strategy; without image (a model known by its imports), the
         prompt's text alone, with no example."""
         lang = self.language(variant)
-        template = template_name(self.name, strategy, variant, lang, self.templates)
+        template = template_name(self.name, self.template_key(strategy), variant, lang, self.templates)
         context = {**language_context(lang), **self.item_context(item, variant)}
         shots: list[Example] = []
         used: list[str] = []
-        if strategy == "few_shot" and image is not None:
+        if strategy == "few_shot" and image is not None and self.uses_example_pool():
             for ex in pool:
                 if not has_entry(ex, variant, self.entry_key):
                     continue
