@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from dialectbias.config import Experiment
 from dialectbias.data import Item, MediaError, image_part, text_part
 from dialectbias.errors import DataError
 from dialectbias.judges import CheckSettings, Rubric
+from dialectbias.metrics import BleuLevel, BleuTokenize, CharUnits
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
 from dialectbias.store import Store, result_output
@@ -51,6 +52,21 @@ class CaptionOptions(VLMOptions):
     vqa_accuracy: str | None = Field(
         default=None, description="a vqa report's vqa_accuracy.csv (relative to the experiment file): adds the "
         "VQA term to the domain difficulty f(d)")
+    bleu_level: BleuLevel = Field(
+        default="corpus", description="caption BLEU per group: corpus (sacrebleu corpus_bleu, as the released "
+        "BanglaVerse scorer) or sentence (the mean of sentence BLEUs)")
+    bleu_tokenize: BleuTokenize = Field(
+        default="13a", description="sacrebleu tokenizer of caption BLEU: 13a (the released scorer's; splits ASCII "
+        "punctuation only, so the danda stays on its word), intl (Unicode punctuation too), char, none")
+    rouge_l_units: CharUnits = Field(
+        default="code_points", description="what character-level ROUGE-L compares: code_points (the released "
+        "scorer's Python strings) or graphemes (extended grapheme clusters: a letter with its vowel signs)")
+    lexical_empty: Literal["skip", "zero"] = Field(
+        default="skip", description="captions empty after cleaning in BLEU and ROUGE-L: skip (the released "
+        "scorer; counted: n − bleu_n) or zero (scored against the reference as an empty caption)")
+    lexical_nfc_reference: bool = Field(
+        default=True, description="NFC-normalise the reference before BLEU and ROUGE-L, as captions are (the "
+        "released scorer compares the reference as stored; false reproduces it)")
 
 
 class CaptionTask(JudgedTask, VLMTask):
