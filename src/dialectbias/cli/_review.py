@@ -181,10 +181,11 @@ def import_queue(experiment: ExperimentArg,
 @clear_errors
 def sample(experiment: ExperimentArg,
            queue: Annotated[str, typer.Option(
-               "--queue", help="translation_score, validation, translation_correction, error_coding or judgments")],
+               "--queue", help="translation_score, validation, translation_correction, error_coding, "
+                               "judge_consistency or judgments")],
            per: Annotated[int | None, typer.Option(
-               "--per", help="targets per stratum (default: translation_score 25, validation 10; other queues: "
-                             "required)")] = None,
+               "--per", help="targets per stratum (default: translation_score 25, validation 10, "
+                             "judge_consistency 100; other queues: required)")] = None,
            by: Annotated[str | None, typer.Option(
                "--by", help="stratum keys, comma-separated: dialect, domain (default: translation_score dialect; "
                             "validation domain,dialect; others dialect)")] = None,

@@ -34,6 +34,8 @@ from dialectbias.tasks.vlm._task import VLMOptions, VLMTask
 
 if TYPE_CHECKING:
     from dialectbias.report import ReportContent
+    from dialectbias.review import Panel
+    from dialectbias.store import JudgmentRecord
 
 DEFAULT_RUBRIC = "caption"
 
@@ -151,6 +153,22 @@ class CaptionTask(JudgedTask, VLMTask):
         """A rubric of your own may ask for the script/refusal checks on the caption (refs: [the caption])."""
         caption = clean_caption((result_output(store, refs[0]) if refs else None) or "")
         return caption, CheckSettings(script=self.language(variant).script)
+
+    def judgment_panels(self, store: Store, record: JudgmentRecord) -> list[Panel]:
+        """What a caption judgment is about, for the review queues: the reference and the generated caption
+        (the caption as the judge saw it)."""
+        from dialectbias.review import Panel
+
+        item = store.item(record.item_id)
+        try:
+            reference = caption_reference(item, record.variant)[0] if item is not None else ""
+        except DataError:
+            reference = ""
+        caption = clean_caption((record.ref_outputs[0] if record.ref_outputs else None) or "")
+        return [Panel(label=f"reference caption ({record.variant})", text=reference, variant=record.variant,
+                      role="reference", name="reference_caption"),
+                Panel(label=f"caption by {record.model_id}", text=caption, variant=record.variant, role="candidate",
+                      name="generated_caption")]
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.generation_models(), self.generation_requests)]
