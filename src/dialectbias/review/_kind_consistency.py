@@ -65,7 +65,7 @@ def rating_total(value: Mapping[str, Any]) -> int | None:
 
 class JudgeConsistencyQueue(QueueKind):
     name = HCS_KIND
-    order = 20
+    order = 60
     title = "Judge consistency (HCS)"
     description = ("rate the judge's judgment: decision accuracy (0–50), reasoning alignment (0–40), explanation "
                    "clarity (0–10); the sum is its Human Consistency Score. Scores are not changed.")
