@@ -367,8 +367,9 @@ def add_annotator(experiment: ExperimentArg,
                                                       show_default=False)],
                   dialects: Annotated[str, typer.Option("--dialects", help="comma-separated dialects they review")],
                   queues: Annotated[str | None, typer.Option(
-                      "--queues", help="comma-separated queues (default: all): judgments, translation_score, "
-                                       "translation_correction, validation, error_coding, judge_consistency")] = None,
+                      "--queues", help="comma-separated queues (default: all but judge_consistency): judgments, "
+                                       "translation_score, translation_correction, validation, error_coding, "
+                                       "judge_consistency")] = None,
                   rotate: Annotated[bool, typer.Option(
                       "--rotate", help="the annotator exists: issue a new token (the old one stops working) and "
                                        "set these dialects and queues")] = False) -> None:

@@ -6,11 +6,13 @@ well-justified?). A rating's total is the Human Consistency Score (HCS) of that 
 averages it per judge and model (the paper: 90.89–92.01 for its Gemini judge over 100 standard-Bengali
 samples rated by two experts).
 
-Targets: every current judgment with a parsed answer of the experiment's judges on its models (`target_id` =
-the judge request id), showing what was judged (the task's panels: a caption task shows the reference and
-the generated caption), the judge's field values and score, and its explanation or reasoning. The ratings
-never change a score: they are stored under their own annotation kind. Draw a sample to rate a subset
-(`dialectbias review sample --queue judge_consistency`; default 100 per variant, the paper's 100).
+Targets: every current judgment with a parsed answer of the served judge (the primary one unless the app
+is given `--judge`) on the experiment's models (`target_id` = the judge request id), showing what was
+judged (the task's panels: a caption task shows the reference and the generated caption), the judge's
+field values and score, and its explanation or reasoning. The ratings never change a score: they are
+stored under their own annotation kind. Draw a sample to rate a subset (`dialectbias review sample
+--queue judge_consistency`; default 100 per variant, the paper's 100). The queue is opt-in: an annotator
+sees it only when `add-annotator --queues` names it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class JudgeConsistencyQueue(QueueKind):
     description = ("rate the judge's judgment: decision accuracy (0–50), reasoning alignment (0–40), explanation "
                    "clarity (0–10); the sum is its Human Consistency Score. Scores are not changed.")
     annotation_kind = HCS_KIND
+    opt_in = True  # every judgment is a target: only annotators given this queue by name see it
 
     def targets(self, config: ReviewConfig, store: Store) -> Iterator[ReviewTarget]:
         items = item_variants(store)
