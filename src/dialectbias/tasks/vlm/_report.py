@@ -233,7 +233,8 @@ def _hcs_section(task: CaptionTask, store: Store, judges: list[str], out_dir: Pa
         text="People rate judgments on the 0–100 rubric BanglaVerse adopts from E Sobhani et al. (2026): decision "
              "accuracy 0–50, reasoning alignment 0–40, explanation clarity 0–10. " + " ".join(notes),
         empty="no human ratings yet: rate judgments in the review app's judge_consistency queue (`dialectbias "
-              "review serve`; `dialectbias review sample --queue judge_consistency` picks 100 per variant)")
+              "review add-annotator … --queues judge_consistency`, then `dialectbias review serve`; `dialectbias "
+              "review sample --queue judge_consistency` picks 100 per variant first)")
 
 
 def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> ReportContent:
