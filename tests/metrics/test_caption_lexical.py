@@ -4,6 +4,7 @@ checked against values computed by hand on tiny strings, Bengali combining marks
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -16,6 +17,24 @@ def test_lcs_length_by_hand() -> None:
     assert lcs_length("abc", "") == 0
     assert lcs_length("abc", "abc") == 3
     assert lcs_length("ab", "ba") == 1
+
+
+def _lcs_table(a: str, b: str) -> int:
+    """The textbook dynamic programme."""
+    t = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            t[i][j] = t[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1] else max(t[i - 1][j], t[i][j - 1])
+    return t[-1][-1]
+
+
+def test_the_bit_parallel_lcs_equals_the_dynamic_programme() -> None:
+    rng = random.Random(21)
+    for _ in range(500):  # short strings over a small alphabet (many matches), Bengali marks included
+        a = "".join(rng.choice("abcক্িঁ ") for _ in range(rng.randint(0, 70)))
+        b = "".join(rng.choice("abcক্িঁ ") for _ in range(rng.randint(0, 70)))
+        assert lcs_length(a, b) == _lcs_table(a, b), (a, b)
+    assert lcs_length(char_units("স্কুল ক্ষমা", "graphemes"), char_units("স্কল ক্ষমা", "graphemes")) == 4
 
 
 def test_rouge_l_is_the_f_measure_of_character_lcs() -> None:

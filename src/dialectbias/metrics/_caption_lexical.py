@@ -37,16 +37,21 @@ def char_units(text: str, units: CharUnits = "code_points") -> list[str]:
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two sequences (dynamic programming, two rows)."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = [0] * (len(b) + 1)
+    """Length of the longest common subsequence of two sequences: the bit-parallel algorithm of Allison & Dix
+    (1986) in Hyyrö's form (2004), one integer operation per unit of `a` on a |b|-bit vector `V` whose zero
+    bits count the LCS (`U = V & M[x]; V = (V + U) | (V − U)`): the same number as the textbook dynamic
+    programme, fast enough for every caption of a study in pure Python."""
+    if not a or not b:
+        return 0
+    masks: dict[str, int] = {}
+    for j, y in enumerate(b):
+        masks[y] = masks.get(y, 0) | (1 << j)
+    width = (1 << len(b)) - 1
+    v = width
     for x in a:
-        current = [0]
-        for j, y in enumerate(b, start=1):
-            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
+        u = v & masks.get(x, 0)
+        v = ((v + u) | (v - u)) & width
+    return len(b) - v.bit_count()
 
 
 def rouge_l_chars(prediction: str, reference: str, units: CharUnits = "code_points") -> float:
