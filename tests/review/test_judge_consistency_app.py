@@ -37,6 +37,8 @@ def _rate(rv: Any, url: str, default: str, token: str) -> None:
     tasks = rv.http("GET", f"{url}/api/tasks", token=token).json()
     # every chittagong judgment with a parsed answer, confident ones included (c1, c2, c3, sure)
     assert {t["queue"] for t in tasks} == {"judge_consistency"} and len(tasks) == 4
+    page = rv.http("GET", f"{url}/task/{tasks[0]['id']}", opener=rv.login(url, token))
+    assert page.status == 200 and "decision accuracy" in page.text and "judge&#39;s scores" in page.text
     one = rv.http("GET", f"{url}/api/tasks/{tasks[0]['id']}", token=token).json()
     assert [(f["name"], f["maximum"]) for f in one["fields"]] == [
         ("decision_accuracy", 50), ("reasoning_alignment", 40), ("explanation_clarity", 10)]
