@@ -30,7 +30,7 @@ LIKERT = {"dialect_comprehension": 5, "factual_correctness": 4, "content_complet
 
 def test_the_five_queue_kinds_are_registered_plug_ins() -> None:
     assert list(queue_kinds()) == ["judgments", "translation_score", "translation_correction", "validation",
-                                   "error_coding"]
+                                   "error_coding", "judge_consistency"]
     assert all(isinstance(k, QueueKind) for k in queue_kinds().values())
     with pytest.raises(ValueError, match="already registered"):
         register_queue_kind(queue_kind("judgments"))

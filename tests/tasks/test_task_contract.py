@@ -96,4 +96,4 @@ def test_the_built_in_tasks_opt_into_the_protocols_they_implement() -> None:
     reviews = {n for n in ("qa_bias", "association", "decision", "translate", "vqa", "caption", "translation_quality")
                if issubclass(get_task(n), ReviewsTranslations)}
     shows = {n for n in ("qa_bias", "caption", "translation_quality") if issubclass(get_task(n), ShowsJudgments)}
-    assert reviews == {"translate", "translation_quality"} and shows == {"translation_quality"}
+    assert reviews == {"translate", "translation_quality"} and shows == {"caption", "translation_quality"}

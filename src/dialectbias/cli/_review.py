@@ -181,10 +181,11 @@ def import_queue(experiment: ExperimentArg,
 @clear_errors
 def sample(experiment: ExperimentArg,
            queue: Annotated[str, typer.Option(
-               "--queue", help="translation_score, validation, translation_correction, error_coding or judgments")],
+               "--queue", help="translation_score, validation, translation_correction, error_coding, "
+                               "judge_consistency or judgments")],
            per: Annotated[int | None, typer.Option(
-               "--per", help="targets per stratum (default: translation_score 25, validation 10; other queues: "
-                             "required)")] = None,
+               "--per", help="targets per stratum (default: translation_score 25, validation 10, "
+                             "judge_consistency 100; other queues: required)")] = None,
            by: Annotated[str | None, typer.Option(
                "--by", help="stratum keys, comma-separated: dialect, domain (default: translation_score dialect; "
                             "validation domain,dialect; others dialect)")] = None,
@@ -366,8 +367,9 @@ def add_annotator(experiment: ExperimentArg,
                                                       show_default=False)],
                   dialects: Annotated[str, typer.Option("--dialects", help="comma-separated dialects they review")],
                   queues: Annotated[str | None, typer.Option(
-                      "--queues", help="comma-separated queues (default: all): judgments, translation_score, "
-                                       "translation_correction, validation, error_coding")] = None,
+                      "--queues", help="comma-separated queues (default: all but judge_consistency): judgments, "
+                                       "translation_score, translation_correction, validation, error_coding, "
+                                       "judge_consistency")] = None,
                   rotate: Annotated[bool, typer.Option(
                       "--rotate", help="the annotator exists: issue a new token (the old one stops working) and "
                                        "set these dialects and queues")] = False) -> None:

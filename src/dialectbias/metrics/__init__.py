@@ -13,6 +13,14 @@ from dialectbias.metrics._agreement import (
     spearman,
 )
 from dialectbias.metrics._bertscore import bertscore_f1, corpus_bertscore_f1
+from dialectbias.metrics._caption_lexical import (
+    BleuLevel,
+    BleuTokenize,
+    CharUnits,
+    caption_bleu,
+    lcs_length,
+    rouge_l_chars,
+)
 from dialectbias.metrics._marked_words import Z_SIGNIFICANT, MarkedWord, marked_words
 from dialectbias.metrics._probe_stats import (
     ALPHA_BIAS,
@@ -56,6 +64,9 @@ __all__ = [
     "Z95",
     "Z_SIGNIFICANT",
     "BiasTest",
+    "BleuLevel",
+    "BleuTokenize",
+    "CharUnits",
     "DecisionChoice",
     "GroupCI",
     "GroupComparison",
@@ -68,6 +79,7 @@ __all__ = [
     "bias_vs_zero",
     "bootstrap_ci",
     "bootstrap_corpus_score",
+    "caption_bleu",
     "cluster_bootstrap_cis",
     "cohen_kappa",
     "cohens_d",
@@ -80,6 +92,7 @@ __all__ = [
     "independent_ttest",
     "krippendorff_alpha",
     "krippendorff_interval_alpha",
+    "lcs_length",
     "lin_ccc",
     "log_odds_dirichlet",
     "marked_words",
@@ -89,6 +102,7 @@ __all__ = [
     "paired_test",
     "paired_tests",
     "pearson",
+    "rouge_l_chars",
     "sentence_scores",
     "spearman",
     "stereotypical_share",

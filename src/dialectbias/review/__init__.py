@@ -33,6 +33,8 @@ from dialectbias.review._gold import (
     iso_utc,
     validation_labels,
 )
+from dialectbias.review._hcs import HCS_COLUMNS, HCS_LEGEND, HCSTable, hcs_table, judgment_score, mean_scores
+from dialectbias.review._kind_consistency import HCS_COMPONENTS, HCS_KIND, JudgeConsistencyQueue
 from dialectbias.review._kind_errors import ERROR_CATEGORIES, ErrorCodingQueue
 from dialectbias.review._kind_judgments import JudgmentQueue
 from dialectbias.review._kind_translations import (
@@ -121,3 +123,6 @@ __all__ = ["ANNOTATOR_AGREEMENT_LEGEND", "CSV_QUEUES", "ERROR_CATEGORIES", "HUMA
            "save_annotation", "save_snapshot", "snapshot_history", "store_language", "stored_sample", "task_of",
            "task_translations", "tasks_of", "text_direction", "thresholds_of", "translation_targets",
            "validation_labels", "write_queue_csv", "write_review_csv"]
+# the judges' Human Consistency Score (BanglaVerse §4.3): its queue kind and table
+__all__ += ["HCS_COLUMNS", "HCS_COMPONENTS", "HCS_KIND", "HCS_LEGEND", "HCSTable", "JudgeConsistencyQueue", "hcs_table",
+            "judgment_score", "mean_scores"]

@@ -67,7 +67,7 @@ def add_annotator(store: Store, name: str, dialects: Sequence[str], queues: Sequ
     if not dialect_names:
         raise DataError("--dialects: give at least one dialect (e.g. --dialects sylhet,chittagong)")
     known = queue_kinds()
-    queue_names = _names(queues or known, "--queues")
+    queue_names = _names(queues or [k for k, kind in known.items() if not kind.opt_in], "--queues")
     unknown = [q for q in queue_names if q not in known]
     if unknown:
         raise DataError(f"--queues: unknown queue {unknown[0]!r}; queues: {', '.join(known)}")

@@ -79,6 +79,9 @@ class QueueKind(ABC):
     annotation_kind: ClassVar[str]
     #: where the app lists the queue among the others (lower first, then by name)
     order: ClassVar[int] = 100
+    #: True: an annotator sees the queue only when it is named in their queues (`add-annotator --queues`), not
+    #: by default (a queue over every judgment, e.g. judge_consistency, is a study of its own)
+    opt_in: ClassVar[bool] = False
 
     @abstractmethod
     def targets(self, config: ReviewConfig, store: Store) -> Iterator[ReviewTarget]:

@@ -29,6 +29,7 @@ STRATA_KEYS = ("dialect", "domain")
 DEFAULTS: dict[str, tuple[int, tuple[str, ...]]] = {
     "translation_score": (25, ("dialect",)),  # Bengali paper §4.1, SPEC §4 P2
     "validation": (10, ("domain", "dialect")),  # BanglaVerse §3.3, SPEC §4 P1
+    "judge_consistency": (100, ("dialect",)),  # BanglaVerse §4.3: 100 judgments rated on the HCS rubric
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from dialectbias.config import Experiment
 from dialectbias.data import Item, MediaError, image_part, text_part
 from dialectbias.errors import DataError
 from dialectbias.judges import CheckSettings, Rubric
+from dialectbias.metrics import BleuLevel, BleuTokenize, CharUnits
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage, StageYield
 from dialectbias.store import Store, result_output
@@ -33,6 +34,8 @@ from dialectbias.tasks.vlm._task import VLMOptions, VLMTask
 
 if TYPE_CHECKING:
     from dialectbias.report import ReportContent
+    from dialectbias.review import Panel
+    from dialectbias.store import JudgmentRecord
 
 DEFAULT_RUBRIC = "caption"
 
@@ -51,6 +54,21 @@ class CaptionOptions(VLMOptions):
     vqa_accuracy: str | None = Field(
         default=None, description="a vqa report's vqa_accuracy.csv (relative to the experiment file): adds the "
         "VQA term to the domain difficulty f(d)")
+    bleu_level: BleuLevel = Field(
+        default="corpus", description="caption BLEU per group: corpus (sacrebleu corpus_bleu, as the released "
+        "BanglaVerse scorer) or sentence (the mean of sentence BLEUs)")
+    bleu_tokenize: BleuTokenize = Field(
+        default="13a", description="sacrebleu tokenizer of caption BLEU: 13a (the released scorer's; splits ASCII "
+        "punctuation only, so the danda stays on its word), intl (Unicode punctuation too), char, none")
+    rouge_l_units: CharUnits = Field(
+        default="code_points", description="what character-level ROUGE-L compares: code_points (the released "
+        "scorer's Python strings) or graphemes (extended grapheme clusters: a letter with its vowel signs)")
+    lexical_empty: Literal["skip", "zero"] = Field(
+        default="skip", description="captions empty after cleaning in BLEU and ROUGE-L: skip (the released "
+        "scorer; counted: n − bleu_n) or zero (scored against the reference as an empty caption)")
+    lexical_nfc_reference: bool = Field(
+        default=True, description="NFC-normalise the reference before BLEU and ROUGE-L, as captions are (the "
+        "released scorer compares the reference as stored; false reproduces it)")
 
 
 class CaptionTask(JudgedTask, VLMTask):
@@ -135,6 +153,22 @@ class CaptionTask(JudgedTask, VLMTask):
         """A rubric of your own may ask for the script/refusal checks on the caption (refs: [the caption])."""
         caption = clean_caption((result_output(store, refs[0]) if refs else None) or "")
         return caption, CheckSettings(script=self.language(variant).script)
+
+    def judgment_panels(self, store: Store, record: JudgmentRecord) -> list[Panel]:
+        """What a caption judgment is about, for the review queues: the reference and the generated caption
+        (the caption as the judge saw it)."""
+        from dialectbias.review import Panel
+
+        item = store.item(record.item_id)
+        try:
+            reference = caption_reference(item, record.variant)[0] if item is not None else ""
+        except DataError:
+            reference = ""
+        caption = clean_caption((record.ref_outputs[0] if record.ref_outputs else None) or "")
+        return [Panel(label=f"reference caption ({record.variant})", text=reference, variant=record.variant,
+                      role="reference", name="reference_caption"),
+                Panel(label=f"caption by {record.model_id}", text=caption, variant=record.variant, role="candidate",
+                      name="generated_caption")]
 
     def stages(self) -> list[Stage]:
         stages = [Stage("generate", self.generation_models(), self.generation_requests)]

@@ -3,8 +3,9 @@
 VQA: `vqa_accuracy.csv` (contract: model, variant, strategy, domain, n, accuracy — percent, unrounded, with
 a domain `all` row), Wald CIs, Table 3 deltas, the paired t-test, domain difficulty, strategies, parse
 rules, language violations, flagged items, every answer. Captions: `caption_scores.csv` (the same keys,
-each judge's mean score and BERTScore F1), the same analyses on the primary judge's score, and the
-judges' Pearson/Spearman per variant.
+each judge's mean score, BERTScore F1, violations, then BLEU and character-level ROUGE-L), the same
+analyses on the primary judge's score, the judges' Pearson/Spearman per variant, and the judges' Human
+Consistency Score from the `judge_consistency` review queue.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from dialectbias.errors import ConfigError
 from dialectbias.metrics import bertscore_f1
 from dialectbias.report import ReportContent, Section, heatmap
 from dialectbias.store import Store, human_score_label
+from dialectbias.tasks.vlm._lexical import LEXICAL_LEGEND, add_rouge_l, lexical_table
+from dialectbias.tasks.vlm._lexical import describe as describe_lexical
 from dialectbias.tasks.vlm._stats import (
     ALL,
+    KEYS,
     accuracy_table,
     deltas,
     domain_difficulty,
@@ -211,6 +215,28 @@ def _bertscores(task: CaptionTask, rows: list[dict[str, Any]]) -> bool:
     return True
 
 
+def _hcs_section(task: CaptionTask, store: Store, judges: list[str], out_dir: Path) -> Section:
+    """The judges' Human Consistency Score from the `judge_consistency` review queue (BanglaVerse §4.3);
+    `caption_hcs.csv` has its header and no row while nobody has rated."""
+    from dialectbias.review import HCS_COLUMNS, HCS_LEGEND, hcs_table
+
+    hcs = hcs_table(store, judges, [m.id for m in task.generation_models()])
+    table = _save(pd.DataFrame(hcs.rows, columns=list(HCS_COLUMNS)), out_dir, "caption_hcs.csv")
+    notes = [f"{hcs.ratings} rating(s) in the judge_consistency queue."]
+    if hcs.stale:
+        notes.append(f"{hcs.stale} rating(s) of judgments that are no longer current (a setting changed) are "
+                     "left out.")
+    if hcs.unreadable:
+        notes.append(f"{len(hcs.unreadable)} unreadable rating(s) left out: " + "; ".join(hcs.unreadable[:3]) + ".")
+    return Section(
+        heading="Human Consistency Score of the judges (§4.3)", table=table, legend=HCS_LEGEND,
+        text="People rate judgments on the 0–100 rubric BanglaVerse adopts from E Sobhani et al. (2026): decision "
+             "accuracy 0–50, reasoning alignment 0–40, explanation clarity 0–10. " + " ".join(notes),
+        empty="no human ratings yet: rate judgments in the review app's judge_consistency queue (`dialectbias "
+              "review add-annotator … --queues judge_consistency`, then `dialectbias review serve`; `dialectbias "
+              "review sample --queue judge_consistency` picks 100 per variant first)")
+
+
 def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> ReportContent:
     title = f"{task.exp.name}: image captioning"
     rows = task.captions(store)
@@ -235,6 +261,8 @@ def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> Repo
                                                       scores["domain"], strict=True)]
     else:
         scores["violations"] = 0
+    add_rouge_l(rows, task.options)
+    scores = scores.merge(lexical_table(rows, task.options), on=KEYS, how="left")
     _save(scores, out_dir, "caption_scores.csv")
     _save(pd.DataFrame(rows).drop(columns=["request_id"]), out_dir, "caption_answers.csv")
     sections: list[Section] = []
@@ -246,6 +274,7 @@ def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> Repo
     if has_bert:
         legend.update({"bertscore_f1": "mean BERTScore F1 against the reference caption",
                        "bertscore_f1_n": "captions with a reference"})
+    legend.update(LEXICAL_LEGEND)
     primary = f"judge_{judges[0]}" if judges else None
     sections.append(Section(heading="Caption scores per model × variant × strategy × domain", table=scores,
                             legend=legend))
@@ -288,6 +317,8 @@ def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> Repo
             "variant": "the variant; all = every variant", "judge_a, judge_b": "the two judges",
             "n": "captions both scored", "pearson": "Pearson r of their scores (— when undefined)",
             "spearman": "Spearman ρ of their scores", "mean_a, mean_b": "each judge's mean score"}))
+    if judges:
+        sections.append(_hcs_section(task, store, judges, out_dir))
     violations = _save(violation_table(rows), out_dir, "caption_language_violations.csv")
     sections.append(Section(heading="Language-constraint violations", table=violations, legend=VIOLATION_LEGEND))
     machine = sorted({r["variant"] for r in rows if not r["human_validated"]})
@@ -296,4 +327,5 @@ def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> Repo
         "judge sees the image": task.options.judge_sees_image,
         "machine variants": ", ".join(machine) or "none",
         "BERTScore encoder": task.options.bertscore_model or "none",
+        "BLEU and ROUGE-L": describe_lexical(task.options),
         "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none"})

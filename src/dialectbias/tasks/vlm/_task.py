@@ -266,6 +266,11 @@ class VLMTask(Task):
     def generation_models(self) -> list[ModelConfig]:
         return [*self.exp.models, *self.imported_models()]
 
+    def review_model_ids(self) -> list[str]:
+        """Models known only by imported generations: their answers are judged too, so the review queues list
+        those judgments as well."""
+        return [m.id for m in self.imported_models()]
+
     def stage_yields(self, store: Store) -> list[StageYield]:
         if not self.generation_models():
             return [StageYield("generate", "(no model)", 0, "the experiment lists no models and no generation was "
