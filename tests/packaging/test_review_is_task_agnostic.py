@@ -15,7 +15,13 @@ REVIEW = Path(review.__file__).parent
 CLI_REVIEW = REVIEW.parent / "cli" / "_review.py"
 #: literals that are not task names though they spell one: `caption` is a field of an object variant (a VQA or
 #: caption entry), shown after question, options and answer (`_kind_translations._ORDER`)
-NOT_TASKS = {(Path("_kind_translations.py"), "caption")}
+NOT_TASKS = {(Path("_kind_translations.py"), "caption"),
+             # the judge's "decision" in the Human Consistency Score rubric (BanglaVerse §4.3), not the task
+             (Path("_kind_consistency.py"), "is the judge's analysis logically consistent with its decision? (0–40)"),
+             (Path("_kind_consistency.py"), "rate the judge's judgment: decision accuracy (0–50), reasoning "
+              "alignment (0–40), explanation clarity (0–10); the sum is its Human Consistency Score. Scores are "
+              "not changed."),
+             (Path("_hcs.py"), "mean points for analysis consistent with the decision (0–40)")}
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE TABLE|json_extract)\b")
 
 
