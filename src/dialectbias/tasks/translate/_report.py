@@ -29,6 +29,7 @@ ROW_LEGEND = {
     "translation": "the post-processed translation (a list field: JSON list); empty unless ok",
     "output": "the model's raw answer",
     "examples": "ids of the retrieved standard/dialect pairs shown in the prompt",
+    "transcripts": "ids of the retrieved dialect-only transcripts shown as style context (options.transcript_k)",
     "leaked": "the source text is the standard side of a pair in the index (empty: no index)",
     "prompt": "the rendered prompt sent to the translator",
     "request_id": "the request in the store",
@@ -64,6 +65,7 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
         "source": json.dumps(list(t.source), ensure_ascii=False) if t.is_list else (t.source[0] if t.source else ""),
         "translation": (json.dumps(t.text, ensure_ascii=False) if isinstance(t.text, list) else t.text) or "",
         "output": t.output or "", "prompt": t.prompt, "examples": " ".join(t.examples),
+        "transcripts": " ".join(t.transcripts),
         "leaked": "" if t.leaked is None else t.leaked, "request_id": t.request_id, **_dialect_columns(t)}
         for t in rows])
     table.to_csv(out_dir / "translate_translations.csv", index=False)
