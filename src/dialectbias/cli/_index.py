@@ -15,7 +15,8 @@ from dialectbias.cli._help import HelpApp
 
 index_app = HelpApp(help="Hybrid FAISS + BM25 retrieval index over a parallel standard/dialect corpus.")
 
-CorpusArg = Annotated[Path, typer.Argument(help="corpus YAML file (name, files: path/standard/dialect_text/dialect)",
+CorpusArg = Annotated[Path, typer.Argument(help="corpus YAML file (name, files: path/standard/dialect_text/dialect; "
+                                                "optional transcripts: path/text/dialect, dialect-only text)",
                                            show_default=False)]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="index folder; default: <corpus stem>.index/ next to "
                                                            "the corpus file")]
