@@ -163,6 +163,9 @@ def test_the_prompts_show_the_target_dialects_transcripts_apart_from_the_pairs(
         table = list(csv.DictReader(fh))
     assert {r["target"]: len(r["transcripts"].split()) for r in table} == {"sylhet": 3, "chittagong": 3,
                                                                            "mymensingh": 0}
+    with (report / "translate_by_target.csv").open(encoding="utf-8") as fh:
+        by_target = {r["target"]: (r["transcript_prompts"], r["transcripts_per_prompt"]) for r in csv.DictReader(fh)}
+    assert by_target == {"sylhet": ("2", "3.0"), "chittagong": ("2", "3.0"), "mymensingh": ("0", "")}
     out = project["root"] / "auto.items.jsonl"
     assert cli("export", exp, "--items", out).exit_code == 0
     exported = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
