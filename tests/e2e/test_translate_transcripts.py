@@ -229,3 +229,23 @@ def test_transcript_k_without_transcripts_in_the_index_is_an_error(
     assert result.exit_code == 1
     assert "options.transcript_k: 2, but the index" in " ".join(result.output.split())
     assert "holds no dialect-only transcripts" in " ".join(result.output.split())
+
+
+def test_a_template_that_drops_the_transcripts_is_an_error_before_any_call(
+        built: Any, project: dict[str, Any], server: Any, cli: Any) -> None:
+    """A user's template from before transcripts existed would silently show none: refused, naming it."""
+    root = project["root"]
+    own = root / "templates" / "translate"
+    own.mkdir(parents=True, exist_ok=True)
+    (own / "dialect_bn.j2").write_text("Translate into {{ target }}.\n\n{{ source_label }} {{ text }}\n"
+                                       "{{ target_label }}", encoding="utf-8")
+    exp = experiment(root, "own", server.base_url, templates_dir="templates")
+    server.reset_stats()
+    result = cli("run", exp, "--no-progress")
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "options.transcript_k: 3, but the template translate/dialect_bn.j2 (target sylhet) does not show " \
+           "`transcripts`" in text
+    assert server.stats()["chat_requests"] == 0
+    off = experiment(root, "own_off", server.base_url, templates_dir="templates", transcript_k=0)
+    assert cli("run", off, "--no-progress").exit_code == 0
