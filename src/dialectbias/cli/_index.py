@@ -15,7 +15,8 @@ from dialectbias.cli._help import HelpApp
 
 index_app = HelpApp(help="Hybrid FAISS + BM25 retrieval index over a parallel standard/dialect corpus.")
 
-CorpusArg = Annotated[Path, typer.Argument(help="corpus YAML file (name, files: path/standard/dialect_text/dialect)",
+CorpusArg = Annotated[Path, typer.Argument(help="corpus YAML file (name, files: path/standard/dialect_text/dialect; "
+                                                "optional transcripts: path/text/dialect, dialect-only text)",
                                            show_default=False)]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="index folder; default: <corpus stem>.index/ next to "
                                                            "the corpus file")]
@@ -58,6 +59,14 @@ def build(corpus: CorpusArg, out: OutOpt = None,
         f"({', '.join(index.dialects())}); embedded now {stats.embedded:,} ({stats.texts_embedded:,} distinct "
         f"sentences), reused {stats.reused:,}; "
         f"{stats.seconds:.1f} s → {out_dir}", highlight=False, soft_wrap=True)
+    if report.transcript_files:
+        for line in data.report.transcript_lines():
+            _app.console.print(escape(line), highlight=False, soft_wrap=True)
+        held = ", ".join(f"{d} {n:,}" for d, n in index.manifest.transcript_dialects.items())
+        _app.console.print(
+            f"transcripts (dialect-only context): {len(data.transcripts):,} read, {stats.transcripts_excluded:,} "
+            f"excluded by split, {stats.transcripts:,} indexed ({held}); embedded now "
+            f"{stats.transcripts_embedded:,}, reused {stats.transcripts_reused:,}", highlight=False, soft_wrap=True)
 
 
 @index_app.command("query")
@@ -70,6 +79,9 @@ def query(corpus: CorpusArg,
           index_dir: Annotated[Path | None, typer.Option(
               "--index", help="index folder; default: <corpus stem>.index/ next to the corpus file")] = None,
           as_json: Annotated[bool, typer.Option("--json", help="print only a JSON list of the hits")] = False,
+          transcripts: Annotated[int, typer.Option(
+              "--transcripts", min=0, help="also show this many dialect-only transcripts of --dialect (the "
+                                           "translator's style context)")] = 0,
           ) -> None:
     """Show the k pairs the translator would be given for TEXT, with dense, sparse and blended scores.
 
@@ -79,17 +91,32 @@ def query(corpus: CorpusArg,
     """
     from dialectbias.retrieval import HybridIndex, default_index_dir
 
+    if transcripts and dialect is None:
+        raise typer.BadParameter("--transcripts needs --dialect (transcripts are searched within one dialect)",
+                                 param_hint="--transcripts")
     index = HybridIndex.load(index_dir or default_index_dir(corpus), corpus=corpus)
     hits = index.search(text, dialect=dialect, k=k)
+    context = index.search_transcripts(text, dialect=dialect, k=transcripts) if transcripts and dialect else []
     if as_json:
-        typer.echo(json.dumps([hit.model_dump() for hit in hits], ensure_ascii=False, indent=2))
+        payload: object = [hit.model_dump() for hit in hits]
+        if transcripts:
+            payload = {"pairs": payload, "transcripts": [t.model_dump() for t in context]}
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     if not hits:
         _app.console.print("no hits (empty query)")
-        return
     for rank, hit in enumerate(hits, start=1):
         _app.console.print(f"[bold]{rank}.[/] \\[{escape(hit.dialect)}] {escape(hit.standard)} → "
                            f"{escape(hit.dialect_text)}", highlight=False, soft_wrap=True)
         _app.console.print(f"   {escape(hit.explain())}", highlight=False, soft_wrap=True)
         _app.console.print(f"   {escape(Path(hit.source).name)} ({hit.split or 'no split'}), pair {hit.pair_id}",
                            highlight=False, soft_wrap=True)
+    if transcripts:
+        held = index.manifest.transcript_dialects.get(str(dialect).strip().lower().replace(" ", "_"), 0)
+        _app.console.print(f"transcripts of {escape(str(dialect))}: {len(context)} of {held:,} indexed",
+                           highlight=False)
+        for rank, t in enumerate(context, start=1):
+            _app.console.print(f"[bold]T{rank}.[/] \\[{escape(t.district)}] {escape(t.text)}", highlight=False,
+                               soft_wrap=True)
+            _app.console.print(f"   {escape(t.explain())}; {escape(Path(t.source).name)}, {t.transcript_id}",
+                               highlight=False, soft_wrap=True)

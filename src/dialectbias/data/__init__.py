@@ -26,6 +26,7 @@ from dialectbias.data._corpus_fingerprint import CorpusFingerprint, describe_cha
 from dialectbias.data._loaders import DIALECT_HINT, MAX_NAMED, LoadReport, field_values, iter_items, read_jsonl
 from dialectbias.data._media import ImageInfo, MediaError, image_info, is_url, load_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
+from dialectbias.data._transcripts import Transcript, TranscriptCounts
 from dialectbias.dialects import STANDARD, known_variants, unknown_variant_message
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "LoadReport",
     "MediaError",
     "ParallelPair",
+    "Transcript",
+    "TranscriptCounts",
     "banglaverse_root",
     "corpus_files",
     "corpus_fingerprint",

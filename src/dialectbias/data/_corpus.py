@@ -11,6 +11,10 @@ A corpus file (YAML) names data files by glob, relative to itself, and maps thei
         split: train                   # optional; default: train/test/validation read from the file name
     dialects: {bn: [my_dialect]}       # optional registry additions
     drop_identical: false              # optional: drop rows whose dialect text equals the standard text
+    transcripts:                       # optional: dialect-only text, no standard side (`_transcripts`)
+      - path: "regspeech12_test_transcripts.csv"
+        text: transcript
+        dialect: district
 
 Every pair keeps its original texts; ids hash the normalised texts, so editing a corpus keeps the ids of the
 pairs it did not touch. Duplicates (same id), empty rows and rows whose dialect text equals the standard text
@@ -24,6 +28,7 @@ import glob
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from dialectbias._yaml import load_yaml
 from dialectbias.data._corpus_fingerprint import CorpusFingerprint, make_fingerprint
 from dialectbias.data._loaders import _rows_hf, _rows_parquet, read_jsonl
+from dialectbias.data._transcripts import (
+    Transcript,
+    TranscriptCounts,
+    TranscriptFile,
+    check_map,
+    read_transcripts,
+    transcript_lines,
+    unused_map_keys,
+)
 from dialectbias.dialects import known_variants, unknown_variant_message
 from dialectbias.errors import DataError, read_text_file, validation_problems
 from dialectbias.text._bn_normalize import match_key
@@ -71,6 +85,8 @@ class CorpusSpec(BaseModel):
     files: list[CorpusFile] = Field(min_length=1)
     dialects: dict[str, list[str]] = Field(default_factory=dict)
     drop_identical: bool = False
+    #: dialect-only texts (no standard side): style context for the translator (Bengali paper §3.1, Pipeline 1)
+    transcripts: list[TranscriptFile] = Field(default_factory=list)
 
 
 class ParallelPair(BaseModel):
@@ -105,6 +121,10 @@ class CorpusReport(BaseModel):
     """Counts per file and in total."""
 
     files: list[FileCounts] = Field(default_factory=list)
+    #: the `transcripts:` files, with their rows per dialect-column value (district) and its dialect
+    transcript_files: list[TranscriptCounts] = Field(default_factory=list)
+    #: `dialect_map` keys that matched no row ("transcripts[i]: key")
+    unused_map_keys: list[str] = Field(default_factory=list)
 
     def total(self, field: str) -> int:
         return sum(getattr(f, field) for f in self.files)
@@ -145,7 +165,20 @@ class CorpusReport(BaseModel):
             if per_file:
                 named = "; ".join(f"{Path(src).name} {n:,}" for src, n in per_file)
                 lines.append(f"{self.total(field):,} {what}: {named}")
+        for field, what in (("duplicates", "duplicate transcript(s) skipped (same text and dialect)"),
+                            ("empty", "transcript row(s) skipped: text empty"),
+                            ("skipped", "transcript row(s) skipped: dialect not mapped (see the district lines)")):
+            per_file = [(f.source, getattr(f, field)) for f in self.transcript_files if getattr(f, field)]
+            if per_file:
+                named = "; ".join(f"{Path(src).name} {n:,}" for src, n in per_file)
+                lines.append(f"{sum(n for _, n in per_file):,} {what}: {named}")
+        lines += [f"{key}: matched no row (dialect_map keys match the dialect column's values, ignoring case)"
+                  for key in self.unused_map_keys]
         return lines
+
+    def transcript_lines(self) -> list[str]:
+        """Per transcript file: rows, kept, set aside, and each district's dialect (or why skipped)."""
+        return transcript_lines(self.transcript_files)
 
 
 class Corpus(BaseModel):
@@ -154,6 +187,8 @@ class Corpus(BaseModel):
     name: str
     path: Path | None = None
     pairs: list[ParallelPair]
+    #: dialect-only texts of the `transcripts:` entries
+    transcripts: list[Transcript] = Field(default_factory=list)
     report: CorpusReport
     #: the spec and data files it was read from (what a retrieval index records)
     fingerprint: CorpusFingerprint | None = None
@@ -213,11 +248,15 @@ def corpus_fingerprint(path: str | Path) -> CorpusFingerprint:
     reading their rows."""
     path = Path(path)
     spec = read_corpus_spec(path)
-    return _fingerprint(spec, [s for entry in spec.files for s in _expand(entry, path.parent, path)], path)
+    entries: list[CorpusFile | TranscriptFile] = [*spec.files, *spec.transcripts]
+    sources = [s for entry in entries for s in _expand(entry, path.parent, path)]
+    return _fingerprint(spec, sources, path)
 
 
 def _fingerprint(spec: CorpusSpec, sources: list[str], path: Path) -> CorpusFingerprint:
-    normalised = spec.model_dump(mode="json", exclude={"name"})
+    """The normalised spec (no `name`; `transcripts` only when given, so an index of a corpus without them
+    keeps its fingerprint) and the data files, pair files first, then transcript files."""
+    normalised = spec.model_dump(mode="json", exclude={"name"} if spec.transcripts else {"name", "transcripts"})
     normalised["dialects"] = {lang: sorted(names) for lang, names in sorted(spec.dialects.items())}
     return make_fingerprint(normalised, sources, path.parent)
 
@@ -227,7 +266,8 @@ def load_corpus(path: str | Path) -> Corpus:
     path = Path(path)
     spec = read_corpus_spec(path)
     expanded = [(entry, _expand(entry, path.parent, path)) for entry in spec.files]
-    prints = _fingerprint(spec, [s for _, sources in expanded for s in sources], path)
+    expanded_t = [(entry, _expand(entry, path.parent, path)) for entry in spec.transcripts]
+    prints = _fingerprint(spec, [s for _, sources in [*expanded, *expanded_t] for s in sources], path)
     known = known_variants(spec.dialects)
     report = CorpusReport()
     pairs: list[ParallelPair] = []
@@ -257,10 +297,29 @@ def load_corpus(path: str | Path) -> Corpus:
     if not pairs:
         raise DataError(f"{path}: no usable pairs in {report.total('rows'):,} rows "
                         f"({report.empty:,} empty, {report.duplicates:,} duplicates)")
-    return Corpus(name=spec.name, path=path.resolve(), pairs=pairs, report=report, fingerprint=prints)
+    transcripts: list[Transcript] = []
+    seen_t: set[str] = set()
+    for i, (t_entry, sources) in enumerate(expanded_t):
+        check_map(t_entry, spec.dialects, f"{path}: transcripts[{i}]")
+        found, counts_t = read_transcripts(t_entry, sources, spec.dialects, partial(_rows, entry=t_entry),
+                                           _split_of, seen_t)
+        transcripts += found
+        report.transcript_files += counts_t
+        report.unused_map_keys += [f"{path.name}: transcripts[{i}].dialect_map {key!r}"
+                                   for key in unused_map_keys(t_entry, counts_t)]
+    if spec.transcripts and not transcripts:
+        raise DataError(f"{path}: `transcripts:` gave no usable transcript in "
+                        f"{sum(f.rows for f in report.transcript_files):,} rows: "
+                        + "; ".join(transcript_lines(report.transcript_files)))
+    return Corpus(name=spec.name, path=path.resolve(), pairs=pairs, transcripts=transcripts, report=report,
+                  fingerprint=prints)
 
 
-def _expand(entry: CorpusFile, base: Path, corpus_path: Path) -> list[str]:
+def _split_of(source: str) -> str | None:
+    return _hf_split(source) if source.startswith("hf://") else split_from_name(source)
+
+
+def _expand(entry: CorpusFile | TranscriptFile, base: Path, corpus_path: Path) -> list[str]:
     if entry.path.startswith("hf://"):
         return [entry.path]
     pattern = entry.path if Path(entry.path).is_absolute() else str(base / entry.path)
@@ -279,7 +338,7 @@ def _hf_split(uri: str) -> str | None:
     return _SPLIT_WORDS.get(match.group(1).lower(), match.group(1)) if match else "train"
 
 
-def _rows(source: str, entry: CorpusFile) -> Iterator[tuple[int, dict[str, Any]]]:
+def _rows(source: str, entry: CorpusFile | TranscriptFile) -> Iterator[tuple[int, dict[str, Any]]]:
     if source.startswith("hf://"):
         yield from _rows_hf(source)
         return

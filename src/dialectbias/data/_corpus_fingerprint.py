@@ -1,7 +1,7 @@
 """What a corpus is made of, to tell whether something built from it (a retrieval index) still matches it: the
-part of the corpus file that decides the pairs (its `files` entries, `dialects` and `drop_identical`; not its
-`name`) and every data file it reads, by content (sha256). hf:// sources are recorded by their URI only (not
-downloaded to be hashed)."""
+part of the corpus file that decides the pairs and transcripts (its `files` and `transcripts` entries,
+`dialects` and `drop_identical`; not its `name`) and every data file it reads, by content (sha256). hf://
+sources are recorded by their URI only (not downloaded to be hashed)."""
 
 from __future__ import annotations
 
@@ -91,22 +91,22 @@ def _spec_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
         a, b = then.get(key), now.get(key)
         if a == b:
             continue
-        if key == "files" and isinstance(a, list) and isinstance(b, list):
-            out += _entry_changes(a, b)
+        if key in ("files", "transcripts") and isinstance(a or [], list) and isinstance(b or [], list):
+            out += _entry_changes(a or [], b or [], key)
         else:
             out.append(f"{key} {_short(a)} → {_short(b)}")
     return out
 
 
-def _entry_changes(then: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[str]:
+def _entry_changes(then: list[dict[str, Any]], now: list[dict[str, Any]], key: str = "files") -> list[str]:
     out = []
     for i, (a, b) in enumerate(zip(then, now, strict=False)):
-        out += [f"files[{i}].{field} {_short(a.get(field))} → {_short(b.get(field))}"
+        out += [f"{key}[{i}].{field} {_short(a.get(field))} → {_short(b.get(field))}"
                 for field in sorted(set(a) | set(b)) if a.get(field) != b.get(field)]
     if len(now) > len(then):
-        out += [f"files[{i}] added ({_short(e.get('path'))})" for i, e in enumerate(now) if i >= len(then)]
+        out += [f"{key}[{i}] added ({_short(e.get('path'))})" for i, e in enumerate(now) if i >= len(then)]
     elif len(then) > len(now):
-        out += [f"files[{i}] removed ({_short(e.get('path'))})" for i, e in enumerate(then) if i >= len(now)]
+        out += [f"{key}[{i}] removed ({_short(e.get('path'))})" for i, e in enumerate(then) if i >= len(now)]
     return out
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from dialectbias.data import Corpus, ParallelPair, describe_changes, load_corpus
+from dialectbias.data import Corpus, ParallelPair, Transcript, describe_changes, load_corpus
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.retrieval import _freshness, _persist
 from dialectbias.retrieval._dense import DenseIndex
@@ -20,6 +20,7 @@ from dialectbias.retrieval._deps import missing
 from dialectbias.retrieval._embedders import Embedder, load_embedder
 from dialectbias.retrieval._scoring import Hit, RetrievalConfig, Via, blended, by_max, minmax
 from dialectbias.retrieval._sparse import SparseIndex
+from dialectbias.retrieval._transcripts import TranscriptHit, TranscriptIndex
 from dialectbias.text import NormalizedQuery, match_key, normalize_query
 
 
@@ -35,14 +36,24 @@ class BuildStats(BaseModel):
     reused: int
     seconds: float
     out_dir: str
+    #: dialect-only transcripts indexed, left out by split, embedded now and reused
+    transcripts: int = 0
+    transcripts_excluded: int = 0
+    transcripts_embedded: int = 0
+    transcripts_reused: int = 0
 
 
 class HybridIndex:
     """Dense + sparse retrieval over the standard side of parallel pairs; dialect is a filterable field."""
 
     def __init__(self, pairs: list[ParallelPair], vectors: np.ndarray, manifest: _persist.Manifest,
-                 out_dir: Path, embedder: Embedder | None = None) -> None:
+                 out_dir: Path, embedder: Embedder | None = None, transcripts: list[Transcript] | None = None,
+                 transcript_vectors: np.ndarray | None = None) -> None:
         self.pairs = pairs
+        #: dialect-only context (Bengali paper §3.1 Pipeline 1), searched by `search_transcripts`; None: none
+        self.transcripts = TranscriptIndex(transcripts, transcript_vectors if transcript_vectors is not None
+                                           else np.zeros((0, vectors.shape[1]), dtype=np.float32)) \
+            if transcripts else None
         self.manifest = manifest
         self.out_dir = out_dir
         self.config = manifest.config
@@ -94,18 +105,47 @@ class HybridIndex:
                 progress(min(lo + batch_size, len(texts)), len(texts))
         vectors = np.stack([known[p.standard_norm] for p in pairs]).astype(np.float32) if pairs else \
             np.zeros((0, model.dim), dtype=np.float32)
+        # dialect-only transcripts: their own text is embedded (as a passage), reused by text like pairs
+        transcripts = [t for t in corpus.transcripts if t.split not in excluded_splits]
+        known_t = cls._reusable_transcripts(out, model) if transcripts else {}
+        reused_t = sum(t.text_norm in known_t for t in transcripts)
+        texts_t = list(dict.fromkeys(t.text_norm for t in transcripts if t.text_norm not in known_t))
+        for lo in range(0, len(texts_t), batch_size):
+            chunk = texts_t[lo:lo + batch_size]
+            known_t.update(zip(chunk, model.embed_passages(chunk), strict=True))
+            if progress is not None:
+                progress(min(lo + batch_size, len(texts_t)), len(texts_t))
+        t_vectors = np.stack([known_t[t.text_norm] for t in transcripts]).astype(np.float32) if transcripts else \
+            np.zeros((0, model.dim), dtype=np.float32)
         manifest = _persist.Manifest(corpus=corpus.name, corpus_path=str(corpus.path) if corpus.path else None,
                                      embedder=model.spec, embedder_identity=model.identity, dim=model.dim,
                                      pairs=len(pairs), exclude_splits=excluded_splits,
                                      excluded=len(corpus.pairs) - len(pairs), config=config or RetrievalConfig(),
                                      corpus_fingerprint=corpus.fingerprint,
-                                     dialects=dict(sorted(Counter(p.dialect for p in pairs).items())))
-        _persist.save(out, manifest, pairs, vectors)
-        index = cls(pairs, vectors, manifest, out, model)
+                                     dialects=dict(sorted(Counter(p.dialect for p in pairs).items())),
+                                     transcripts=len(transcripts),
+                                     transcripts_excluded=len(corpus.transcripts) - len(transcripts),
+                                     transcript_dialects=dict(sorted(Counter(t.dialect for t in transcripts).items())))
+        _persist.save(out, manifest, pairs, vectors, transcripts, t_vectors)
+        index = cls(pairs, vectors, manifest, out, model, transcripts, t_vectors)
         index.build_stats = BuildStats(pairs=len(pairs), excluded=manifest.excluded, embedded=len(pairs) - reused,
                                        texts_embedded=len(texts), reused=reused,
-                                       seconds=time.perf_counter() - start, out_dir=str(out))
+                                       seconds=time.perf_counter() - start, out_dir=str(out),
+                                       transcripts=len(transcripts), transcripts_excluded=manifest.transcripts_excluded,
+                                       transcripts_embedded=len(texts_t), transcripts_reused=reused_t)
         return index
+
+    @staticmethod
+    def _reusable_transcripts(out: Path, model: Embedder) -> dict[str, np.ndarray]:
+        """normalised transcript text → vector of an existing index in `out` built with the same embedder."""
+        try:
+            manifest = _persist.read_manifest(out)
+            if manifest.embedder_identity != model.identity or manifest.dim != model.dim:
+                return {}
+            rows, vectors = _persist.read_transcripts(out, manifest)
+        except DataError:
+            return {}
+        return {t.text_norm: vectors[i] for i, t in enumerate(rows)}
 
     @staticmethod
     def _reusable(out: Path, model: Embedder) -> dict[str, np.ndarray]:
@@ -155,9 +195,10 @@ class HybridIndex:
                                   f"{model.identity!r}; rebuild it with `dialectbias index build --embedder` or "
                                   "query it with its own embedder")
         pairs, vectors = _persist.read_payload(out, manifest)
+        transcripts, t_vectors = _persist.read_transcripts(out, manifest)
         if config is not None:
             manifest = manifest.model_copy(update={"config": config})
-        return cls(pairs, vectors, manifest, out, model)
+        return cls(pairs, vectors, manifest, out, model, transcripts, t_vectors)
 
     @property
     def embedder(self) -> Embedder:
@@ -186,6 +227,25 @@ class HybridIndex:
         with self._embed_lock:
             vector = self.embedder.embed_query(q.normalized)
         return self.search_embedded(q, vector, dialect=dialect, k=k)
+
+    def transcript_dialects(self) -> list[str]:
+        """Dialects the index holds dialect-only transcripts of."""
+        return self.transcripts.dialects() if self.transcripts is not None else []
+
+    def search_transcripts(self, query: str | NormalizedQuery, vector: np.ndarray | None = None, *, dialect: str,
+                           k: int = 3) -> list[TranscriptHit]:
+        """The k dialect-only transcripts of `dialect` most similar to a standard-language query (`_transcripts`);
+        empty when the index holds none of that dialect."""
+        if self.transcripts is None:
+            return []
+        q = query if isinstance(query, NormalizedQuery) else normalize_query(query,
+                                                                             short_tokens=self.config.short_tokens)
+        if not q.normalized:
+            return []
+        if vector is None:
+            with self._embed_lock:
+                vector = self.embedder.embed_query(q.normalized)
+        return self.transcripts.search(q, vector, dialect.strip().lower().replace(" ", "_"), k, self.config)
 
     def search_embedded(self, query: str | NormalizedQuery, vector: np.ndarray, *, dialect: str | None = None,
                         k: int = 5) -> list[Hit]:

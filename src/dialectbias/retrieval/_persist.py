@@ -1,6 +1,7 @@
 """The index folder: `manifest.json` (written last: its presence marks a complete index), `pairs.jsonl` (the
-pairs, row order) and `vectors.npy` (their embeddings, row-aligned). BM25 and FAISS are rebuilt from these on
-load (seconds; no embedding)."""
+pairs, row order) and `vectors.npy` (their embeddings, row-aligned); with dialect-only transcripts also
+`transcripts.jsonl` and `transcript_vectors.npy`. BM25 and FAISS are rebuilt from these on load (seconds; no
+embedding)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from dialectbias.data import CorpusFingerprint, ParallelPair
+from dialectbias.data import CorpusFingerprint, ParallelPair, Transcript
 from dialectbias.errors import DataError
 from dialectbias.retrieval._scoring import RetrievalConfig
 
 FORMAT = 1
 MANIFEST, PAIRS, VECTORS = "manifest.json", "pairs.jsonl", "vectors.npy"
+TRANSCRIPTS, TRANSCRIPT_VECTORS = "transcripts.jsonl", "transcript_vectors.npy"
 
 
 class Manifest(BaseModel):
@@ -34,6 +36,12 @@ class Manifest(BaseModel):
     corpus_fingerprint: CorpusFingerprint | None = None
     #: pairs per dialect (what a translate experiment's targets are checked against without loading the index)
     dialects: dict[str, int] = {}
+    #: dialect-only transcripts indexed (0: none; an index built before transcripts existed reads as 0)
+    transcripts: int = 0
+    #: transcripts left out by `exclude_splits`
+    transcripts_excluded: int = 0
+    #: transcripts per dialect
+    transcript_dialects: dict[str, int] = {}
 
 
 def default_index_dir(corpus_path: str | Path) -> Path:
@@ -42,20 +50,32 @@ def default_index_dir(corpus_path: str | Path) -> Path:
     return path.parent / f"{path.stem}.index"
 
 
-def save(out_dir: Path, manifest: Manifest, pairs: list[ParallelPair], vectors: np.ndarray) -> None:
+def save(out_dir: Path, manifest: Manifest, pairs: list[ParallelPair], vectors: np.ndarray,
+         transcripts: list[Transcript] | None = None, transcript_vectors: np.ndarray | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / MANIFEST).unlink(missing_ok=True)  # an interrupted save leaves no manifest: not loadable
-    tmp = out_dir / (PAIRS + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for pair in pairs:
-            fh.write(pair.model_dump_json() + "\n")
-    os.replace(tmp, out_dir / PAIRS)
-    tmp_vec = out_dir / "vectors.tmp.npy"
-    np.save(tmp_vec, np.ascontiguousarray(vectors, dtype=np.float32))
-    os.replace(tmp_vec, out_dir / VECTORS)
+    _write(out_dir, PAIRS, VECTORS, pairs, vectors)
+    if transcripts:
+        assert transcript_vectors is not None
+        _write(out_dir, TRANSCRIPTS, TRANSCRIPT_VECTORS, transcripts, transcript_vectors)
+    else:
+        (out_dir / TRANSCRIPTS).unlink(missing_ok=True)
+        (out_dir / TRANSCRIPT_VECTORS).unlink(missing_ok=True)
     tmp_man = out_dir / (MANIFEST + ".tmp")
     tmp_man.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     os.replace(tmp_man, out_dir / MANIFEST)
+
+
+def _write(out_dir: Path, rows_name: str, vectors_name: str, rows: list[ParallelPair] | list[Transcript],
+           vectors: np.ndarray) -> None:
+    tmp = out_dir / (rows_name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(row.model_dump_json() + "\n")
+    os.replace(tmp, out_dir / rows_name)
+    tmp_vec = out_dir / (vectors_name.removesuffix(".npy") + ".tmp.npy")
+    np.save(tmp_vec, np.ascontiguousarray(vectors, dtype=np.float32))
+    os.replace(tmp_vec, out_dir / vectors_name)
 
 
 def read_manifest(out_dir: Path) -> Manifest:
@@ -87,3 +107,20 @@ def read_payload(out_dir: Path, manifest: Manifest) -> tuple[list[ParallelPair],
         raise DataError(f"{out_dir}: corrupt retrieval index ({len(pairs)} pairs and vectors of shape "
                         f"{vectors.shape}, manifest says {manifest.pairs} × {manifest.dim}); rebuild it")
     return pairs, vectors.astype(np.float32, copy=False)
+
+
+def read_transcripts(out_dir: Path, manifest: Manifest) -> tuple[list[Transcript], np.ndarray]:
+    """The index's transcripts and their vectors (none when it has none), checked against the manifest."""
+    if manifest.transcripts == 0:
+        return [], np.zeros((0, manifest.dim), dtype=np.float32)
+    try:
+        with (out_dir / TRANSCRIPTS).open(encoding="utf-8") as fh:
+            rows = [Transcript.model_validate(json.loads(line)) for line in fh if line.strip()]
+        vectors = np.load(out_dir / TRANSCRIPT_VECTORS, allow_pickle=False)
+    except (OSError, ValueError, ValidationError) as exc:
+        raise DataError(f"{out_dir}: corrupt retrieval index ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+                        "rebuild it with `dialectbias index build CORPUS.yaml`") from None
+    if len(rows) != manifest.transcripts or vectors.shape != (manifest.transcripts, manifest.dim):
+        raise DataError(f"{out_dir}: corrupt retrieval index ({len(rows)} transcripts and vectors of shape "
+                        f"{vectors.shape}, manifest says {manifest.transcripts} × {manifest.dim}); rebuild it")
+    return rows, vectors.astype(np.float32, copy=False)

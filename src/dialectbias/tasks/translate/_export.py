@@ -5,7 +5,7 @@ Each item is written as it was read (id, domain, question_type, variants, gold, 
 fields), plus every target variant whose field groups all passed post-processing, and:
 - `is_human_validated`: {variant: false} for each machine variant (human-validated variants are those
   in `validated_by`, the loaders' record of who checked a variant);
-- `translation`: {variant: {translator, model, template, request_ids, examples}}: where it came from;
+- `translation`: {variant: {translator, model, template, request_ids, examples[, transcripts]}}: where it came from;
 - `leaked`: true when a source text is the standard side of a pair the retrieval index holds (its
   translation saw its own reference), false when it is not, null without an index.
 An item that already has a target variant keeps it. A relative `image` path is rewritten for OUT's folder.
@@ -69,6 +69,7 @@ def export_items(task: TranslateTask, store: Store, out: Path) -> ItemsExport:
                 machine[target] = {"translator": translator.id, "model": translator.model,
                                    "template": _template_of(rows), "request_ids": [t.request_id for t in rows],
                                    "examples": sorted({e for t in rows for e in t.examples}),
+                                   **_transcripts_of(rows),
                                    **dialect_id_provenance(rows)}
                 result.variants_added += 1
                 validations[target] = (corrected, row["variants"][target] != machine_variant)
@@ -117,3 +118,9 @@ def _merge_leak(current: bool | None, rows: list[Translation]) -> bool | None:
 
 def _dict(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
+
+
+def _transcripts_of(rows: list[Translation]) -> dict[str, list[str]]:
+    """{"transcripts": ids} of the dialect-only transcripts the prompts showed; nothing when none were shown."""
+    ids = sorted({t for row in rows for t in row.transcripts})
+    return {"transcripts": ids} if ids else {}

@@ -90,6 +90,16 @@ class Example:
     score: float
 
 
+@dataclass(frozen=True)
+class TranscriptExample:
+    """A retrieved dialect-only transcript shown as style context (Bengali paper §3.1, Pipeline 1)."""
+
+    transcript_id: str
+    text: str
+    dialect: str
+    score: float
+
+
 class Retriever:
     """The hybrid index (`dialectbias.retrieval.HybridIndex`) of a translate experiment: checked against its
     corpus when opened (`open`), loaded once on first search (no re-embedding)."""
@@ -127,6 +137,10 @@ class Retriever:
         """Pairs per dialect in the index."""
         return dict(self.manifest.dialects)
 
+    def transcript_dialects(self) -> dict[str, int]:
+        """Dialect-only transcripts per dialect in the index (empty: it holds none)."""
+        return dict(getattr(self.manifest, "transcript_dialects", {}) or {})
+
     def describe(self) -> str:
         """`N pairs, split(s) validation excluded` of the index."""
         m = self.manifest
@@ -157,6 +171,16 @@ class Retriever:
             self._vectors[q.normalized] = self.index.embedder.embed_query(q.normalized)
         hits = self.index.search_embedded(q, self._vectors[q.normalized], dialect=dialect, k=k)
         return [Example(str(h.pair_id), h.standard, h.dialect_text, str(h.dialect), float(h.score)) for h in hits]
+
+    def transcripts(self, query: str, dialect: str, k: int) -> list[TranscriptExample]:
+        """The k dialect-only transcripts of `dialect` most similar to `query` (none of that dialect: empty)."""
+        q = self._normalized(query)
+        if not q.normalized or k <= 0:
+            return []
+        if q.normalized not in self._vectors:
+            self._vectors[q.normalized] = self.index.embedder.embed_query(q.normalized)
+        hits = self.index.search_transcripts(q, self._vectors[q.normalized], dialect=dialect, k=k)
+        return [TranscriptExample(str(h.transcript_id), h.text, str(h.dialect), float(h.score)) for h in hits]
 
     def leaked(self, texts: Sequence[str]) -> bool:
         """True when one of `texts` is the standard side of a pair the index holds (SPEC §4 P1: items whose
@@ -200,13 +224,27 @@ def template_name(target: Target, user_dir: Path | None) -> str:
 
 
 def render_prompt(name: str, user_dir: Path | None, target: Target, text: str, *, numbered: bool, n_lines: int,
-                  examples: Sequence[Example]) -> str:
-    """The user message of one translation request (pure)."""
+                  examples: Sequence[Example], transcripts: Sequence[TranscriptExample] = ()) -> str:
+    """The user message of one translation request (pure). `transcripts`: dialect-only style context, shown
+    apart from the standard/dialect pairs (templates: `transcripts`, each with id, text, dialect)."""
     shown = [{"pair_id": e.pair_id, "standard": e.standard, "dialect_text": e.dialect_text, "dialect": e.dialect,
               "label": f"{e.dialect.replace('_', ' ').title()} dialect:"} for e in examples]
+    context = [{"id": t.transcript_id, "text": " ".join(t.text.split()), "dialect": t.dialect} for t in transcripts]
     return render(name, user_dir, target=target.display, target_variant=target.variant, language=target.language,
                   script=target.script_name, source_label=target.source_label, target_label=target.target_label,
-                  examples=shown, text=text, numbered=numbered, n_lines=n_lines)
+                  examples=shown, transcripts=context, text=text, numbered=numbered, n_lines=n_lines)
+
+
+#: a transcript text no template could contain by chance: a template that renders it shows transcripts
+_PROBE = "⟦transcript-probe⟧"
+
+
+def shows_transcripts(name: str, user_dir: Path | None, target: Target) -> bool:
+    """Whether the template renders the `transcripts` it is given (a user's template from before transcripts
+    existed would drop them silently)."""
+    probe = TranscriptExample("probe", _PROBE, target.variant, 1.0)
+    return _PROBE in render_prompt(name, user_dir, target, "x", numbered=False, n_lines=1, examples=(),
+                                   transcripts=(probe,))
 
 
 # -- the LoRA generator's instruction prompt (`options.prompt: instruction`) ----------------------------------

@@ -29,6 +29,7 @@ ROW_LEGEND = {
     "translation": "the post-processed translation (a list field: JSON list); empty unless ok",
     "output": "the model's raw answer",
     "examples": "ids of the retrieved standard/dialect pairs shown in the prompt",
+    "transcripts": "ids of the retrieved dialect-only transcripts shown as style context (options.transcript_k)",
     "leaked": "the source text is the standard side of a pair in the index (empty: no index)",
     "prompt": "the rendered prompt sent to the translator",
     "request_id": "the request in the store",
@@ -50,6 +51,9 @@ TARGET_LEGEND = {
     "failed": "answers that did not, by reason",
     "pending": "requests not answered yet",
     "variants": "items with every field group of this target translated (exported as a variant)",
+    "transcript_prompts": "requests whose prompt showed dialect-only transcripts as style context "
+                          "(options.transcript_k; 0: none, e.g. the index has none of this dialect)",
+    "transcripts_per_prompt": "mean transcripts shown per such request (empty when none)",
 }
 
 
@@ -64,14 +68,19 @@ def write_translate_report(task: TranslateTask, store: Store, out_dir: Path) -> 
         "source": json.dumps(list(t.source), ensure_ascii=False) if t.is_list else (t.source[0] if t.source else ""),
         "translation": (json.dumps(t.text, ensure_ascii=False) if isinstance(t.text, list) else t.text) or "",
         "output": t.output or "", "prompt": t.prompt, "examples": " ".join(t.examples),
+        "transcripts": " ".join(t.transcripts),
         "leaked": "" if t.leaked is None else t.leaked, "request_id": t.request_id, **_dialect_columns(t)}
         for t in rows])
     table.to_csv(out_dir / "translate_translations.csv", index=False)
     per_target = []
     for target in task.targets:
-        c = count_translations([t for t in rows if t.target == target])
+        mine = [t for t in rows if t.target == target]
+        c = count_translations(mine)
+        shown = [len(t.transcripts) for t in mine if t.transcripts]
         per_target.append({"target": target, "requests": c.requests, "translated": c.translated,
-                           "failed": failure_text(c.failed) or "0", "pending": c.pending, "variants": c.variants})
+                           "failed": failure_text(c.failed) or "0", "pending": c.pending, "variants": c.variants,
+                           "transcript_prompts": len(shown),
+                           "transcripts_per_prompt": sum(shown) / len(shown) if shown else None})
     by_target = pd.DataFrame(per_target)
     by_target.to_csv(out_dir / "translate_by_target.csv", index=False)
     total = count_translations(rows)

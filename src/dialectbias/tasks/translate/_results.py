@@ -48,6 +48,8 @@ class Translation:
     notes: tuple[str, ...] = ()
     #: the dialect identifier's check of a translation into a dialect (options.dialect_id): a flag, not a failure
     dialect_check: DialectCheck | None = None
+    #: ids of the dialect-only transcripts shown as style context (options.transcript_k)
+    transcripts: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -71,7 +73,8 @@ def read_translations(store: Store, model_id: str, context: Callable[[str], Clea
             "request_id": row.request_id, "item_id": row.item_id, "target": row.variant,
             "template": row.template, "field": meta.get("field", ""), "is_list": is_list, "source": source,
             "examples": tuple(meta.get("examples", ())), "leaked": meta.get("leaked"), "output": row.output,
-            "prompt": prompt, "retrieval": meta.get("retrieval", "")}
+            "prompt": prompt, "retrieval": meta.get("retrieval", ""),
+            "transcripts": tuple(meta.get("transcripts", ()))}
         if row.status is None:
             yield Translation(status=PENDING, reason="not sent yet", text=None, **common)
             continue

@@ -34,6 +34,7 @@ from dialectbias.tasks.translate._prompt import (
     instruction_request,
     render_prompt,
     resolve_target,
+    shows_transcripts,
     source_language,
     template_name,
 )
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 ROLE = "translator"
 #: items whose retrieval queries are embedded in one batch
 QUERY_BATCH = 256
+#: dialect-only transcripts per prompt when options.transcript_k is not set and the index holds some
+DEFAULT_TRANSCRIPT_K = 3
 
 
 def _query(texts: tuple[str, ...]) -> str:
@@ -86,6 +89,10 @@ class TranslateOptions(BaseModel):
                                 "(its YAML, or a data file's content), rebuild the index with the options it was "
                                 "built with instead of stopping with an error; the run summary says so")
     k: int = Field(default=5, ge=1, le=50, description="retrieved examples per prompt")
+    transcript_k: int | None = Field(
+        default=None, ge=0, le=20, description="dialect-only transcripts (the corpus's `transcripts:`) shown per "
+        f"prompt as style context, apart from the k pairs; default {DEFAULT_TRANSCRIPT_K} when the index holds "
+        "transcripts, else 0; 0 turns them off (the Bengali paper's Pipeline 2 alone)")
     dialect_id: str | None = Field(default=None, description="folder of a model from `dialectbias train-dialect-id` "
                                    "(relative to the experiment file): flags translations into a dialect that read "
                                    "as another dialect or as standard (a flag: flagged variants are still exported)")
@@ -150,6 +157,7 @@ class TranslateTask(Task):
             if self.index_dir is not None else None
         self._targets: dict[str, Target] | None = None
         self._identifier: Any = None
+        self._transcript_k: int | None = None
 
     # -- configuration ----------------------------------------------------------------------
     @property
@@ -200,8 +208,64 @@ class TranslateTask(Task):
                               f"build it first (`{build}`)")
         if self.retriever is not None:
             self._check_index(self.retriever)
+        self._check_transcripts(self.retriever)
         if self.options.prompt == "instruction":
             instruction_check(self.targets, self.exp.role(ROLE), self.exp.where("options", "prompt"))
+
+    @property
+    def transcript_k(self) -> int:
+        """Dialect-only transcripts per prompt: options.transcript_k, else DEFAULT_TRANSCRIPT_K when the index
+        holds transcripts and the prompt is the RAG one, else 0."""
+        if self._transcript_k is None:
+            given = self.options.transcript_k
+            held = self.retriever.transcript_dialects() if self.retriever is not None else {}
+            self._transcript_k = given if given is not None else (
+                DEFAULT_TRANSCRIPT_K if held and self.options.prompt == "rag" else 0)
+        return self._transcript_k
+
+    def _check_transcripts(self, retriever: Retriever | None) -> None:
+        """An explicit transcript_k > 0 needs an index holding transcripts and the RAG prompt, and every template
+        that gets transcripts must show them."""
+        given = self.options.transcript_k
+        where = self.exp.where("options", "transcript_k")
+        held = retriever.transcript_dialects() if retriever is not None else {}
+        if given:
+            if self.options.prompt != "rag":
+                raise ConfigError(f"{where}: options.transcript_k: the instruction prompt shows no context; set it "
+                                  "to 0 or use prompt: rag")
+            if not held:
+                what = f"the index {retriever.index_dir} holds no dialect-only transcripts" if retriever is not None \
+                    else "the experiment has no retrieval index (options.corpus)"
+                raise ConfigError(f"{where}: options.transcript_k: {given}, but {what}; add `transcripts:` to the "
+                                  "corpus file and rebuild the index (docs/dialect-data.md), or set it to 0")
+        if self.transcript_k == 0:
+            return
+        for target in self.targets.values():
+            if target.kind != "dialect" or target.variant not in held:
+                continue
+            name = template_name(target, self.templates)
+            if not shows_transcripts(name, self.templates, target):
+                raise ConfigError(f"{where}: options.transcript_k: {self.transcript_k}, but the template {name}.j2 "
+                                  f"(target {target.variant}) does not show `transcripts`: add a "
+                                  "`{% for t in transcripts %}{{ t.text }}{% endfor %}` block to it (see the "
+                                  "package's translate/dialect_bn.j2), or set options.transcript_k: 0")
+
+    def transcript_lines(self) -> list[str]:
+        """What the prompts show of the index's transcripts, per dialect target (never silently none)."""
+        held = self.retriever.transcript_dialects() if self.retriever is not None else {}
+        if not held:
+            return []
+        total = sum(held.values())
+        if self.transcript_k == 0:
+            return [f"transcripts: the index holds {total:,}, none shown (options.transcript_k: 0)"]
+        dialects = [t.variant for t in self.targets.values() if t.kind == "dialect"]
+        shown = [f"{d} ({held[d]:,} indexed)" for d in dialects if d in held]
+        lacking = [d for d in dialects if d not in held]
+        line = f"transcripts: up to {self.transcript_k} per prompt as style context for " + (", ".join(shown) or
+                                                                                             "no target")
+        if lacking:
+            line += f"; none for {', '.join(lacking)} (the index has no transcripts of it)"
+        return [line]
 
     def _check_index(self, retriever: Retriever) -> None:
         """Before any request: the index matches its corpus (or is rebuilt, with `rebuild_index`) and holds
@@ -278,17 +342,21 @@ class TranslateTask(Task):
             template = template_name(target, self.templates) if rag else INSTRUCTION_TEMPLATE
             for group in plan.groups:
                 text = numbered(group.texts) if group.is_list else group.texts[0]
-                examples = []
+                examples, transcripts = [], []
                 if self.retriever is not None and target.kind == "dialect" and rag:
                     examples = self.retriever.examples(_query(group.texts), target.variant, self.options.k)
+                    transcripts = self.retriever.transcripts(_query(group.texts), target.variant, self.transcript_k)
                 prompt, sent = (render_prompt(template, self.templates, target, text, numbered=group.is_list,
-                                              n_lines=len(group.texts), examples=examples), params) if rag else \
-                    instruction_request(target, text, params, group.is_list)
+                                              n_lines=len(group.texts), examples=examples, transcripts=transcripts),
+                                params) if rag else instruction_request(target, text, params, group.is_list)
                 meta = {"field": group.name, "is_list": group.is_list, "source": list(group.texts),
                         "source_variant": self.source, "leaked": leaked,
                         "retrieval": self._retrieval_mode(target, examples),
                         "examples": [e.pair_id for e in examples],
                         "example_scores": [round(e.score, 6) for e in examples]}
+                if transcripts:
+                    meta |= {"transcripts": [t.transcript_id for t in transcripts],
+                             "transcript_scores": [round(t.score, 6) for t in transcripts]}
                 yield RequestSpec(stage=STAGE, model=model, item_id=item.id, variant=target.variant,
                                   template=template, messages=[{"role": "user", "content": prompt}],
                                   params=sent, meta=meta)
@@ -346,6 +414,7 @@ class TranslateTask(Task):
                          f"index: {self.retriever.describe()})")
         else:
             lines.append("leaked: not checked (no retrieval index)")
+        lines.extend(self.transcript_lines())
         lines.extend(dialect_id_lines(rows, list(self.targets)))
         plain = Counter(t.retrieval for t in rows if t.retrieval != "rag")
         if plain:
