@@ -30,6 +30,8 @@ from dialectbias.run import Outcome, RequestSpec, Skipped, Stage, StageYield, Wr
 from dialectbias.store import Store, dumps, raw_outputs_by_first_ref, result_output
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 from dialectbias.tasks.probes._prompt import writer_prefix
+from dialectbias.tasks.probes._topics import STAGE as LABEL_STAGE
+from dialectbias.tasks.probes._topics import label_stages, label_yield
 from dialectbias.tasks.probes.decision._extract import (
     Extraction,
     ExtractorAnswer,
@@ -187,7 +189,7 @@ class DecisionTask(ProbeTask):
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests),
                 Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions, rubric=ExtractorAnswer,
-                      finalize=self._finalize_extraction)]
+                      finalize=self._finalize_extraction), *label_stages(self)]
 
     # -- scoring ----------------------------------------------------------------------------
     def _extractor_outputs(self, store: Store) -> dict[str, tuple[str | None, str | None]]:
@@ -246,7 +248,7 @@ class DecisionTask(ProbeTask):
 
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Generation: successful answers; extraction: answers whose decision could be read."""
-        out = [y for y in super().stage_yields(store) if y.stage != "extract"]
+        out = [y for y in super().stage_yields(store) if y.stage not in ("extract", LABEL_STAGE)]
         extractor = self.exp.role(EXTRACTOR_ROLE).id
         rows = list(self.scored_rows(store))
         asked = sum(1 for r in rows if r["extractor_status"] != "pending")
@@ -254,7 +256,7 @@ class DecisionTask(ProbeTask):
         detail = (f"{read} of {len(rows)} answers with a decision read ({len(rows) - read} unextractable; "
                   f"{asked} extractor answers)" if rows else "no answers to extract from")
         out.append(StageYield("extract", extractor, read, detail))
-        return out
+        return out + label_yield(self, store)
 
     def summary_lines(self, store: Store) -> list[str]:
         counts: dict[str, list[int]] = {}
