@@ -31,6 +31,7 @@ from dialectbias.tasks.probes._report import (
 )
 from dialectbias.tasks.probes._topic_report import topic_sections, with_topics
 from dialectbias.tasks.probes.association._report import DIALECT, _with_language
+from dialectbias.tasks.probes.decision._gender import gender_sections
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 
 if TYPE_CHECKING:
@@ -240,6 +241,9 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
                                         "n_same_option", "n_extractor_failed"]),
                         table=lambda rows, by: decision_table(rows, by, n_res, seed)),
         *_marked_words_sections(task, store, rows, out_dir),
+        *gender_sections(_generations(task, store),
+                         everything.set_index("request_id")[["model", "setting", "dialect", "dialect_writer"]],
+                         out_dir, country=o.name_country, mostly=o.gender_mostly),
     ]
     ok = everything[everything.accepted]
     return ReportContent(title=title, sections=sections, metadata={

@@ -16,7 +16,7 @@ import random
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -40,6 +40,7 @@ from dialectbias.tasks.probes.decision._extract import (
     extraction_schema,
     from_text,
 )
+from dialectbias.tasks.probes.decision._names import countries
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
 
@@ -63,6 +64,12 @@ class DecisionOptions(ProbeOptions):
     extractor_temperature: float = Field(default=0.0, ge=0, description="sampling temperature of the extractor "
                                          "(the paper's extractor sampled at 0.7; 0 makes extraction repeatable)")
     extractor_max_tokens: int = Field(default=100, ge=1, description="answer length limit (tokens) of the extractor")
+    name_country: str | None = Field(
+        default="germany", description="persona-name gender (German paper App. E): gender-guesser's country whose "
+        "name frequencies decide (e.g. germany, austria, swiss; null: all countries)")
+    gender_mostly: Literal["binary", "separate"] = Field(
+        default="binary", description="persona-name gender: binary counts gender-guesser's mostly_female / "
+        "mostly_male as female / male in the shares (the paper inferred binary gender); separate leaves them out")
 
 
 class DecisionTask(ProbeTask):
@@ -96,6 +103,10 @@ class DecisionTask(ProbeTask):
         if unknown:
             raise ConfigError(f"{experiment.path}: options.scenarios: unknown scenario(s) {unknown}; "
                               f"known: {sorted(names)}")
+        known_countries = countries()
+        if o.name_country is not None and known_countries and o.name_country not in known_countries:
+            raise ConfigError(f"{experiment.path}: options.name_country: unknown country {o.name_country!r}; "
+                              f"gender-guesser knows: {', '.join(known_countries)}")
         missing = [t for t in self.trait_names if not self._trait_scenarios(t)]
         if missing and not o.scenarios:
             raise ConfigError(f"{experiment.path}: no decision scenario for trait(s) {missing} in "
