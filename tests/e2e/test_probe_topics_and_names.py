@@ -234,3 +234,18 @@ def test_read_label_rules() -> None:
     assert read_label("History", topics, "closed").status == "invalid"  # not the JSON asked for
     assert read_label("**Topic area: Regional History.**\nMore text", topics, "open").topic == "regional history"
     assert read_label("   ", topics, "open").status == "invalid"
+
+
+@pytest.mark.parametrize(("task", "change", "message"), [
+    ("association", lambda c: c["options"].update(setting="naming"),
+     "roles.labeler: topic labels are for the usage setting's texts"),
+    ("association", lambda c: c["options"].update(topics=["History", "history "]), "a topic is listed twice"),
+    ("decision", lambda c: c["options"].update(name_country="bavaria"), "options.name_country: unknown country"),
+])
+def test_configuration_errors_name_the_key(tmp_path: Path, cli: Any, task: str, change: Any, message: str) -> None:
+    items = [{"id": "t1", "variants": {"standard": "Ich gehe nach Hause.", "bavarian": "I geh hoam."}}]
+    exp = write_study(tmp_path, task, items, "http://127.0.0.1:9/v1")
+    rewrite(exp, change)
+    result = cli("plan", exp)
+    assert result.exit_code != 0 and message in " ".join(result.output.split())
+    assert str(exp.name) in result.output

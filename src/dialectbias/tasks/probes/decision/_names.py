@@ -49,23 +49,29 @@ def persona_name(profile: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=1)
-def _detector() -> Any:
+def _module() -> Any:
     try:
         import gender_guesser.detector as gd
     except ImportError:
         return None
-    return gd.Detector(case_sensitive=False)
+    return gd
+
+
+@lru_cache(maxsize=1)
+def _detector() -> Any:
+    """The detector (built once: reading its name list takes about half a second)."""
+    gd = _module()
+    return gd.Detector(case_sensitive=False) if gd is not None else None
 
 
 def guesser_available() -> bool:
-    return _detector() is not None
+    return _module() is not None
 
 
 def countries() -> list[str]:
-    """gender-guesser's country names (empty without it)."""
-    detector = _detector()
-    return list(detector.COUNTRIES) if detector is not None else []
+    """gender-guesser's country names (empty without it); the name list is not read."""
+    gd = _module()
+    return list(gd.Detector.COUNTRIES) if gd is not None else []
 
 
 def name_gender(name: str, country: str | None) -> str:
