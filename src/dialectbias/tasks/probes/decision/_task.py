@@ -105,7 +105,8 @@ class DecisionTask(ProbeTask):
                               f"known: {sorted(names)}")
         known_countries = countries()
         if o.name_country is not None and known_countries and o.name_country not in known_countries:
-            raise ConfigError(f"{experiment.where('options', 'name_country')}: options.name_country: unknown country {o.name_country!r}; "
+            raise ConfigError(f"{experiment.where('options', 'name_country')}: options.name_country: unknown country "
+                              f"{o.name_country!r}; "
                               f"gender-guesser knows: {', '.join(known_countries)}")
         missing = [t for t in self.trait_names if not self._trait_scenarios(t)]
         if missing and not o.scenarios:
