@@ -249,3 +249,13 @@ def test_configuration_errors_name_the_key(tmp_path: Path, cli: Any, task: str, 
     result = cli("plan", exp)
     assert result.exit_code != 0 and message in " ".join(result.output.split())
     assert str(exp.name) in result.output
+
+
+def test_without_gender_guesser_the_section_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dialectbias.tasks.probes.decision import _gender
+
+    monkeypatch.setattr(_gender, "guesser_available", lambda: False)
+    meta = pd.DataFrame(columns=["model", "setting", "dialect", "dialect_writer"])
+    sections = _gender.gender_sections([], meta, tmp_path, country="germany", mostly="binary")
+    assert len(sections) == 1 and "pip install 'dialectbias[names]'" in (sections[0].text or "")
+    assert not (tmp_path / "decision_persona_gender.csv").exists()

@@ -65,10 +65,11 @@ def persona_rows(generations: Iterable[tuple[str, str]], meta: pd.DataFrame, *, 
     profiles. `generations`: (request id, answer text); `meta`: indexed by request id with model, setting,
     dialect and dialect_writer."""
     rows, unsplit = [], 0
+    by_id = meta.to_dict("index")
     for request_id, text in generations:
-        if request_id not in meta.index:
+        m = by_id.get(request_id)
+        if m is None:
             continue
-        m = meta.loc[request_id]
         profiles = split_profiles(text)
         if profiles is None:
             unsplit += 1
