@@ -143,6 +143,14 @@ def test_topic_labels_user_domain_and_relabel(tmp_path: Path, cli: Any, probe_se
     assert sorted(third_ids.values()) == sorted(unlabelled) and not set(third_ids) & set(second)
     third = pd.read_csv(tmp_path / "r3" / "association_topic_labels.csv").set_index("source_item")
     assert not third.loc[sorted(unlabelled)].answer.equals(ok.answer)  # the second labeler answers differently
+    # the paper's open question (App. A.5): no schema, the free answer is the label
+    rewrite(exp, lambda c: c["options"].update(topic_prompt="open"))
+    run_and_report(cli, exp, tmp_path / "r4")
+    fourth = label_requests(tmp_path / "association.sqlite")
+    assert not set(fourth) & set(third_ids)
+    free = pd.read_csv(tmp_path / "r4" / "association_topic_labels.csv").set_index("source_item")
+    assert set(free.loc[sorted(unlabelled), "topic"]) <= {"history", "biography", "geography"}
+    assert set(free.loc[sorted(unlabelled), "status"]) == {"ok"}
 
 
 def test_decision_topics_and_persona_gender(tmp_path: Path, cli: Any, probe_server: Any) -> None:
