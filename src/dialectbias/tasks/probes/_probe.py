@@ -60,11 +60,11 @@ class ProbeOptions(BaseModel):
         default=None, description="YAML file of your own writer labels for the naming setting (default: the "
         "package's dialectbias/resources/writer_labels.yaml; relative to the experiment file)")
     n_resamples: int = Field(default=10_000, ge=100, description="bootstrap resamples for CIs")
-    topics: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_TOPICS), min_length=1,
+    topics: list[str] | None = Field(
+        default=None, min_length=1,
         description="usage setting with a `labeler` role: the closed topic list the labeler chooses from (German "
-        "paper App. A.5; the default is ours, the paper's cluster list is not published in its text); texts with a "
-        "`domain` keep it")
+        f"paper App. A.5); default (ours: the paper's cluster list is not in its text): {', '.join(DEFAULT_TOPICS)}. "
+        "Texts with a `domain` keep it")
     topic_prompt: Literal["closed", "open"] = Field(
         default="closed", description="closed: the labeler picks one of `topics` under a JSON schema; open: the "
         "paper's question (App. A.5) and its free answer is the label (the paper then clustered the labels)")
@@ -73,7 +73,9 @@ class ProbeOptions(BaseModel):
 
     @field_validator("topics")
     @classmethod
-    def _distinct_topics(cls, value: list[str]) -> list[str]:
+    def _distinct_topics(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
         cleaned = [" ".join(t.split()) for t in value]
         if any(not t for t in cleaned):
             raise ValueError("a topic is empty")
@@ -94,6 +96,11 @@ class ProbeOptions(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError(f"a prefix is listed twice: {names}")
         return value
+
+    @property
+    def topic_list(self) -> list[str]:
+        """`topics`, else the default list."""
+        return list(self.topics) if self.topics is not None else list(DEFAULT_TOPICS)
 
     @property
     def prefixes(self) -> list[str]:

@@ -77,7 +77,7 @@ def topic_sections(task: ProbeTask, store: Store, rows: pd.DataFrame, out_dir: P
     invalid = int((labels.status == "invalid").sum())
     model = labeler(task)
     who = (f"labelled by {model.id} ({task.options.topic_prompt} prompt"
-           + (f", {len(task.options.topics)} topics" if task.options.topic_prompt == "closed" else "") + ")"
+           + (f", {len(task.options.topic_list)} topics" if task.options.topic_prompt == "closed" else "") + ")"
            if model is not None else "no labeler role")
     note = (f"Topics: the data's `domain` where given, else {who}. {invalid} invalid label(s); texts without a "
             f"valid topic are the {NO_TOPIC} group. Every text's label is in {prefix}_topic_labels.csv.")

@@ -136,8 +136,8 @@ def label_stages(task: ProbeTask) -> list[Stage]:
                 continue
             yield RequestSpec(
                 stage=STAGE, model=labeler_model, item_id=source, variant=STANDARD, template=TEMPLATE,
-                params={**params, **labeler_model.params}, messages=label_messages(text, o.topics, o.topic_prompt),
-                json_schema=topic_schema(o.topics) if o.topic_prompt == "closed" else None, schema_name="topic",
+                params={**params, **labeler_model.params}, messages=label_messages(text, o.topic_list, o.topic_prompt),
+                json_schema=topic_schema(o.topic_list) if o.topic_prompt == "closed" else None, schema_name="topic",
                 meta={"topic_prompt": o.topic_prompt})
 
     return [Stage(STAGE, [model], build)]
@@ -160,7 +160,7 @@ def topic_labels(task: ProbeTask, store: Store) -> dict[str, TopicLabel]:
         elif answers[source].status != "ok":
             out[source] = TopicLabel(NO_TOPIC, "labeler", "failed", reason="the labeler call failed")
         else:
-            out[source] = read_label(answers[source].output or "", o.topics, o.topic_prompt)
+            out[source] = read_label(answers[source].output or "", o.topic_list, o.topic_prompt)
     return out
 
 
