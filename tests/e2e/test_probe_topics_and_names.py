@@ -218,7 +218,8 @@ def test_gender_shares_and_fisher_by_hand() -> None:
     a = 2 (12/35), p = (4 + 12 + 1)/35 = 17/35; odds ratio 2·3/(1·1) = 6."""
     genders = {"standard": ["female", "female", "mostly_female", "male", "andy", "no_name"],
                "dialect": ["male", "male", "male", "female"]}
-    names = pd.DataFrame([{"request_id": f"r{i}", "model": "m", "setting": "usage", "dialect": "bavarian",
+    names = pd.DataFrame([{"request_id": f"r{i}", "model": "m", "setting": "usage", "condition": "dialect",
+                           "dialect": "bavarian",
                            "writer": w, "name": None, "gender": g} for w, gs in genders.items()
                           for i, g in enumerate(gs)])
     counts = gender_counts(names, "binary").set_index("writer")
@@ -263,7 +264,7 @@ def test_without_gender_guesser_the_section_says_so(tmp_path: Path, monkeypatch:
     from dialectbias.tasks.probes.decision import _gender
 
     monkeypatch.setattr(_gender, "guesser_available", lambda: False)
-    meta = pd.DataFrame(columns=["model", "setting", "dialect", "dialect_writer"])
+    meta = pd.DataFrame(columns=["model", "setting", "condition", "dialect", "dialect_writer"])
     sections = _gender.gender_sections([], meta, tmp_path, country="germany", mostly="binary")
     assert len(sections) == 1 and "pip install 'dialectbias[names]'" in (sections[0].text or "")
     assert not (tmp_path / "decision_persona_gender.csv").exists()

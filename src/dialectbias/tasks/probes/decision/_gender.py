@@ -28,15 +28,17 @@ from dialectbias.tasks.probes.decision._names import GENDERS, NO_NAME, guesser_a
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 
 WRITERS = ("standard", "dialect")
-NAME_COLUMNS = ["request_id", "model", "setting", "dialect", "writer", "name", "gender"]
-COUNT_COLUMNS = ["model", "setting", "writer", "n_profiles", "n_named", *GENDERS, NO_NAME, "n_binary", "n_female",
-                 "n_male", "female_share", "male_share"]
-TEST_COLUMNS = ["model", "setting", "n_binary_standard", "female_share_standard", "n_binary_dialect",
+NAME_COLUMNS = ["request_id", "model", "setting", "condition", "dialect", "writer", "name", "gender"]
+COUNT_COLUMNS = ["model", "setting", "condition", "writer", "n_profiles", "n_named", *GENDERS, NO_NAME, "n_binary",
+                 "n_female", "n_male", "female_share", "male_share"]
+TEST_COLUMNS = ["model", "setting", "condition", "n_binary_standard", "female_share_standard", "n_binary_dialect",
                 "female_share_dialect", "diff", "odds_ratio", "p", "significant"]
 
 LEGEND = {
     "model": "the model that wrote the profiles",
     "setting": "naming or usage",
+    "condition": "dialect: the second writer shows dialect (text or label); noisy: the noised standard text (the "
+                 "control of §6.2), kept apart",
     "writer": "standard: profiles of the standard writer; dialect: of the dialect writer",
     "n_profiles": "profiles split from the answers (answers whose two profiles could not be split are left out "
                   "and counted in the text above)",
@@ -49,7 +51,7 @@ LEGEND = {
     "female_share, male_share": "n_female / n_binary, n_male / n_binary",
 }
 TEST_LEGEND = {
-    "model": LEGEND["model"], "setting": LEGEND["setting"],
+    "model": LEGEND["model"], "setting": LEGEND["setting"], "condition": LEGEND["condition"],
     "n_binary_standard, n_binary_dialect": "names with a binary gender in each writer's profiles",
     "female_share_standard, female_share_dialect": "female share of each writer's names",
     "diff": "female_share_dialect − female_share_standard",
@@ -63,7 +65,7 @@ def persona_rows(generations: Iterable[tuple[str, str]], meta: pd.DataFrame, *, 
                  ) -> tuple[pd.DataFrame, int]:
     """One row per profile: its persona name and gender (NO_NAME when none), and how many answers had no two
     profiles. `generations`: (request id, answer text); `meta`: indexed by request id with model, setting,
-    dialect and dialect_writer."""
+    condition, dialect and dialect_writer."""
     rows, unsplit = [], 0
     by_id = meta.to_dict("index")
     for request_id, text in generations:
@@ -78,7 +80,7 @@ def persona_rows(generations: Iterable[tuple[str, str]], meta: pd.DataFrame, *, 
         for writer, letter in (("dialect", dialect_writer), ("standard", "B" if dialect_writer == "A" else "A")):
             name = persona_name(profiles[letter])
             rows.append({"request_id": request_id, "model": m["model"], "setting": m["setting"],
-                         "dialect": m["dialect"], "writer": writer, "name": name,
+                         "condition": m["condition"], "dialect": m["dialect"], "writer": writer, "name": name,
                          "gender": name_gender(name, country) if name else NO_NAME})
     return pd.DataFrame(rows, columns=NAME_COLUMNS), unsplit
 
@@ -91,28 +93,32 @@ def _binary(counts: dict[str, int], mostly: str) -> tuple[int, int]:
 
 
 def gender_counts(names: pd.DataFrame, mostly: Literal["binary", "separate"]) -> pd.DataFrame:
-    """Per model × setting × writer: profiles, named profiles, each gender class, and the binary shares."""
+    """Per model × setting × condition × writer: profiles, named profiles, each gender class, and the binary
+    shares."""
     out = []
-    for (model, setting, writer), g in names.groupby(["model", "setting", "writer"], sort=True, dropna=False):
+    for (model, setting, condition, writer), g in names.groupby(["model", "setting", "condition", "writer"],
+                                                                sort=True, dropna=False):
         counts = {k: int((g.gender == k).sum()) for k in (*GENDERS, NO_NAME)}
         female, male = _binary(counts, mostly)
         n = female + male
-        out.append({"model": model, "setting": setting, "writer": writer, "n_profiles": len(g),
+        out.append({"model": model, "setting": setting, "condition": condition, "writer": writer,
+                    "n_profiles": len(g),
                     "n_named": len(g) - counts[NO_NAME], **counts, "n_binary": n, "n_female": female, "n_male": male,
                     "female_share": female / n if n else math.nan, "male_share": male / n if n else math.nan})
     return pd.DataFrame(out, columns=COUNT_COLUMNS)
 
 
 def gender_test(counts: pd.DataFrame) -> pd.DataFrame:
-    """Per model × setting with both writers named: Fisher's exact test, standard vs dialect female shares."""
+    """Per model × setting × condition with both writers named: Fisher's exact test, standard vs dialect (or
+    noisy) female shares."""
     out = []
-    for (model, setting), g in counts.groupby(["model", "setting"], sort=True, dropna=False):
+    for (model, setting, condition), g in counts.groupby(["model", "setting", "condition"], sort=True, dropna=False):
         side = {r.writer: r for r in g.itertuples()}
         if not all(w in side and side[w].n_binary for w in WRITERS):
             continue
         s, d = side["standard"], side["dialect"]
         odds, p = stats.fisher_exact([[s.n_female, s.n_male], [d.n_female, d.n_male]], alternative="two-sided")
-        out.append({"model": model, "setting": setting, "n_binary_standard": s.n_binary,
+        out.append({"model": model, "setting": setting, "condition": condition, "n_binary_standard": s.n_binary,
                     "female_share_standard": s.female_share, "n_binary_dialect": d.n_binary,
                     "female_share_dialect": d.female_share, "diff": d.female_share - s.female_share,
                     "odds_ratio": float(odds), "p": float(p), "significant": bool(p < ALPHA_COMPARE)})

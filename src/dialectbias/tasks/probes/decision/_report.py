@@ -242,7 +242,8 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
                         table=lambda rows, by: decision_table(rows, by, n_res, seed)),
         *_marked_words_sections(task, store, rows, out_dir),
         *gender_sections(_generations(task, store),
-                         everything.set_index("request_id")[["model", "setting", "dialect", "dialect_writer"]],
+                         everything.set_index("request_id")[["model", "setting", "condition", "dialect",
+                                                             "dialect_writer"]],
                          out_dir, country=o.name_country, mostly=o.gender_mostly),
     ]
     ok = everything[everything.accepted]
