@@ -268,3 +268,20 @@ def test_without_gender_guesser_the_section_says_so(tmp_path: Path, monkeypatch:
     sections = _gender.gender_sections([], meta, tmp_path, country="germany", mostly="binary")
     assert len(sections) == 1 and "pip install 'dialectbias[names]'" in (sections[0].text or "")
     assert not (tmp_path / "decision_persona_gender.csv").exists()
+
+
+def test_persona_rows_map_letters_to_writers() -> None:
+    """Writer B is the dialect writer here: Hans is the dialect persona, Anna the standard one; an answer without
+    two profiles is counted, not read."""
+    from dialectbias.tasks.probes.decision._gender import persona_rows
+
+    meta = pd.DataFrame([{"request_id": "r1", "model": "m", "setting": "usage", "condition": "dialect",
+                          "dialect": "bavarian", "dialect_writer": "B"},
+                         {"request_id": "r2", "model": "m", "setting": "usage", "condition": "dialect",
+                          "dialect": "bavarian", "dialect_writer": "A"}]).set_index("request_id")
+    answers = [("r1", "Writer A: Anna Huber (30) is a chemist.\nWriter B: Hans (40), a roofer.\n\nTask 2: …"),
+               ("r2", "Both writers are nice people.")]
+    rows, unsplit = persona_rows(answers, meta, country="germany")
+    assert unsplit == 1
+    assert {(r.writer, r.name, r.gender) for r in rows.itertuples()} == {("standard", "Anna", "female"),
+                                                                         ("dialect", "Hans", "male")}
