@@ -129,6 +129,11 @@ def test_topic_labels_user_domain_and_relabel(tmp_path: Path, cli: Any, probe_se
 
     # changing the topic list relabels (new requests); the old labels are not reused
     rewrite(exp, lambda c: c["options"].update(topics=["history", "geography", "other"]))
+    # a report before the run does not reuse the labels asked under the old list
+    assert cli("report", exp, "--out", tmp_path / "r1b").exit_code == 0
+    before = pd.read_csv(tmp_path / "r1b" / "association_topic_labels.csv").set_index("source_item")
+    assert set(before.loc[sorted(unlabelled), "status"]) == {"stale"}
+    assert set(before.loc[sorted(unlabelled), "topic"]) == {NO_TOPIC}
     run_and_report(cli, exp, tmp_path / "r2")
     second = label_requests(tmp_path / "association.sqlite")
     assert sorted(second.values()) == sorted(unlabelled) and not set(second) & set(first)

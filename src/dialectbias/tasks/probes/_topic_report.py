@@ -31,7 +31,8 @@ LABELS_LEGEND = {
     "topic": TOPIC_LEGEND["topic"],
     "source": TOPIC_LEGEND["topic_source"],
     "status": "ok; invalid: the answer is not one of the listed topics (or not the JSON asked for); failed: the call "
-              "failed; pending: not asked yet; none: no labeler",
+              "failed; pending: not asked yet; stale: asked under other settings (labeler, topics, prompt), not used "
+              "until `run` relabels; none: no labeler",
     "reason": "why the label is not used",
     "answer": "the labeler's answer as given",
 }

@@ -16,6 +16,8 @@ group of the per-topic tables.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,7 +74,8 @@ def label_messages(text: str, topics: list[str], mode: str) -> list[ChatMessage]
 class TopicLabel:
     """The topic of one source text. `source`: domain (the data's field), labeler, or none (no labeler role);
     `status`: ok, invalid (the answer is no listed topic / not the JSON asked for), failed (the call failed),
-    pending (not asked yet), or none; `topic` is NO_TOPIC unless status is ok."""
+    pending (not asked yet), stale (asked under other settings: the run has not relabelled yet), or none;
+    `topic` is NO_TOPIC unless status is ok."""
 
     topic: str
     source: str
@@ -121,6 +124,17 @@ def labeler(task: ProbeTask) -> ModelConfig | None:
     return task.exp.roles.get(LABELER_ROLE)
 
 
+def label_settings(task: ProbeTask) -> str:
+    """What a label derives from besides the text: the labeler's identity, the prompt form, the list and the
+    decoding options. Stored in each label request's meta; a label asked under other settings is `stale` (not
+    used) until the next run relabels."""
+    o, model = task.options, labeler(task)
+    key = {"labeler": model.identity() if model else None, "topic_prompt": o.topic_prompt,
+           "topics": o.topic_list if o.topic_prompt == "closed" else None,
+           "temperature": o.labeler_temperature, "max_tokens": o.labeler_max_tokens}
+    return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
 def label_stages(task: ProbeTask) -> list[Stage]:
     """The `label` stage when the experiment names a labeler (none otherwise)."""
     model = labeler(task)
@@ -128,6 +142,7 @@ def label_stages(task: ProbeTask) -> list[Stage]:
         return []
     o = task.options
     params = {"temperature": o.labeler_temperature, "max_tokens": o.labeler_max_tokens}
+    settings = label_settings(task)
 
     def build(store: Store, labeler_model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         for source, domain, text in _sources(store):
@@ -138,7 +153,7 @@ def label_stages(task: ProbeTask) -> list[Stage]:
                 stage=STAGE, model=labeler_model, item_id=source, variant=STANDARD, template=TEMPLATE,
                 params={**params, **labeler_model.params}, messages=label_messages(text, o.topic_list, o.topic_prompt),
                 json_schema=topic_schema(o.topic_list) if o.topic_prompt == "closed" else None, schema_name="topic",
-                meta={"topic_prompt": o.topic_prompt})
+                meta={"topic_prompt": o.topic_prompt, "settings": settings})
 
     return [Stage(STAGE, [model], build)]
 
@@ -149,6 +164,7 @@ def topic_labels(task: ProbeTask, store: Store) -> dict[str, TopicLabel]:
     o = task.options
     answers = {r.item_id: r for r in store.stage_results(STAGE, ok_only=False, template_prefix=TEMPLATE)}
     has_labeler = labeler(task) is not None
+    settings = label_settings(task)
     out: dict[str, TopicLabel] = {}
     for source, domain, _ in _sources(store):
         if domain is not None:
@@ -157,6 +173,9 @@ def topic_labels(task: ProbeTask, store: Store) -> dict[str, TopicLabel]:
             out[source] = TopicLabel(NO_TOPIC, "none", "none", reason="no `domain` and no labeler role")
         elif source not in answers or answers[source].status is None:
             out[source] = TopicLabel(NO_TOPIC, "labeler", "pending", reason="not labelled yet: run again")
+        elif answers[source].meta.get("settings") != settings:
+            out[source] = TopicLabel(NO_TOPIC, "labeler", "stale", reason="labelled under other settings (labeler, "
+                                     "topics or prompt changed): run again to relabel")
         elif answers[source].status != "ok":
             out[source] = TopicLabel(NO_TOPIC, "labeler", "failed", reason="the labeler call failed")
         else:
