@@ -139,9 +139,9 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
         assert all(int(r["n_prompts"]) == n_dialect // 2 for r in by_prefix.values())
         compared = read_csv(out / "decision_prefix_vs_default.csv")
         assert {r["prefix"] for r in compared} == {"consider"} and {r["trait"] for r in compared} == set(TRAITS)
-        # the responder's two profiles have 12 (Writer A) and 11 (Writer B) words once the labels are removed
+        # the responder's two profiles have 14 (Writer A) and 13 (Writer B) words once the labels are removed
         assert {(a["dialect_writer"], a["profile_words_dialect"], a["profile_words_standard"]) for a in answers
-                if a["extracted"] == "True"} <= {("A", "12", "11"), ("B", "11", "12")}
+                if a["extracted"] == "True"} <= {("A", "14", "13"), ("B", "13", "14")}
         # the marked words of the profiles: every scenario × dialect has words on both sides
         marked = read_csv(out / "decision_marked_words.csv")
         assert {r["side"] for r in marked} == {"dialect", "standard"} and {r["dialect"] for r in marked} == dialects
@@ -150,7 +150,7 @@ def test_association_and_decision_on_parallel_texts(language: str, tmp_path: Pat
         if language == "de":
             noise = read_csv(out / "decision_dialect_vs_noise.csv")
             assert {(r["trait"], r["control"]) for r in noise} == {(t, NOISY) for t in TRAITS}
-            assert {r["domain"] for r in read_csv(out / "decision_bias_by_topic.csv")} == {"topic-0", "topic-1"}
+            assert {r["topic"] for r in read_csv(out / "decision_bias_by_topic.csv")} == {"topic-0", "topic-1"}
         # the options come from the language's traits: Bengali prompts use the concepts written for Bangladesh
         options = {a["trait_option"] for a in answers if a["trait"] == "uneducated"}
         assert options <= ({"Rickshaw pullers", "Brick-kiln workers", "Farm labourers", "Construction helpers",

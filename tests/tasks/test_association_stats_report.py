@@ -156,7 +156,7 @@ def test_larger_vs_smaller_model(report: Any) -> None:
 
 def test_per_topic_and_rejections(report: Any) -> None:
     out, _ = report
-    topics = {(r["model"], r["domain"]): r for r in rows(out / "association_bias_by_topic.csv")}
+    topics = {(r["model"], r["topic"]): r for r in rows(out / "association_bias_by_topic.csv")}
     assert float(topics[("big", "school")]["bias"]) == pytest.approx(1.0)  # t1, t2
     assert float(topics[("big", "weather")]["bias"]) == pytest.approx(0.8)  # t3 0.6, t4 1.0
     rej = {(r["model"], r["setting"]): r for r in rows(out / "association_rejections.csv")}

@@ -20,6 +20,7 @@ from dialectbias.providers import ModelConfig
 from dialectbias.run import draw_seed
 from dialectbias.tasks._base import Task
 from dialectbias.tasks.probes._prompt import WRITER_PREFIXES
+from dialectbias.tasks.probes._topics import DEFAULT_TOPICS, LABELER_ROLE
 from dialectbias.tasks.probes._traits import Trait, WriterLabels, load_traits, load_writer_labels
 
 DEFAULT_PREFIX = "default"
@@ -59,6 +60,29 @@ class ProbeOptions(BaseModel):
         default=None, description="YAML file of your own writer labels for the naming setting (default: the "
         "package's dialectbias/resources/writer_labels.yaml; relative to the experiment file)")
     n_resamples: int = Field(default=10_000, ge=100, description="bootstrap resamples for CIs")
+    topics: list[str] | None = Field(
+        default=None, min_length=1,
+        description="usage setting with a `labeler` role: the closed topic list the labeler chooses from (German "
+        f"paper App. A.5); default (ours: the paper's cluster list is not in its text): {', '.join(DEFAULT_TOPICS)}. "
+        "Texts with a `domain` keep it")
+    topic_prompt: Literal["closed", "open"] = Field(
+        default="closed", description="closed: the labeler picks one of `topics` under a JSON schema; open: the "
+        "paper's question (App. A.5) and its free answer is the label (the paper then clustered the labels)")
+    labeler_temperature: float = Field(default=0.0, ge=0, description="sampling temperature of the labeler")
+    labeler_max_tokens: int = Field(default=30, ge=1, description="answer length limit (tokens) of the labeler")
+
+    @field_validator("topics")
+    @classmethod
+    def _distinct_topics(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        cleaned = [" ".join(t.split()) for t in value]
+        if any(not t for t in cleaned):
+            raise ValueError("a topic is empty")
+        lowered = [t.lower() for t in cleaned]
+        if len(set(lowered)) != len(lowered):
+            raise ValueError(f"a topic is listed twice (case ignored): {cleaned}")
+        return cleaned
 
     @field_validator("prefix")
     @classmethod
@@ -72,6 +96,11 @@ class ProbeOptions(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError(f"a prefix is listed twice: {names}")
         return value
+
+    @property
+    def topic_list(self) -> list[str]:
+        """`topics`, else the default list."""
+        return list(self.topics) if self.topics is not None else list(DEFAULT_TOPICS)
 
     @property
     def prefixes(self) -> list[str]:
@@ -129,6 +158,9 @@ class ProbeTask(Task):
         return files + [self.exp.resolve(f) for f in (self.options.traits_file, self.options.labels_file) if f]
 
     def check(self) -> None:
+        if LABELER_ROLE in self.exp.roles and self.options.setting not in USAGE:
+            raise ConfigError(f"{self.exp.where('roles')}: roles.{LABELER_ROLE}: topic labels are for the usage "
+                              f"setting's texts, but options.setting is {self.options.setting!r}")
         if self.options.setting in USAGE:
             super().check()
             if self.options.setting == "usage":

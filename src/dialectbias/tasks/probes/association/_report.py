@@ -31,6 +31,7 @@ from dialectbias.tasks.probes._report import (
     rejection_table,
     stats_table,
 )
+from dialectbias.tasks.probes._topic_report import topic_sections, with_topics
 from dialectbias.text import BUILTIN_TOKENIZERS, NOISY, TokenCounter, token_length_parity
 
 if TYPE_CHECKING:
@@ -179,17 +180,6 @@ def _size_sections(task: AssociationTask, main: pd.DataFrame, out_dir: Path, n_r
                     text="The largest against the smallest model of each family (Welch's t-test, p < 0.05).")]
 
 
-def _topic_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
-    with_topic = main[main.domain.notna() & (main.domain.astype(str) != "")]
-    if with_topic.empty:
-        return []
-    table = _write(bias_table(with_topic, ["model", "setting", "domain", "trait"], n_res, seed), out_dir,
-                   "association_bias_by_topic.csv")
-    return [Section(heading="Bias per topic", table=table, legend=BIAS_LEGEND,
-                    text="Usage-setting texts grouped by their `domain` field (German paper Figure 16 does this "
-                         "for the decision task).")]
-
-
 def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
     table = rejection_table(scored, ["model", "setting"])
     if scored.setting.nunique() > 1:  # Figure 8 pools the naming and usage answers of each model
@@ -242,9 +232,10 @@ def _scored_frame(task: AssociationTask, store: Store, models: Sequence[str]) ->
     scored = _with_language(scored, task.exp.dialects)
     domains: Mapping[str, Any] = {item.id: item.domain for item in store.iter_items()}
     controls = control_variants()
-    return scored.assign(domain=scored.item_id.map(domains),
-                         condition=[d if d in controls else DIALECT for d in scored.dialect],
-                         bias=scored.bias.astype(float))
+    scored = scored.assign(domain=scored.item_id.map(domains),
+                           condition=[d if d in controls else DIALECT for d in scored.dialect],
+                           bias=scored.bias.astype(float))
+    return with_topics(task, store, scored)
 
 
 def write_association_report(task: AssociationTask, store: Store, out_dir: Path) -> ReportContent:
@@ -295,7 +286,8 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
         Section(heading="Bias per model, dialect and trait", table=by_dialect, legend=BIAS_LEGEND),
         Section(heading="Bias per dialect over all models (German paper Figure 5)", table=per_dialect,
                 image_png=fig5, image_alt="bias per dialect and trait", legend=BIAS_LEGEND),
-        *_topic_sections(main, out_dir, n_res, seed),
+        *topic_sections(task, store, main, out_dir, prefix="association", by_model=["model"], legend=BIAS_LEGEND,
+                        table=lambda rows, by: bias_table(rows, by, n_res, seed)),
         *_size_sections(task, main, out_dir, n_res, seed),
         *_noise_sections(task, store, usage, out_dir, n_res, seed),
         *_rejection_sections(scored, out_dir),

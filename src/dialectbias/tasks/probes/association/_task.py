@@ -22,6 +22,7 @@ from dialectbias.store import StageResult, Store
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 from dialectbias.tasks.probes._prompt import writer_prefix
+from dialectbias.tasks.probes._topics import label_stages, label_yield
 from dialectbias.tasks.probes.association._core import (
     ASSOCIATION_INSTRUCTION,
     AssociationPrompt,
@@ -119,7 +120,7 @@ class AssociationTask(ProbeTask):
                           "prefix": prefix})
 
     def stages(self) -> list[Stage]:
-        return [Stage("generate", self.exp.models, self._requests)]
+        return [Stage("generate", self.exp.models, self._requests), *label_stages(self)]
 
     def scored_rows(self, store: Store) -> Iterator[dict[str, Any]]:
         """One row per answered prompt: parse verdict and bias (None when rejected)."""
@@ -159,7 +160,7 @@ class AssociationTask(ProbeTask):
             detail = (f"{ok} of {ok + rejected} answers accepted ({rejected} rejected by strict parsing)"
                       if ok + rejected else base[model_id].detail if model_id in base else "no answers")
             out.append(StageYield("generate", model_id, ok, detail))
-        return out
+        return out + label_yield(self, store)
 
     def summary_lines(self, store: Store) -> list[str]:
         counts: dict[str, list[int]] = {}

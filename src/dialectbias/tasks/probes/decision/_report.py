@@ -29,7 +29,9 @@ from dialectbias.tasks.probes._report import (
     marked_words_table,
     stats_table,
 )
+from dialectbias.tasks.probes._topic_report import topic_sections, with_topics
 from dialectbias.tasks.probes.association._report import DIALECT, _with_language
+from dialectbias.tasks.probes.decision._gender import gender_sections
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 
 if TYPE_CHECKING:
@@ -183,6 +185,7 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
     rows = _with_language(rows, task.exp.dialects).assign(
         accepted=lambda d: d.extracted.astype(bool), domain=lambda d: d.item_id.map(domains),
         condition=lambda d: [v if v in controls else DIALECT for v in d.dialect])
+    rows = with_topics(task, store, rows)
     rows.drop(columns=["accepted"]).to_csv(out_dir / "decision_answers.csv", index=False)
     n_res, seed = o.n_resamples, task.exp.seed
     everything, rows = rows, rows[rows.condition == DIALECT]  # the noisy control has its own section
@@ -231,8 +234,17 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
                 legend={"model": "the model's id", "item_id": "the prompt's item", "scenario": LEGEND["scenario"],
                         "reason": "why neither the extractor's JSON nor the regex fallback gave a decision"}),
         *_noise_sections(everything, out_dir, n_res, seed),
-        *_topic_sections(rows, out_dir, n_res, seed),
+        *topic_sections(task, store, rows, out_dir, prefix="decision", by_model=["model", "prefix"],
+                        legend=_legend(["model", "prefix", "trait", "n_answers", "n_extracted", "n_unextractable",
+                                        "unextractable_rate", "bias", "pct_stereotypical", "pct_counter", "sd",
+                                        "ci_low", "t", "significant", "cohens_d", "n_regex", "n_inferred",
+                                        "n_same_option", "n_extractor_failed"]),
+                        table=lambda rows, by: decision_table(rows, by, n_res, seed)),
         *_marked_words_sections(task, store, rows, out_dir),
+        *gender_sections(_generations(task, store),
+                         everything.set_index("request_id")[["model", "setting", "condition", "dialect",
+                                                             "dialect_writer"]],
+                         out_dir, country=o.name_country, mostly=o.gender_mostly),
     ]
     ok = everything[everything.accepted]
     return ReportContent(title=title, sections=sections, metadata={
@@ -270,17 +282,6 @@ def _noise_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) ->
                     legend={"model": LEGEND["model"], "trait": LEGEND["trait"],
                             "control": "the control variant (noisy: the noised standard text)",
                             **comparison_legend(DIALECT, "noisy", "dialect texts vs noisy texts")})]
-
-
-def _topic_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
-    """Decision bias per topic (the usage items' `domain`; German paper Figure 16) over all models."""
-    usage = rows[(rows.setting == "usage") & rows.domain.notna()]
-    if usage.empty:
-        return []
-    table = decision_table(usage, ["setting", "prefix", "domain", "trait"], n_res, seed)
-    table.to_csv(out_dir / "decision_bias_by_topic.csv", index=False)
-    return [Section(heading="Decision bias per topic, all models (German paper Figure 16)", table=table,
-                    legend={**_legend(list(table.columns)), "domain": STAT_LEGEND["domain"]})]
 
 
 def _size_sections(task: DecisionTask, rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:

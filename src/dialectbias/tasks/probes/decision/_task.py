@@ -16,7 +16,7 @@ import random
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -30,6 +30,8 @@ from dialectbias.run import Outcome, RequestSpec, Skipped, Stage, StageYield, Wr
 from dialectbias.store import Store, dumps, raw_outputs_by_first_ref, result_output
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
 from dialectbias.tasks.probes._prompt import writer_prefix
+from dialectbias.tasks.probes._topics import STAGE as LABEL_STAGE
+from dialectbias.tasks.probes._topics import label_stages, label_yield
 from dialectbias.tasks.probes.decision._extract import (
     Extraction,
     ExtractorAnswer,
@@ -38,6 +40,7 @@ from dialectbias.tasks.probes.decision._extract import (
     extraction_schema,
     from_text,
 )
+from dialectbias.tasks.probes.decision._names import countries
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
 
@@ -61,6 +64,12 @@ class DecisionOptions(ProbeOptions):
     extractor_temperature: float = Field(default=0.0, ge=0, description="sampling temperature of the extractor "
                                          "(the paper's extractor sampled at 0.7; 0 makes extraction repeatable)")
     extractor_max_tokens: int = Field(default=100, ge=1, description="answer length limit (tokens) of the extractor")
+    name_country: str | None = Field(
+        default="germany", description="persona-name gender (German paper App. E): gender-guesser's country whose "
+        "name frequencies decide (e.g. germany, austria, swiss; null: all countries)")
+    gender_mostly: Literal["binary", "separate"] = Field(
+        default="binary", description="persona-name gender: binary counts gender-guesser's mostly_female / "
+        "mostly_male as female / male in the shares (the paper inferred binary gender); separate leaves them out")
 
 
 class DecisionTask(ProbeTask):
@@ -94,6 +103,11 @@ class DecisionTask(ProbeTask):
         if unknown:
             raise ConfigError(f"{experiment.path}: options.scenarios: unknown scenario(s) {unknown}; "
                               f"known: {sorted(names)}")
+        known_countries = countries()
+        if o.name_country is not None and known_countries and o.name_country not in known_countries:
+            raise ConfigError(f"{experiment.where('options', 'name_country')}: options.name_country: unknown country "
+                              f"{o.name_country!r}; "
+                              f"gender-guesser knows: {', '.join(known_countries)}")
         missing = [t for t in self.trait_names if not self._trait_scenarios(t)]
         if missing and not o.scenarios:
             raise ConfigError(f"{experiment.path}: no decision scenario for trait(s) {missing} in "
@@ -187,7 +201,7 @@ class DecisionTask(ProbeTask):
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests),
                 Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions, rubric=ExtractorAnswer,
-                      finalize=self._finalize_extraction)]
+                      finalize=self._finalize_extraction), *label_stages(self)]
 
     # -- scoring ----------------------------------------------------------------------------
     def _extractor_outputs(self, store: Store) -> dict[str, tuple[str | None, str | None]]:
@@ -246,7 +260,7 @@ class DecisionTask(ProbeTask):
 
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Generation: successful answers; extraction: answers whose decision could be read."""
-        out = [y for y in super().stage_yields(store) if y.stage != "extract"]
+        out = [y for y in super().stage_yields(store) if y.stage not in ("extract", LABEL_STAGE)]
         extractor = self.exp.role(EXTRACTOR_ROLE).id
         rows = list(self.scored_rows(store))
         asked = sum(1 for r in rows if r["extractor_status"] != "pending")
@@ -254,7 +268,7 @@ class DecisionTask(ProbeTask):
         detail = (f"{read} of {len(rows)} answers with a decision read ({len(rows) - read} unextractable; "
                   f"{asked} extractor answers)" if rows else "no answers to extract from")
         out.append(StageYield("extract", extractor, read, detail))
-        return out
+        return out + label_yield(self, store)
 
     def summary_lines(self, store: Store) -> list[str]:
         counts: dict[str, list[int]] = {}
