@@ -1,5 +1,5 @@
-"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests), BERTScore and
-probe formulas."""
+"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests), BERTScore, COMET
+and probe formulas."""
 
 from dialectbias.metrics._agreement import (
     MIN_PAIRS,
@@ -13,6 +13,14 @@ from dialectbias.metrics._agreement import (
     spearman,
 )
 from dialectbias.metrics._bertscore import bertscore_f1, corpus_bertscore_f1
+from dialectbias.metrics._comet import (
+    CometCheckpoint,
+    CometScores,
+    comet_available,
+    comet_scores,
+    resolve_checkpoint,
+    score_comet,
+)
 from dialectbias.metrics._marked_words import Z_SIGNIFICANT, MarkedWord, marked_words
 from dialectbias.metrics._probe_stats import (
     ALPHA_BIAS,
@@ -56,6 +64,8 @@ __all__ = [
     "Z95",
     "Z_SIGNIFICANT",
     "BiasTest",
+    "CometCheckpoint",
+    "CometScores",
     "DecisionChoice",
     "GroupCI",
     "GroupComparison",
@@ -71,6 +81,8 @@ __all__ = [
     "cluster_bootstrap_cis",
     "cohen_kappa",
     "cohens_d",
+    "comet_available",
+    "comet_scores",
     "compare_groups",
     "corpus_bertscore_f1",
     "critical_bias_sensitivity",
@@ -89,6 +101,8 @@ __all__ = [
     "paired_test",
     "paired_tests",
     "pearson",
+    "resolve_checkpoint",
+    "score_comet",
     "sentence_scores",
     "spearman",
     "stereotypical_share",
