@@ -143,7 +143,9 @@ def resolve_checkpoint(path: str | Path | None, *, encoder: str | Path | None = 
             raise ConfigError(f"`{key}`: COMET model folder {given} is incomplete: no checkpoints/model.ckpt")
     else:
         ckpt = given
-    ckpt = ckpt.resolve()
+    # absolute, symlinks kept: in a Hugging Face snapshot folder model.ckpt links into ../../blobs, and
+    # hparams.yaml is looked for beside the link's folder (as COMET does), not the blob's
+    ckpt = Path(os.path.abspath(ckpt))
     hparams = ckpt.parents[1] / "hparams.yaml"
     if not hparams.is_file():
         raise ConfigError(f"`{key}`: COMET checkpoint {ckpt} is incomplete: no hparams.yaml at {hparams} (COMET "

