@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from shared_data import VASHANTOR, shared_path
-from tiny_comet import COMET_SKIP, build_comet_checkpoint
+from tiny_comet import build_comet_checkpoint, need_comet
 
 PER_DIALECT = 4
 DIALECTS = ("Barishal", "Chittagong")
@@ -56,7 +56,7 @@ def project(directory: Path, rows: list[dict[str, str]], **options: Any) -> Path
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    pytest.importorskip("comet", reason=COMET_SKIP)
+    need_comet()
     root = tmp_path_factory.mktemp("tq-comet-models")
     return build_comet_checkpoint(root / "seed0", seed=0), build_comet_checkpoint(root / "seed1", seed=1)
 

@@ -15,7 +15,7 @@ import yaml
 
 from dialectbias.errors import ConfigError
 from dialectbias.metrics import comet_scores, resolve_checkpoint, score_comet
-from tiny_comet import COMET_SKIP, build_comet_checkpoint, minilm_folder
+from tiny_comet import build_comet_checkpoint, minilm_folder, need_comet
 
 SRC = ["The farmer ploughs the field.", "It will rain today.", "Where is your house?"]
 REF = ["A farmer ploughs the field with oxen.", "Today it is going to rain.", "Where is your home?"]
@@ -122,7 +122,7 @@ def test_argument_errors(tmp_path: Path) -> None:
 # -- scoring (the `comet` extra) --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("comet", reason=COMET_SKIP)
+    need_comet()
     return build_comet_checkpoint(tmp_path_factory.mktemp("comet") / "tiny-comet")
 
 
@@ -172,7 +172,7 @@ def test_hub_named_checkpoint_loads_with_a_local_encoder(checkpoint: Path, tmp_p
 
 
 def test_broken_checkpoint_file_is_named(tmp_path: Path) -> None:
-    pytest.importorskip("comet", reason=COMET_SKIP)
+    need_comet()
     folder = _folder(tmp_path, {"class_identifier": "regression_metric", "pretrained_model": str(minilm_folder())},
                      ckpt=b"not a checkpoint")
     with pytest.raises(ConfigError, match=rf"cannot load COMET checkpoint {folder / 'checkpoints' / 'model.ckpt'}"):
