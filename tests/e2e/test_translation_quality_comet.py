@@ -147,10 +147,24 @@ def test_configuration_errors(cli: Any, tmp_path: Path, checkpoints: tuple[Path,
     exp = project(tmp_path / "c", rows, comet_checkpoint=str(hub))
     result = cli("run", exp, "--no-progress")
     assert result.exit_code != 0
-    assert "pretrained_model 'xlm-roberta-large' is not a local folder" in " ".join(result.output.split())
+    text = " ".join(result.output.split())
+    assert "pretrained_model 'xlm-roberta-large' is not a local folder" in text
+    assert "or give the folder as `options.comet_encoder`" in text
     # the same checkpoint with the encoder's files given locally: runs
     exp = project(tmp_path / "d", rows, comet_checkpoint=str(hub),
                   comet_encoder=hp["pretrained_model"])
     result = cli("run", exp, "--no-progress")
     assert result.exit_code == 0, result.output
     assert "· comet " in result.stdout
+
+
+def test_missing_extra_is_named_before_the_run(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dialectbias.metrics._comet as comet_module
+
+    monkeypatch.setattr(comet_module, "comet_available", lambda: False)
+    exp = project(tmp_path / "e", _rows(), comet_checkpoint="models/wmt22-comet-da")
+    result = cli("run", exp, "--no-progress")
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0 and "tq.yaml:" in text
+    assert "COMET needs the `comet` extra (unbabel-comet): pip install 'dialectbias[comet]'" in text
+    assert not (tmp_path / "e" / "tq-comet.sqlite").exists()  # refused before anything ran

@@ -95,7 +95,7 @@ def test_encoder_folder_needs_config_and_tokenizer(tmp_path: Path) -> None:
         resolve_checkpoint(folder)
     (enc / "tokenizer.json").write_text("{}", encoding="utf-8")
     assert resolve_checkpoint(folder).encoder == enc.resolve()
-    with pytest.raises(ConfigError, match=r"COMET encoder folder '.*nope' does not exist"):
+    with pytest.raises(ConfigError, match=r"`encoder`: COMET encoder folder '.*nope' does not exist"):
         resolve_checkpoint(folder, encoder=tmp_path / "nope")
 
 

@@ -1,9 +1,10 @@
 """COMET (Rei et al., 2020/2022) over a LOCAL checkpoint, never a download (issue 21 item 3).
 
 BanglaVerse's released code scores its commonsense answers with `Unbabel/wmt22-comet-da`
-(`code/Comet/comet_score_calculation.py`; PROCEDURES.md §2); the Bengali dialect-bias paper (§3.1.3) scores
-translations with BLEU/chrF/WER/BERTScore, and COMET is the standard learned metric beside them. This module
-loads a checkpoint from a path the user gives and scores (src, mt, ref) triples with it.
+(`code/Comet/comet_score_calculation.py`; PROCEDURES.md §2; the paper itself reports no COMET). The Bengali
+dialect-bias paper names COMET (Rei et al., 2020) among the embedding-based metrics it looks beyond BLEU/chrF/
+WER/BERTScore for (§2.2, §3.1.3) but reports none. This module loads a checkpoint from a path the user gives
+and scores (src, mt, ref) triples with it.
 
 The src/mt/ref convention (PROCEDURES.md §2):
 - translation quality: src = the standard-language source sentence, mt = the system's translation into the
@@ -126,10 +127,11 @@ def _check_encoder(path: Path, where: str, key: str) -> Path:
 
 
 def resolve_checkpoint(path: str | Path | None, *, encoder: str | Path | None = None,
-                       key: str = DEFAULT_KEY) -> CometCheckpoint:
+                       key: str = DEFAULT_KEY, encoder_key: str = "encoder") -> CometCheckpoint:
     """The checkpoint at `path` (the model folder or its checkpoints/model.ckpt), checked without importing
     COMET: the files exist, hparams.yaml names a scoring model class, and the encoder (`encoder`, else
-    hparams' `pretrained_model`) is a local folder. Every failure is a ConfigError naming `key` and the path."""
+    hparams' `pretrained_model`) is a local folder. Every failure is a ConfigError naming `key` and the path;
+`encoder_key` is the name of the encoder setting the messages suggest."""
     if path is None or not str(path).strip():
         raise ConfigError(f"`{key}`: COMET needs a local checkpoint: set it to a COMET model folder (hparams.yaml "
                           "+ checkpoints/model.ckpt) or to its checkpoints/model.ckpt; models are never downloaded")
@@ -158,8 +160,8 @@ def resolve_checkpoint(path: str | Path | None, *, encoder: str | Path | None = 
     if encoder is not None and str(encoder).strip():
         folder = _encoder_folder(encoder, Path.cwd())
         if folder is None:
-            raise ConfigError(f"`{key}`: COMET encoder folder {str(encoder)!r} does not exist")
-        return CometCheckpoint(ckpt, hparams, _check_encoder(folder, "the encoder setting", key), cls,
+            raise ConfigError(f"`{encoder_key}`: COMET encoder folder {str(encoder)!r} does not exist")
+        return CometCheckpoint(ckpt, hparams, _check_encoder(folder, f"`{encoder_key}`", key), cls,
                                hp.get("layer_transformation"))
     name = hp.get("pretrained_model")
     if not isinstance(name, str) or not name.strip():
@@ -170,7 +172,7 @@ def resolve_checkpoint(path: str | Path | None, *, encoder: str | Path | None = 
             f"`{key}`: {hparams}: pretrained_model {name!r} is not a local folder, so COMET would download it "
             "from the Hugging Face Hub, which dialectbias never does. Put that encoder's config.json and "
             "tokenizer files in a folder (its weights are not needed: they are in model.ckpt) and set "
-            "pretrained_model in hparams.yaml to that folder, or give the folder as the COMET encoder setting")
+            f"pretrained_model in hparams.yaml to that folder, or give the folder as `{encoder_key}`")
     return CometCheckpoint(ckpt, hparams, _check_encoder(folder, f"pretrained_model in {hparams}", key), cls,
                            hp.get("layer_transformation"))
 

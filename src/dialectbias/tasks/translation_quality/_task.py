@@ -240,7 +240,8 @@ class TranslationQualityTask(JudgedTask, Task):
         try:
             require_comet(key)
             return resolve_checkpoint(self.exp.resolve(o.comet_checkpoint), key=key,
-                                      encoder=self.exp.resolve(o.comet_encoder) if o.comet_encoder else None)
+                                      encoder=self.exp.resolve(o.comet_encoder) if o.comet_encoder else None,
+                                      encoder_key="options.comet_encoder")
         except ConfigError as exc:
             raise ConfigError(f"{self.exp.where('options', 'comet_checkpoint')}: {exc}") from exc
 
