@@ -108,6 +108,13 @@ def test_extra_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         score_comet(["a"], ["a"], ["a"], tmp_path)
 
 
+def test_table3_normalises_comet_by_clipping() -> None:
+    from dialectbias.tasks.translation_quality._tables import normalized
+
+    assert normalized("comet", 0.83) == 0.83
+    assert normalized("comet", 1.2) == 1.0 and normalized("comet", -0.3) == 0.0
+
+
 def test_argument_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="got 2 sources, 1 hypotheses and 1 references"):
         comet_scores(["a", "b"], ["a"], ["a"], tmp_path)

@@ -18,6 +18,7 @@ from dialectbias.metrics._comet import (
     CometScores,
     comet_available,
     comet_scores,
+    require_comet,
     resolve_checkpoint,
     score_comet,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "paired_test",
     "paired_tests",
     "pearson",
+    "require_comet",
     "resolve_checkpoint",
     "score_comet",
     "sentence_scores",

@@ -230,8 +230,7 @@ class TranslationQualityTask(JudgedTask, Task):
 
     def comet_checkpoint(self) -> CometCheckpoint:
         """options.comet_checkpoint, checked (files, local encoder, the `comet` extra), paths from the experiment."""
-        from dialectbias.metrics import resolve_checkpoint
-        from dialectbias.metrics._comet import require_comet
+        from dialectbias.metrics import require_comet, resolve_checkpoint
 
         o, key = self.options, "options.comet_checkpoint"
         if not o.comet_checkpoint:
