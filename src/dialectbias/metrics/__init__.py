@@ -1,5 +1,5 @@
-"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests), BERTScore and
-probe formulas."""
+"""Agreement metrics (CCC, CBS, kappa, alpha, correlations), statistics (bootstrap CIs, tests), BERTScore, COMET
+and probe formulas."""
 
 from dialectbias.metrics._agreement import (
     MIN_PAIRS,
@@ -20,6 +20,15 @@ from dialectbias.metrics._caption_lexical import (
     caption_bleu,
     lcs_length,
     rouge_l_chars,
+)
+from dialectbias.metrics._comet import (
+    CometCheckpoint,
+    CometScores,
+    comet_available,
+    comet_scores,
+    require_comet,
+    resolve_checkpoint,
+    score_comet,
 )
 from dialectbias.metrics._marked_words import Z_SIGNIFICANT, MarkedWord, marked_words
 from dialectbias.metrics._probe_stats import (
@@ -67,6 +76,8 @@ __all__ = [
     "BleuLevel",
     "BleuTokenize",
     "CharUnits",
+    "CometCheckpoint",
+    "CometScores",
     "DecisionChoice",
     "GroupCI",
     "GroupComparison",
@@ -83,6 +94,8 @@ __all__ = [
     "cluster_bootstrap_cis",
     "cohen_kappa",
     "cohens_d",
+    "comet_available",
+    "comet_scores",
     "compare_groups",
     "corpus_bertscore_f1",
     "critical_bias_sensitivity",
@@ -102,7 +115,10 @@ __all__ = [
     "paired_test",
     "paired_tests",
     "pearson",
+    "require_comet",
+    "resolve_checkpoint",
     "rouge_l_chars",
+    "score_comet",
     "sentence_scores",
     "spearman",
     "stereotypical_share",

