@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item
 from dialectbias.errors import ConfigError
 from dialectbias.judges import parse_structured
@@ -49,6 +49,13 @@ EXTRACTOR_ROLE = "extractor"
 
 
 class DecisionOptions(ProbeOptions):
+    #: departures from the German paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "max_tokens": Departure(350, "German paper App. A.3 (max generated length 350)",
+                                "two profiles and a decision often run past 350 tokens, cutting the decision off"),
+        "extractor_temperature": Departure(0.7, "German paper App. A.3; PROCEDURES.md §1.5 (the extractor "
+                                           "samples like the models)", "0 makes the extraction repeatable"),
+    }
     max_tokens: int = Field(default=600, ge=1, description="answer length limit (tokens) of the models: two profiles "
                             "of up to 100 words and the decision (SPEC's 350 for the probes cuts the decision off "
                             "in longer answers; the paper allowed 1,024)")
