@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError
@@ -59,6 +59,15 @@ class ProbeOptions(BaseModel):
         default=None, description="YAML file of your own writer labels for the naming setting (default: the "
         "package's dialectbias/resources/writer_labels.yaml; relative to the experiment file)")
     n_resamples: int = Field(default=10_000, ge=100, description="bootstrap resamples for CIs")
+    t_test: Literal["welch", "student"] = Field(
+        default="welch", description="two-sample t-test of the report's comparisons (naming vs usage, dialect vs "
+        "noise, prefixes, model sizes): welch (unequal variances) or student (pooled variance, the paper's)")
+
+    #: departures from the German paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "t_test": Departure("student", "German paper §5.1 (\"independent samples t-test\")",
+                            "the groups differ in size and spread; Welch does not assume equal variances"),
+    }
 
     @field_validator("prefix")
     @classmethod
