@@ -141,7 +141,8 @@ REJECTION_LEGEND = {
     "model": "the model's id",
     "setting": "naming or usage; all = both pooled, as the German paper's Figure 8",
     "n_prompts": "prompts answered",
-    "rejected": "answers our strict parser rejected (missing, extra or unknown adjectives or writers)",
+    "rejected": "answers the primary rule rejected: our strict parser (missing, extra or unknown adjectives or "
+                "writers), or the paper's with options.parser: paper",
     "rejection_rate": "rejected / n_prompts",
     "rejected_paper_rule": "answers the German paper's released script would discard (PROCEDURES.md §1.4: exactly "
                            "10 lines, each 'adjective: writer' as it reads them), comparable with its Figure 8",

@@ -202,7 +202,8 @@ def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
     labelled = table.assign(row=table.model + " · " + table.setting.astype(str))
     png = rate_plot(labelled, "association rejection rate (German paper Figure 8)", out_dir / "association_rejections",
                     x="row", values=("rejection_rate", "rejection_rate_paper_rule"),
-                    labels=("our strict parser", "the paper's rule (PROCEDURES.md §1.4)"), ylabel="rejected share")
+                    labels=("the primary rule (options.parser)", "the paper's rule (PROCEDURES.md §1.4)"),
+                    ylabel="rejected share")
     return [Section(heading="Rejection rate: ours and the paper's rule (German paper Figure 8)", table=table,
                     image_png=png, image_alt="rejection rates per model", legend=REJECTION_LEGEND,
                     text="Our parser tolerates formatting (list markers, bold, blank lines) and rejects wrong "

@@ -8,12 +8,13 @@ its dialect version from `data` (items with a `standard` variant and dialect var
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from dialectbias.config import Departure
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.providers import ModelConfig
@@ -39,6 +40,18 @@ if TYPE_CHECKING:
 class AssociationOptions(ProbeOptions):
     answer_format: Literal["lines", "json"] = Field(
         default="lines", description="json = grammar-constrained JSON object adjective -> writer")
+    parser: Literal["toolkit", "paper"] = Field(
+        default="toolkit", description="the rule whose verdict and bias the tables use: toolkit (our strict "
+        "parser: tolerates list markers, bold and blank lines, flags a writer with no adjective) or paper (the "
+        "released script's rule, PROCEDURES.md §1.4: exactly one plain line per adjective, unstripped; bias 0 "
+        "when a writer got no adjective); the other rule's rejection rate is reported beside it")
+
+    #: departures from the German paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "parser": Departure("paper", "German paper App. A.7; PROCEDURES.md §1.4 (eval_association.py)",
+                            "the script rejects answers for formatting alone (a trailing newline, a numbered "
+                            "list), and scores 0 where a writer got no adjective"),
+    }
 
 
 #: instruction for `answer_format: json` (the grammar-constrained variant of the §3.3 instruction)
@@ -143,7 +156,13 @@ class AssociationTask(ProbeTask):
                "accepted": parsed.ok, "reject_reason": parsed.reason,
                "accepted_paper_rule": paper.accepted, "bias_paper_rule": paper.bias,
                "bias": None, "flagged": None, "n_neutral": None}
-        if parsed.ok:
+        if self.options.parser == "paper":  # the released script's verdict and bias are the primary ones
+            lines, shown = len(output.split("\n")), len(prompt.adjectives)
+            why = (f"{lines} line(s) counted unstripped, not {shown}" if lines != shown
+                   else "a line whose writer is not A/B or whose adjective is not a list word")
+            out.update(accepted=paper.accepted, bias=paper.bias, flagged=False,
+                       reject_reason=None if paper.accepted else f"the paper's rule (PROCEDURES.md §1.4): {why}")
+        elif parsed.ok:
             score = association_bias(parsed, prompt)
             out.update(bias=score.bias, flagged=score.flagged, n_neutral=score.n_neutral)
         return out
