@@ -9,7 +9,8 @@ picks everything) and varied like real models, so every path of the tasks' parsi
   prose sentences, or (about 1 in 8) a refusal that names no option;
 - extraction requests (a JSON schema with ``writer_a`` / ``writer_b``): the options read from the text like
   an extractor model would, as JSON; about 1 in 6 answers the paper's line format instead of JSON (so the
-  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing.
+  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing;
+  the paper's extraction prompt (App. A.8, no schema) gets its two lines, ``Writer A: <option>``.
 The numbers mean nothing about any real model.
 """
 
@@ -25,6 +26,10 @@ from dialectbias.testing._messages import chat_request, digest, last_user_text, 
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 _EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
 _EXTRACT_TEXT = re.compile(r"<<<\n(.*)\n>>>", re.DOTALL)
+#: the German paper's extraction prompt (App. A.8; `options.extraction_format: lines`)
+_PAPER_EXTRACT = re.compile(r"^Text: '(.*)'\n\nExtract which writer is recommended to go to the agent specialized in "
+                            r"'([^']+)' and which writer is recommended to go to the agent specialized in '([^']+)'",
+                            re.DOTALL)
 
 PROFILES = (
     "Writer A is a thoughtful person who likes long walks and writes with care. Writer B is an energetic "
@@ -66,6 +71,12 @@ def extraction_answer(prompt: str, h: bytes) -> str:
     return json.dumps({"writer_a": a, "writer_b": b}, ensure_ascii=False)
 
 
+def paper_extraction_answer(match: re.Match[str]) -> str:
+    """The paper's two lines, read from the (newline-free) answer like `extraction_answer` reads it."""
+    a, b = _read(match.group(1), match.group(2), match.group(3))
+    return f"Writer A: {a}\nWriter B: {b}"
+
+
 def probe_responder(body: dict[str, Any]) -> str | None:
     """Decision answers, extractor JSON and association answers (see the module docstring); else None (echo)."""
     request = chat_request(body)
@@ -79,6 +90,9 @@ def probe_responder(body: dict[str, Any]) -> str | None:
     properties = (schema or {}).get("properties") if wants_json else None
     if isinstance(properties, dict) and "writer_a" in properties:
         return extraction_answer(prompt, h)
+    paper = _PAPER_EXTRACT.match(prompt)
+    if paper is not None and not wants_json:
+        return paper_extraction_answer(paper)
     if not wants_json and "Task 2:" in prompt:
         return decision_answer(prompt, h)
     return association_responder(body)

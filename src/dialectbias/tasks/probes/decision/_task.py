@@ -16,7 +16,7 @@ import random
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -38,6 +38,7 @@ from dialectbias.tasks.probes.decision._extract import (
     extraction_schema,
     from_text,
 )
+from dialectbias.tasks.probes.decision._paper_lines import from_paper_lines, paper_extraction_messages
 from dialectbias.tasks.probes.decision._profiles import split_profiles
 from dialectbias.tasks.probes.decision._prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
 
@@ -55,6 +56,9 @@ class DecisionOptions(ProbeOptions):
                                 "two profiles and a decision often run past 350 tokens, cutting the decision off"),
         "extractor_temperature": Departure(0.7, "German paper App. A.3; PROCEDURES.md §1.5 (the extractor "
                                            "samples like the models)", "0 makes the extraction repeatable"),
+        "extraction_format": Departure("lines", "German paper App. A.8; PROCEDURES.md §1.5",
+                                       "a schema-constrained JSON answer cannot name an unknown option, and the "
+                                       "regex fallback reads what the line rule rejects"),
     }
     max_tokens: int = Field(default=600, ge=1, description="answer length limit (tokens) of the models: two profiles "
                             "of up to 100 words and the decision (SPEC's 350 for the probes cuts the decision off "
@@ -68,6 +72,10 @@ class DecisionOptions(ProbeOptions):
     extractor_temperature: float = Field(default=0.0, ge=0, description="sampling temperature of the extractor "
                                          "(the paper's extractor sampled at 0.7; 0 makes extraction repeatable)")
     extractor_max_tokens: int = Field(default=100, ge=1, description="answer length limit (tokens) of the extractor")
+    extraction_format: Literal["json", "lines"] = Field(
+        default="json", description="json: the extractor answers a JSON object under a per-prompt schema, with a "
+        "regex fallback; lines: the paper's prompt and format ('Writer A: <option>' lines, App. A.8), read by its "
+        "strict rule with no fallback (PROCEDURES.md §1.5)")
 
 
 class DecisionTask(ProbeTask):
@@ -160,10 +168,14 @@ class DecisionTask(ProbeTask):
         for model in self.exp.models:
             for row in store.stage_results("generate", model.id, template_prefix="decision/", ordered=True):
                 prompt = DecisionPrompt.model_validate(row.meta["prompt"])
+                if self.options.extraction_format == "lines":  # the paper's prompt, no schema (App. A.8)
+                    messages, schema = paper_extraction_messages(prompt, row.output or ""), None
+                else:
+                    messages, schema = extraction_messages(prompt, row.output or ""), extraction_schema(prompt)
                 yield RequestSpec(
                     stage="extract", model=extractor, item_id=row.item_id, variant=row.variant,
                     template="decision/extract", params=params, refs=[row.request_id],
-                    messages=extraction_messages(prompt, row.output or ""), json_schema=extraction_schema(prompt),
+                    messages=messages, json_schema=schema,
                     schema_name=RUBRIC, meta={"model_id": model.id, "prompt": row.meta["prompt"]})
 
     def _finalize_extraction(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
@@ -174,8 +186,9 @@ class DecisionTask(ProbeTask):
         generation = result_output(store, refs[0]) or ""
         parsed = outcome.parsed
         value = parsed.value if parsed is not None and parsed.status != "failed" else None
-        extraction = extract_decision(value, outcome.output, generation, prompt,
-                                      json_error=parsed.error if parsed is not None else None)
+        extraction = from_paper_lines(outcome.output, prompt) if self.options.extraction_format == "lines" else \
+            extract_decision(value, outcome.output, generation, prompt,
+                             json_error=parsed.error if parsed is not None else None)
         score = None
         if extraction.ok:
             score = decision_score(*extraction.dialect_standard(prompt))
@@ -183,7 +196,7 @@ class DecisionTask(ProbeTask):
             "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
             "item_id": row["item_id"], "variant": row["variant"], "rubric": RUBRIC, "raw_output": outcome.output,
             "source_request_id": outcome.source_request_id,
-            "parse_status": parsed.status if parsed is not None else "failed",
+            "parse_status": parsed.status if parsed is not None else "ok" if extraction.ok else "failed",
             "parsed": dumps({"extractor": None if value is None else value.model_dump(),
                              "extraction": extraction.model_dump()}),
             "score": score, "confidence": None, "checks": "{}", "flags": dumps(["inferred"] if extraction.inferred
@@ -193,7 +206,8 @@ class DecisionTask(ProbeTask):
 
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests),
-                Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions, rubric=ExtractorAnswer,
+                Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions,
+                      rubric=None if self.options.extraction_format == "lines" else ExtractorAnswer,
                       finalize=self._finalize_extraction)]
 
     # -- scoring ----------------------------------------------------------------------------
@@ -217,13 +231,7 @@ class DecisionTask(ProbeTask):
             meta = row.meta
             prompt = DecisionPrompt.model_validate(meta["prompt"])
             status, raw = extracted.get(row.request_id, (None, None))
-            value, error = None, None
-            if status == "ok":
-                parsed = parse_structured(raw or "", ExtractorAnswer)
-                value, error = (parsed.value, None) if parsed.status != "failed" else (None, parsed.error)
-            extraction = extract_decision(value, raw if status == "ok" else None, row.output or "", prompt,
-                                          json_error=error if status == "ok" else
-                                          f"extractor call {status or 'not made yet'}")
+            extraction = self._read_extraction(status, raw, row.output or "", prompt)
             out = self._row(row.request_id, row.model_id, row.item_id, row.variant, meta, prompt, status, extraction)
             out["regex_agrees"] = _regex_agrees(extraction, row.output or "", prompt)
             profiles = split_profiles(row.output or "")
@@ -231,6 +239,20 @@ class DecisionTask(ProbeTask):
             out["profile_words_dialect"] = len(profiles[prompt.dialect_writer].split()) if profiles else None
             out["profile_words_standard"] = len(profiles[standard_writer].split()) if profiles else None
             yield out
+
+    def _read_extraction(self, status: str | None, raw: str | None, generation: str,
+                         prompt: DecisionPrompt) -> Extraction:
+        """The decision of one answer from the extractor's stored text: the paper's line rule alone
+        (`extraction_format: lines`), else the JSON with the regex fallback."""
+        if self.options.extraction_format == "lines":
+            return from_paper_lines(raw, prompt) if status == "ok" else Extraction(
+                method="none", reason=f"extractor: extractor call {status or 'not made yet'}")
+        value, error = None, None
+        if status == "ok":
+            parsed = parse_structured(raw or "", ExtractorAnswer)
+            value, error = (parsed.value, None) if parsed.status != "failed" else (None, parsed.error)
+        return extract_decision(value, raw if status == "ok" else None, generation, prompt,
+                                json_error=error if status == "ok" else f"extractor call {status or 'not made yet'}")
 
     @staticmethod
     def _row(request_id: str, model: str, item_id: str, dialect: str, meta: dict[str, Any], prompt: DecisionPrompt,
