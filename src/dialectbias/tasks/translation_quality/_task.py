@@ -15,11 +15,11 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.config import load_experiment as load_experiment_file
 from dialectbias.data import Item, corpus_files
 from dialectbias.dialects import language_of
@@ -99,6 +99,15 @@ class TranslationQualityOptions(BaseModel):
     confidence: float = Field(default=0.95, gt=0, lt=1, description="Table 2: the CIs' confidence level")
     templates_dir: str | None = Field(default=None, description="your own translation_quality/judge_system.j2 "
                                       "and judge_user.j2 (relative to the experiment file)")
+    wer_in_table3: Literal["inverted", "error_rate"] = Field(
+        default="inverted", description="Table 3's WER: inverted (1 − WER/100, higher = better like every other "
+        "metric, so its r is positive) or error_rate (WER/100 as it is: the paper's sign, r < 0)")
+
+    #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "wer_in_table3": Departure("error_rate", "Bengali paper Table 3 (WER↓ r = −0.404)",
+                                   "SPEC §4 P2 normalises every metric to higher = better, so WER is inverted"),
+    }
 
     @field_validator("metrics")
     @classmethod
