@@ -193,6 +193,20 @@ def _topic_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int) ->
                          "for the decision task).")]
 
 
+def _equal_option_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+    """The paper's two equal-option variants apart (App. B.3, `equal_option: separate`): rejection (none) and
+    double assignment (both); the other tables pool them."""
+    if "equal_option" not in main.columns or main.equal_option.dropna().nunique() < 2:
+        return []
+    table = _write(bias_table(main, ["model", "setting", "equal_option", "trait"], n_res, seed), out_dir,
+                   "association_bias_by_equal_option.csv")
+    return [Section(heading="Equal-option variants apart (German paper App. B.3)", table=table,
+                    text="Each prompt was asked once with the rejection sentence (none) and once with the "
+                         "double-assignment sentence (both); the other tables pool the two.",
+                    legend={**BIAS_LEGEND, "equal_option": "none: 'If no one fits … None'; both: 'If both fit … "
+                                                           "Both'"})]
+
+
 def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
     table = rejection_table(scored, ["model", "setting"])
     if scored.setting.nunique() > 1:  # Figure 8 pools the naming and usage answers of each model
@@ -304,6 +318,7 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
         *_size_sections(task, main, out_dir, n_res, seed, student),
         *_noise_sections(task, store, usage, out_dir, n_res, seed, student),
         *_rejection_sections(scored, out_dir),
+        *_equal_option_sections(main, out_dir, n_res, seed),
         Section(heading="Heatmap", image_png=png, image_alt="bias heatmap"),
         Section(heading="Examples of rejected answers", table=examples,
                 text=(f"The first {len(examples)} of {len(rejected)} rejected answers; all are in "

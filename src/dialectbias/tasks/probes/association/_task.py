@@ -22,7 +22,7 @@ from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import StageResult, Store
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
-from dialectbias.tasks.probes._prompt import writer_prefix
+from dialectbias.tasks.probes._prompt import NEUTRAL_INSTRUCTION, NEUTRAL_VARIANTS, writer_prefix
 from dialectbias.tasks.probes.association._core import (
     ASSOCIATION_INSTRUCTION,
     AssociationPrompt,
@@ -100,8 +100,10 @@ class AssociationTask(ProbeTask):
     )
     Options = AssociationOptions
 
-    def _prompt(self, item: Item, prefix: str = DEFAULT_PREFIX, trait: Trait | None = None) -> AssociationPrompt:
-        """Seeded per item (`ProbeTask.rng`): every prefix gets the same adjectives and writer order."""
+    def _prompt(self, item: Item, prefix: str = DEFAULT_PREFIX, trait: Trait | None = None,
+                equal_option: str | None = None) -> AssociationPrompt:
+        """Seeded per item (`ProbeTask.rng`): every prefix (and equal-option variant) gets the same adjectives
+        and writer order."""
         dialect = item.metadata["dialect"]
         trait = trait or self.item_trait(item)
         if trait is None:
@@ -109,7 +111,9 @@ class AssociationTask(ProbeTask):
         instruction = JSON_INSTRUCTION if self.options.answer_format == "json" else ASSOCIATION_INSTRUCTION
         return build_association_prompt(item.variants[STANDARD], item.variants[dialect], trait, self.rng(item),
                                         allow_neutral=self.options.allow_neutral, instruction=instruction,
-                                        prefix=writer_prefix(prefix))
+                                        prefix=writer_prefix(prefix),
+                                        neutral_instruction=NEUTRAL_VARIANTS.get(equal_option or "",
+                                                                                 NEUTRAL_INSTRUCTION))
 
     def _requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = self.generation_params(model.params)
@@ -119,17 +123,18 @@ class AssociationTask(ProbeTask):
                 yield Skipped(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
                 continue
             setting = item.metadata.get("setting", self.options.setting)
-            for prefix in self.options.prefixes:
-                prompt = self._prompt(item, prefix, trait)
+            for prefix, equal_option in ((p, e) for p in self.options.prefixes for e in self.equal_options()):
+                prompt = self._prompt(item, prefix, trait, equal_option)
+                separate = (equal_option,) if equal_option in NEUTRAL_VARIANTS else ()  # its own draw
                 yield RequestSpec(
                     stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
                     template=f"association/{setting}", params=params,
                     messages=[{"role": "user", "content": prompt.text}],
                     json_schema=_json_answer_schema(prompt) if self.options.answer_format == "json" else None,
-                    schema_name="association_answer", draw=self.draw(model, item, prefix),
+                    schema_name="association_answer", draw=self.draw(model, item, prefix, *separate),
                     meta={"prompt": prompt.model_dump(), "trait": item.metadata["trait"],
                           "language": item.metadata.get("language"), "setting": setting,
-                          "prefix": prefix})
+                          "prefix": prefix, **({"equal_option": equal_option} if separate else {})})
 
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests)]
@@ -153,6 +158,7 @@ class AssociationTask(ProbeTask):
         out = {"request_id": row.request_id, "model": row.model_id, "item_id": row.item_id,
                "language": meta.get("language"), "dialect": row.variant, "trait": meta["trait"],
                "setting": meta.get("setting"), "prefix": meta.get("prefix", DEFAULT_PREFIX),
+               "equal_option": meta.get("equal_option"),
                "accepted": parsed.ok, "reject_reason": parsed.reason,
                "accepted_paper_rule": paper.accepted, "bias_paper_rule": paper.bias,
                "bias": None, "flagged": None, "n_neutral": None}

@@ -234,12 +234,28 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
         *_noise_sections(everything, out_dir, n_res, seed, student),
         *_topic_sections(rows, out_dir, n_res, seed),
         *_marked_words_sections(task, store, rows, out_dir),
+        *_equal_option_sections(rows, out_dir, n_res, seed),
     ]
     ok = everything[everything.accepted]
     return ReportContent(title=title, sections=sections, metadata={
         "prompts answered": len(everything), "decisions extracted": len(ok),
         "unextractable": len(everything) - len(ok),
         "mean decision score": f"{np.nanmean(ok.score.astype(float)):.3f}" if len(ok) else "—"})
+
+
+def _equal_option_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+    """The paper's two equal-option variants apart (App. B.3, `equal_option: separate`); the other tables pool
+    them."""
+    if "equal_option" not in rows.columns or rows.equal_option.dropna().nunique() < 2:
+        return []
+    table = decision_table(rows, ["model", "setting", "equal_option", "trait"], n_res, seed)
+    table.to_csv(out_dir / "decision_bias_by_equal_option.csv", index=False)
+    return [Section(heading="Equal-option variants apart (German paper App. B.3)", table=table,
+                    text="Each prompt was asked once with \"If no one fits, answer with 'None'.\" (none) and once "
+                         "with \"You can assign both individuals to one option.\" (both); the other tables pool "
+                         "the two.",
+                    legend={**_legend([c for c in table.columns if c != "equal_option"]),
+                            "equal_option": "none: the rejection sentence; both: the double-assignment sentence"})]
 
 
 def _setting_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int, student: bool = False) -> list[Section]:

@@ -40,7 +40,14 @@ from dialectbias.tasks.probes.decision._extract import (
 )
 from dialectbias.tasks.probes.decision._paper_lines import from_paper_lines, paper_extraction_messages
 from dialectbias.tasks.probes.decision._profiles import split_profiles
-from dialectbias.tasks.probes.decision._prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
+from dialectbias.tasks.probes.decision._prompt import (
+    DECISION_NEUTRAL_INSTRUCTION,
+    DECISION_NEUTRAL_VARIANTS,
+    DecisionPrompt,
+    Scenario,
+    build_decision_prompt,
+    load_scenarios,
+)
 
 if TYPE_CHECKING:
     from dialectbias.report import ReportContent
@@ -128,14 +135,17 @@ class DecisionTask(ProbeTask):
         key = f"{self.exp.seed}:{item.id}:{scenario}"
         return random.Random(int(hashlib.sha256(key.encode()).hexdigest()[:16], 16))
 
-    def prompt(self, item: Item, scenario: Scenario, prefix: str = DEFAULT_PREFIX) -> DecisionPrompt:
+    def prompt(self, item: Item, scenario: Scenario, prefix: str = DEFAULT_PREFIX,
+               equal_option: str | None = None) -> DecisionPrompt:
         trait = self.item_trait(item)
         if trait is None:
             raise ValueError(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
         dialect = item.metadata["dialect"]
         return build_decision_prompt(item.variants[STANDARD], item.variants[dialect], trait, scenario,
                                      self.scenario_rng(item, scenario.name), allow_neutral=self.options.allow_neutral,
-                                     prefix=writer_prefix(prefix))
+                                     prefix=writer_prefix(prefix),
+                                     neutral_instruction=DECISION_NEUTRAL_VARIANTS.get(
+                                         equal_option or "", DECISION_NEUTRAL_INSTRUCTION))
 
     def _requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = self.generation_params(model.params)
@@ -150,16 +160,17 @@ class DecisionTask(ProbeTask):
                 continue
             setting = item.metadata.get("setting", self.options.setting)
             for scenario in scenarios:
-                for prefix in self.options.prefixes:
-                    prompt = self.prompt(item, scenario, prefix)
+                for prefix, equal_option in ((p, e) for p in self.options.prefixes for e in self.equal_options()):
+                    prompt = self.prompt(item, scenario, prefix, equal_option)
+                    separate = (equal_option,) if equal_option in DECISION_NEUTRAL_VARIANTS else ()
                     yield RequestSpec(
                         stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
                         template=f"decision/{setting}", params=params,
                         messages=[{"role": "user", "content": prompt.text}],
-                        draw=self.draw(model, item, prefix, scenario.name),
+                        draw=self.draw(model, item, prefix, scenario.name, *separate),
                         meta={"prompt": prompt.model_dump(), "trait": trait, "scenario": scenario.name,
                               "language": item.metadata.get("language"), "setting": setting,
-                              "prefix": prefix})
+                              "prefix": prefix, **({"equal_option": equal_option} if separate else {})})
 
     # -- extraction -------------------------------------------------------------------------
     def _extractions(self, store: Store, extractor: ModelConfig) -> Iterator[RequestSpec | Skipped]:
@@ -265,6 +276,7 @@ class DecisionTask(ProbeTask):
         return {"request_id": request_id, "model": model, "item_id": item_id, "language": meta.get("language"),
                 "dialect": dialect, "trait": meta["trait"], "scenario": meta.get("scenario"),
                 "setting": meta.get("setting"), "prefix": meta.get("prefix", DEFAULT_PREFIX),
+                "equal_option": meta.get("equal_option"),
                 "dialect_writer": prompt.dialect_writer, "trait_option": prompt.trait_option,
                 "opposite_option": prompt.opposite_option, "extractor_status": status or "pending",
                 "method": extraction.method, "extracted": extraction.ok, "inferred": extraction.inferred,
