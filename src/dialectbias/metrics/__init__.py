@@ -12,7 +12,7 @@ from dialectbias.metrics._agreement import (
     pearson,
     spearman,
 )
-from dialectbias.metrics._bertscore import bertscore_f1, corpus_bertscore_f1
+from dialectbias.metrics._bertscore import bertscore_baseline, bertscore_f1, corpus_bertscore_f1, rescale_with_baseline
 from dialectbias.metrics._marked_words import Z_SIGNIFICANT, MarkedWord, marked_words
 from dialectbias.metrics._probe_stats import (
     ALPHA_BIAS,
@@ -64,6 +64,7 @@ __all__ = [
     "PairedTests",
     "TextNormalization",
     "association_bias",
+    "bertscore_baseline",
     "bertscore_f1",
     "bias_vs_zero",
     "bootstrap_ci",
@@ -89,6 +90,7 @@ __all__ = [
     "paired_test",
     "paired_tests",
     "pearson",
+    "rescale_with_baseline",
     "sentence_scores",
     "spearman",
     "stereotypical_share",
