@@ -98,6 +98,9 @@ def test_replicate_paper_through_the_cli(tmp_path: Path, probe_server: Any, cli:
     assert cli("report", path, "--out", tmp_path / "report").exit_code == 0
     with sqlite3.connect(tmp_path / "paper" / "dec.sqlite") as db:
         requests = db.execute("SELECT stage, params, json_schema, messages FROM requests").fetchall()
+        (meta,) = db.execute("SELECT value FROM meta WHERE key = 'departures'").fetchone()
+    stored = {d["option"]: (d["value"], d["used"]) for d in json.loads(meta)}  # the run's metadata
+    assert stored["extraction_format"] == ("lines", "paper") and stored["max_tokens"] == (350, "paper")
     for stage, params, schema, messages in requests:
         p = json.loads(params)
         if stage == "generate":
