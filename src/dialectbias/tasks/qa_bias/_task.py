@@ -68,8 +68,8 @@ class QABiasOptions(BaseModel):
     #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
     PAPER: ClassVar[Mapping[str, Departure]] = {
         "zero_rule": Departure("judge", "Bengali paper §3.3 (Script Validity), App. B.2",
-                               "a judge's script or refusal verdict alone is wrong often enough that zeroing on it "
-                               "without the code's agreement moves the means; disagreements go to review"),
+                               "the code checks are a second opinion: one opinion alone (a judge's slip) should "
+                               "not set a score to 0; disagreements go to review (SPEC §4 P3)"),
     }
 
 
