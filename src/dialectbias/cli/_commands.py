@@ -230,6 +230,7 @@ def export(experiment: ExperimentArg,
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
+    from dialectbias.report import departure_table
     from dialectbias.store import Store
     from dialectbias.store._export import export_store, write_rows
 
@@ -256,6 +257,9 @@ def export(experiment: ExperimentArg,
         counts = export_store(store, out, format, superseded)  # type: ignore[arg-type]
         for name, rows in task.export_tables(store).items():  # a task's own per-row tables (translation_quality)
             counts[name] = write_rows(rows, out / f"{name}.{format}", format)  # type: ignore[arg-type]
+        if exp.departures:  # which value each departure from a paper took (docs/departures.md)
+            counts["departures"] = write_rows(departure_table(exp), out / f"departures.{format}",
+                                              format)  # type: ignore[arg-type]
     for name, n in counts.items():
         old = f" ({superseded[name]} superseded: current=false)" if superseded.get(name) else ""
         console.print(f"{n:>8} {name} → {out / f'{name}.{format}'}{old}", highlight=False)

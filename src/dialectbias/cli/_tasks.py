@@ -101,12 +101,28 @@ def task_help(name: str, width: int = 80) -> str:
     lines.append("  options: (under `options:` in the experiment file"
                  + ("; every key is optional)" if optional else ")"))
     lines.extend(options_lines(cls.Options, width))
+    lines.extend(departure_lines(cls.Options, width))
     lines.append("")
     lines.append("  items:")
     lines.extend(_wrap(cls.item_format or "(not documented)", "    ", width))
     lines.append("")
     lines.extend(import_lines(cls, width))
     return "\n".join(lines)
+
+
+def departure_lines(options: Any, width: int) -> list[str]:
+    """The options whose default departs from a paper, with the paper's value (`replicate: paper` sets them;
+    docs/departures.md)."""
+    from dialectbias.config import declared_departures
+
+    declared = declared_departures(options)
+    if not declared:
+        return []
+    lines = ["", *_wrap("departures from the papers (`replicate: paper` sets the paper's values; "
+                        "docs/departures.md):", "  ", width)]
+    for key, dep in declared.items():
+        lines.extend(_wrap(f"{key}: {dep.paper!r} ({dep.section})", "    ", width))
+    return lines
 
 
 def import_lines(cls: Any, width: int) -> list[str]:

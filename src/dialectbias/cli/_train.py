@@ -20,7 +20,7 @@ RECIPE_KEYS = ("dialects", "splits", "eval_fraction", "max_length", "lora_r", "l
                "target_modules", "epochs", "max_steps", "micro_batch_size", "gradient_accumulation_steps",
                "eval_batch_size", "learning_rate", "lr_scheduler", "warmup_steps", "weight_decay", "group_by_length",
                "fp16", "gradient_checkpointing", "logging_steps", "save_steps", "save_total_limit", "seed",
-               "num_threads")
+               "num_threads", "loss_on", "replicate")
 
 
 def load_recipe(path: Path | None, overrides: dict[str, object]) -> TranslatorTrainConfig:
@@ -44,8 +44,20 @@ def load_recipe(path: Path | None, overrides: dict[str, object]) -> TranslatorTr
         if raw is not None and not isinstance(raw, dict):
             raise ConfigError(f"--recipe {path}: expected a mapping of recipe keys ({', '.join(RECIPE_KEYS)})")
         data = dict(raw or {})
+    merged = {**data, **overrides}
+    if merged.get("replicate") == "paper":  # the paper's value for every departure (docs/departures.md)
+        from dialectbias.config import declared_departures, paper_options
+
+        merged, conflicts = paper_options(TranslatorTrainConfig, merged)
+        if conflicts:
+            paper = declared_departures(TranslatorTrainConfig)
+            where = f"--recipe {path}" if path is not None else "train-translator"
+            raise ConfigError("\n".join([f"{where}: invalid recipe", *(
+                f"  - {key}: {merged[key]!r} contradicts `replicate: paper` (the paper's value is "
+                f"{paper[key].paper!r}, {paper[key].section}); remove the key, or set replicate: toolkit"
+                for key in conflicts)]))
     try:
-        return TranslatorTrainConfig.model_validate({**data, **overrides})
+        return TranslatorTrainConfig.model_validate(merged)
     except ValidationError as exc:
         where = f"--recipe {path}" if path is not None else "train-translator"
         raise ConfigError("\n".join([f"{where}: invalid recipe",

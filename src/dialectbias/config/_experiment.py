@@ -18,6 +18,13 @@ from pydantic import (
 )
 
 from dialectbias._yaml import load_yaml
+from dialectbias.config._departures import (
+    DepartureSetting,
+    Replicate,
+    declared_departures,
+    departure_settings,
+    paper_options,
+)
 from dialectbias.data._records import InputLimits
 from dialectbias.errors import ConfigError, problem_line, read_text_file, validation_problems, yaml_line
 from dialectbias.providers._config import ModelConfig
@@ -99,10 +106,14 @@ class Experiment(BaseModel):
     dialects: dict[str, list[str]] = Field(
         default_factory=dict, description="extra dialect/variant names per language, added to the registry")
     seed: int = 0
+    replicate: Replicate = Field(
+        default="toolkit", description="paper: every option where the toolkit departs from the paper's procedure "
+        "takes the paper's value (docs/departures.md); toolkit: our defaults. The report lists which was used")
     note: str | None = Field(default=None, description="a caveat or description shown at the top of the report")
 
     _path: Path | None = PrivateAttr(default=None)
     _node: Any = PrivateAttr(default=None)
+    _departures: list[DepartureSetting] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -211,12 +222,37 @@ class Experiment(BaseModel):
         return self.roles[name]
 
     def validate_options(self, options: type[BaseModel]) -> Any:
-        """`options:` validated against a task's options model; ConfigError naming each bad key and line."""
+        """`options:` validated against a task's options model; ConfigError naming each bad key and line.
+
+        `replicate: paper` first sets every departure the options declare (`config.Departure`) to the paper's
+        value; a key the file sets to another value is an error naming it. The departures' values are then
+        `self.departures` (the report's and the export's table, part of the compile fingerprint)."""
+        given = self.options
+        if self.replicate == "paper":
+            given, conflicts = paper_options(options, self.options)
+            if conflicts:
+                declared = declared_departures(options)
+                raise ConfigError("\n".join([f"{self.path}: invalid experiment file", *(problem_line(
+                    ("options", key), f"{self.options[key]!r} contradicts `replicate: paper` (the paper's value "
+                    f"is {declared[key].paper!r}, {declared[key].section}); remove the key, or set `replicate: "
+                    "toolkit` to keep your value", self._node) for key in conflicts)]))
         try:
-            return options.model_validate(self.options)
+            validated = options.model_validate(given)
         except ValidationError as exc:
             raise ConfigError("\n".join([f"{self.path}: invalid experiment file", *validation_problems(
                 exc, ("options",), self._node, known=list(options.model_fields))])) from None
+        self._departures = departure_settings(validated, self.options)
+        return validated
+
+    @property
+    def departures(self) -> list[DepartureSetting]:
+        """Each departure from a paper the task's options declare, with the value this experiment uses and
+        whether it is the paper's (empty before the task validated its options, or when it declares none)."""
+        return list(self._departures)
+
+    def departure_rows(self) -> list[dict[str, Any]]:
+        """`departures` as JSON-able rows (the report's `departures.csv`, the export, the run's metadata)."""
+        return [d.model_dump(mode="json") for d in self._departures]
 
     def judge_rubric(self, judge: ModelConfig, default: str) -> Rubric:
         """The judge's rubric: its `rubric:` (a packaged name or a file relative to the experiment), else the

@@ -13,14 +13,41 @@ from dialectbias.judges._judgment import (
     scoring_fingerprint,
 )
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
-from dialectbias.judges._rubric import CHECKS, Ceiling, Condition, Rubric, RubricField, RubricResult
+from dialectbias.judges._rubric import CHECKS, Ceiling, Condition, Rubric, RubricField, RubricResult, count_items
 from dialectbias.judges._rubric_load import load_rubric, packaged_rubrics, parse_rubric
 from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
 from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDecision, script_refusal_verdict
 
-__all__ = ["CHECKS", "REVIEW_PREFIX", "RLAIF_CATEGORIES", "ZEROED_PREFIX", "Ceiling", "CheckSettings", "CodeChecks",
-           "Condition", "JudgmentValues", "RlaifJudgment", "Rubric", "RubricField", "RubricResult",
-           "ScoringDecision", "StructuredParse", "evaluate_judgment", "judge_answer", "load_rubric",
-           "override_value", "packaged_rubrics", "parse_rubric", "parse_structured", "reask_messages",
-           "reevaluate_judgment", "rescore_override", "rlaif_json_schema", "rlaif_score", "run_checks",
-           "scoring_fingerprint", "script_refusal_verdict"]
+__all__ = [
+    "CHECKS",
+    "REVIEW_PREFIX",
+    "RLAIF_CATEGORIES",
+    "ZEROED_PREFIX",
+    "Ceiling",
+    "CheckSettings",
+    "CodeChecks",
+    "Condition",
+    "JudgmentValues",
+    "RlaifJudgment",
+    "Rubric",
+    "RubricField",
+    "RubricResult",
+    "ScoringDecision",
+    "StructuredParse",
+    "count_items",
+    "evaluate_judgment",
+    "judge_answer",
+    "load_rubric",
+    "override_value",
+    "packaged_rubrics",
+    "parse_rubric",
+    "parse_structured",
+    "reask_messages",
+    "reevaluate_judgment",
+    "rescore_override",
+    "rlaif_json_schema",
+    "rlaif_score",
+    "run_checks",
+    "scoring_fingerprint",
+    "script_refusal_verdict",
+]

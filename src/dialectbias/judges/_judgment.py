@@ -34,6 +34,9 @@ class CheckSettings:
     script: str = "bengali"
     threshold: float = 0.6
     max_term_words: int = 4
+    #: who zeroes a judgment (`script_refusal_verdict`): agreement (the judge with the code's agreement, or the
+    #: code when the script is clearly wrong) or judge (the judge's verdict alone, the Bengali paper's rule)
+    zero_rule: str = "agreement"
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class CodeChecks:
     ran: tuple[str, ...] = ()
     script: ScriptVerdict | None = None
     refusal: str | None = None
+    zero_rule: str = "agreement"  # CheckSettings.zero_rule, for the verdict (not stored with the checks)
 
     def as_json(self) -> dict[str, Any]:
         """The stored `checks` object: {"script": {"status", "share", "reason"}, "refusal": pattern or null},
@@ -64,7 +68,7 @@ def run_checks(names: Sequence[str], text: str, settings: CheckSettings = CheckS
     script = check_script(text, settings.script, threshold=settings.threshold,
                           max_term_words=settings.max_term_words) if "script" in names else None
     refusal = detect_refusal(text) if "refusal" in names else None
-    return CodeChecks(ran=tuple(names), script=script, refusal=refusal)
+    return CodeChecks(ran=tuple(names), script=script, refusal=refusal, zero_rule=settings.zero_rule)
 
 
 class JudgmentValues(BaseModel):
@@ -111,8 +115,9 @@ def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: Code
     result = rubric.evaluate(value)
     judge_script = answer.get(JUDGE_SCRIPT_FIELD) if _boolean_field(rubric, JUDGE_SCRIPT_FIELD) else None
     judge_refusal = answer.get(JUDGE_REFUSAL_FIELD) if _boolean_field(rubric, JUDGE_REFUSAL_FIELD) else None
-    decision = script_refusal_verdict(judge_script, judge_refusal if "refusal" in code.ran else False,
-                                      code.script, code.refusal)
+    judge_only = code.zero_rule == "judge"  # the paper's rule: the judge's own verdicts zero the scores
+    decision = script_refusal_verdict(judge_script, judge_refusal if "refusal" in code.ran or judge_only else False,
+                                      code.script, code.refusal, judge_only=judge_only)
     score = result.score
     if decision.zero and score is not None:
         bounds = rubric.score_bounds

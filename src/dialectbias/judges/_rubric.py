@@ -155,22 +155,53 @@ class RubricField(BaseModel):
         return prop
 
 
+_ITEM_SEPARATORS = re.compile(r"[,;\n،]")
+_NO_ITEMS = {"", "none", "n/a", "na", "nil", "-", "—", "–", "[]", "কোনোটি নয়", "নেই"}
+
+
+def count_items(text: Any) -> int:
+    """The items of a free-text list field (e.g. the fidelity judge's `inaccurate_words`): parts separated by a
+    comma, semicolon, Arabic comma or new line outside parentheses and brackets (a reason in parentheses may hold
+    commas); empty parts and a 'none'-like whole ("none", "n/a", "-", "নেই", …) count 0."""
+    value = str(text or "").strip()
+    if value.casefold().strip(" .") in _NO_ITEMS:
+        return 0
+    depth = 0
+    parts: list[str] = []
+    current: list[str] = []
+    for char in value:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" and depth:
+            depth -= 1
+        if depth == 0 and _ITEM_SEPARATORS.match(char):
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return sum(1 for part in parts if part.strip(" .").casefold() not in _NO_ITEMS)
+
+
 class Condition(BaseModel):
-    """`field op value`, e.g. `{field: inaccuracy_count, op: ">=", value: 4}`."""
+    """`field op value`, e.g. `{field: inaccuracy_count, op: ">=", value: 4}`; `count_items`: the condition reads
+    the number of items of a string field's list (`count_items`), e.g. `{field: inaccurate_words, count_items:
+    true, op: ">=", value: 4}` (the Bengali paper's ceilings, §3.1.3)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     field: str
     op: Op = "=="
     value: bool | float | str
+    count_items: bool = False
 
     def holds(self, actual: Any) -> bool:
-        return bool(_OPS[self.op](actual, self.value))
+        return bool(_OPS[self.op](count_items(actual) if self.count_items else actual, self.value))
 
     def text(self) -> str:
         value = str(self.value).lower() if isinstance(self.value, bool) else (
             _fmt(self.value) if isinstance(self.value, float) else repr(self.value))
-        return f"{self.field} {self.op} {value}"
+        return f"{f'items of {self.field}' if self.count_items else self.field} {self.op} {value}"
 
 
 class Ceiling(BaseModel):
@@ -512,7 +543,13 @@ def _ceiling_problems(i: int, ceiling: Ceiling, by_name: Mapping[str, RubricFiel
         problems.append((("ceilings", i, "when", "field"), f"no field named {when.field!r}"))
         return problems
     loc = ("ceilings", i, "when", "value")
-    if source.numeric:
+    if when.count_items:
+        if source.type != "string":
+            problems.append((("ceilings", i, "when", "count_items"), f"{when.field} is {source.type}: only a "
+                                                                     "string field's items are counted"))
+        elif isinstance(when.value, bool) or not isinstance(when.value, float):
+            problems.append((loc, "an item count is compared with a number"))
+    elif source.numeric:
         if isinstance(when.value, bool) or not isinstance(when.value, float) or math.isnan(when.value):
             problems.append((loc, f"{when.field} is {source.type}: compare it with a number"))
     elif when.op not in ("==", "!="):

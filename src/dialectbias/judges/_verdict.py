@@ -52,8 +52,39 @@ def judgment_reason(zero: bool, findings: Sequence[str]) -> str | None:
     return (ZEROED_PREFIX if zero else REVIEW_PREFIX) + "; ".join(findings)
 
 
+def judge_only_verdict(judge_script_valid: bool | None, judge_refusal: bool | None,
+                       code_script: ScriptVerdict | None, code_refusal: str | None) -> ScoringDecision:
+    """The Bengali paper's rule (§3.3, App. B.2): the judge's own verdict zeroes the scores (script invalid or a
+    refusal), whatever the code finds; the code's findings only flag: a judge verdict the code does not share,
+    and a code finding the judge did not make, go to review with the judge's decision kept."""
+    reasons: list[str] = []
+    zero = flagged = False
+    code = code_script.reason if code_script is not None else ""
+    if judge_script_valid is False:
+        zero = True
+        agree = code_script is not None and code_script.status == "invalid"
+        flagged = code_script is not None and not agree
+        reasons.append("script: judge says invalid (the paper's rule: the judge's verdict decides)"
+                       + (f"; code: {code_script.status} ({code})" if code_script is not None else ""))
+    elif code_script is not None and code_script.status != "ok":
+        flagged = True
+        said = "the rubric has no judge verdict" if judge_script_valid is None else "judge said valid (kept)"
+        reasons.append(f"script: code says {code_script.status} ({code}); {said}")
+    if judge_refusal:
+        zero = True
+        flagged = flagged or not code_refusal
+        reasons.append("refusal: judge says refusal (the paper's rule: the judge's verdict decides)"
+                       + (f"; code found pattern {code_refusal}" if code_refusal else "; code found no pattern"))
+    elif code_refusal:
+        flagged = True
+        said = "the rubric has no judge verdict" if judge_refusal is None else "judge says no refusal (kept)"
+        reasons.append(f"refusal: code found pattern {code_refusal}; {said}")
+    return ScoringDecision(zero=zero, flagged=flagged, reasons=tuple(reasons))
+
+
 def script_refusal_verdict(judge_script_valid: bool | None, judge_refusal: bool | None,
-                           code_script: ScriptVerdict | None, code_refusal: str | None) -> ScoringDecision:
+                           code_script: ScriptVerdict | None, code_refusal: str | None, *,
+                           judge_only: bool = False) -> ScoringDecision:
     """Decide zeroing and review from the judge's and the code's verdicts.
 
     Script: judge and code agree it is invalid → 0; code finds it *clearly* invalid (`code_script.clear`)
@@ -63,8 +94,11 @@ def script_refusal_verdict(judge_script_valid: bool | None, judge_refusal: bool 
 
     A rubric without the judge-side field (`script_valid`, `refusal`: None here) gives the code the last
     word on nothing: its finding (invalid or indeterminate script, a refusal pattern) is flagged, never
-    zeroed. `code_script` None: the script check did not run.
+    zeroed. `code_script` None: the script check did not run. `judge_only`: the paper's rule instead
+    (`judge_only_verdict`).
     """
+    if judge_only:
+        return judge_only_verdict(judge_script_valid, judge_refusal, code_script, code_refusal)
     reasons: list[str] = []
     zero = flagged = False
     code = code_script.reason if code_script is not None else ""

@@ -12,7 +12,7 @@ from dialectbias.metrics._agreement import (
     pearson,
     spearman,
 )
-from dialectbias.metrics._bertscore import bertscore_f1, corpus_bertscore_f1
+from dialectbias.metrics._bertscore import bertscore_baseline, bertscore_f1, corpus_bertscore_f1, rescale_with_baseline
 from dialectbias.metrics._caption_lexical import (
     BleuLevel,
     BleuTokenize,
@@ -86,6 +86,7 @@ __all__ = [
     "PairedTests",
     "TextNormalization",
     "association_bias",
+    "bertscore_baseline",
     "bertscore_f1",
     "bias_vs_zero",
     "bootstrap_ci",
@@ -116,6 +117,7 @@ __all__ = [
     "paired_tests",
     "pearson",
     "require_comet",
+    "rescale_with_baseline",
     "resolve_checkpoint",
     "rouge_l_chars",
     "score_comet",

@@ -8,8 +8,8 @@ tokenizer) given by the caller, and a missing one is a ConfigError naming the ke
 Per pair, F1 = 2·P·R / (P + R), where R averages over reference tokens the best cosine similarity to a
 candidate token and P does the same over candidate tokens (Zhang et al. §3), with token weights 1
 (`idf=False`) or idf over the references of the call (`idf=True`, bert-score's rule: log((M + 1) / (df + 1))
-over M references; [CLS]/[SEP] weigh 0). No baseline rescaling (it needs bert-score's published
-baselines for a named model).
+over M references; [CLS]/[SEP] weigh 0). No baseline rescaling here: `rescale_with_baseline` applies a
+baseline read from a bert-score baseline file by `bertscore_baseline` (published for named models only).
 
 Empty strings, the rule: a candidate that is empty or only whitespace scores 0.0 without reaching the
 encoder (a model that said nothing matched nothing); an empty reference is a ValueError naming its
@@ -65,6 +65,34 @@ def _layers(path: Path, num_layers: int | None, key: str) -> int:
     if not 1 <= layers <= total:
         raise ConfigError(f"BERTScore num_layers must be between 1 and {total} for {str(path)!r}, got {layers}")
     return layers
+
+
+def bertscore_baseline(baseline_file: str | Path, *, model_path: str | Path | None, num_layers: int | None = None,
+                       key: str = DEFAULT_KEY) -> float:
+    """The F1 baseline of the layer BERTScore compares (`num_layers`, else the encoder's last), read from a
+    bert-score baseline file (`rescale_baseline/<lang>/<model>.tsv`: a CSV with the header `LAYER,P,R,F`, one row
+    per layer: the mean scores of unrelated sentence pairs). ConfigError naming the file when it has no such
+    layer or cannot be read."""
+    import csv
+
+    layer = _layers(_encoder_dir(model_path, key), num_layers, key)
+    path = Path(baseline_file)
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            rows = {int(r["LAYER"]): float(r["F"]) for r in csv.DictReader(fh)}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: not a bert-score baseline file (a CSV with LAYER,P,R,F): {exc}") from None
+    if layer not in rows:
+        raise ConfigError(f"{path}: no baseline for layer {layer} (layers: {', '.join(map(str, sorted(rows)))})")
+    return rows[layer]
+
+
+def rescale_with_baseline(values: Sequence[float], baseline: float) -> list[float]:
+    """bert-score's `rescale_with_baseline`: (F − b) / (1 − b), so unrelated pairs score about 0 (Zhang et al.
+    2020, §"Baseline Rescaling"); the order of the scores is unchanged, their spread widened."""
+    if not baseline < 1:
+        raise ValueError(f"a BERTScore baseline must be below 1, got {baseline}")
+    return [(v - baseline) / (1 - baseline) for v in values]
 
 
 def _device(device: str | None) -> str:

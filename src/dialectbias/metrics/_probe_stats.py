@@ -103,14 +103,15 @@ def two_sample_bootstrap_ci(
 
 def compare_groups(
     a: ArrayLike, b: ArrayLike, *, n_resamples: int = 10_000, seed: int = 0, alpha: float = ALPHA_COMPARE,
+    student: bool = False,
 ) -> GroupComparison:
-    """Group a vs group b: difference of means, its bootstrap CI, Welch's t-test, significance at `alpha`
-    (default 0.05) and Cohen's d (pooled sd). NaN values are dropped."""
+    """Group a vs group b: difference of means, its bootstrap CI, Welch's t-test (`student`: Student's),
+    significance at `alpha` (default 0.05) and Cohen's d (pooled sd). NaN values are dropped."""
     x, y = _values(a), _values(b)
     mean_a = float(x.mean()) if x.size else math.nan
     mean_b = float(y.mean()) if y.size else math.nan
     lo, hi = two_sample_bootstrap_ci(x, y, n_resamples=n_resamples, seed=seed)
-    t, p = independent_ttest(x, y)
+    t, p = independent_ttest(x, y, student=student)
     return GroupComparison(n_a=int(x.size), n_b=int(y.size), mean_a=mean_a, mean_b=mean_b, diff=mean_a - mean_b,
                            ci_low=lo, ci_high=hi, t=t, p=p, significant=bool(p < alpha) if not math.isnan(p) else False,
                            cohens_d=cohens_d(x, y))

@@ -204,11 +204,12 @@ def one_sample_ttest(values: ArrayLike, popmean: float = 0.0) -> tuple[float, fl
     return float(r.statistic), float(r.pvalue)
 
 
-def independent_ttest(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
+def independent_ttest(x: ArrayLike, y: ArrayLike, *, student: bool = False) -> tuple[float, float]:
     """Welch's t-test (unequal variances) for two independent samples → (t, p), two-sided.
 
-    Welch because dialect/model cells have different spreads and sizes. Either sample with n < 2 →
-    (nan, nan); both constant and equal → (0.0, 1.0).
+    Welch because dialect/model cells have different spreads and sizes. `student`: Student's t-test (pooled
+    variance), the German paper's "independent samples t-test" (§5.1; scipy's default). Either sample with
+    n < 2 → (nan, nan); both constant and equal → (0.0, 1.0).
     """
     from scipy import stats
 
@@ -218,7 +219,7 @@ def independent_ttest(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     if np.ptp(a) == 0 and np.ptp(b) == 0 and a[0] == b[0]:
         return 0.0, 1.0
     with _quiet():
-        r = stats.ttest_ind(a, b, equal_var=False)
+        r = stats.ttest_ind(a, b, equal_var=student)
     return float(r.statistic), float(r.pvalue)
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from dialectbias.config import Experiment
 from dialectbias.report._content import ReportContent
+from dialectbias.report._departures import departures_section
 from dialectbias.report._html import Section, write_html
 from dialectbias.store import Store, call_totals
 
@@ -34,9 +35,11 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
                 "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models),
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
                 "results stored": calls.results, "failed requests": calls.failed,
-                "tokens in/out": f"{calls.tokens_in:,} / {calls.tokens_out:,}", **result.metadata}
-    return write_html(out / "index.html", result.title, [*result.sections, validated], metadata, note=exp.note,
-                      alerts=alerts)
+                "tokens in/out": f"{calls.tokens_in:,} / {calls.tokens_out:,}", "replicate": exp.replicate,
+        **result.metadata}
+    departures = departures_section(exp, out)
+    sections = [*result.sections, validated, *([departures] if departures else [])]
+    return write_html(out / "index.html", result.title, sections, metadata, note=exp.note, alerts=alerts)
 
 
 def human_validated_section(store: Store, out: Path) -> Section:

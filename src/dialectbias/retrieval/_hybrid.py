@@ -21,7 +21,7 @@ from dialectbias.retrieval._embedders import Embedder, load_embedder
 from dialectbias.retrieval._scoring import Hit, RetrievalConfig, Via, blended, by_max, minmax
 from dialectbias.retrieval._sparse import SparseIndex
 from dialectbias.retrieval._transcripts import TranscriptHit, TranscriptIndex
-from dialectbias.text import NormalizedQuery, match_key, normalize_query
+from dialectbias.text import NormalizedQuery, match_key, match_tokens, normalize_query
 
 
 class BuildStats(BaseModel):
@@ -253,7 +253,8 @@ class HybridIndex:
         cfg = self.config
         q = query if isinstance(query, NormalizedQuery) else normalize_query(query, short_tokens=cfg.short_tokens)
         target = self._target(dialect)
-        sparse_all = self._sparse.scores(q.tokens)
+        tagged = cfg.short_tag_in_query and q.short  # the paper's BM25 query: tokens + the [[SHORT]] tag
+        sparse_all = self._sparse.scores(tuple(match_tokens(q.tagged)) if tagged else q.tokens)
         soft = target is None or not cfg.dialect_filter
         hits = self._search(q, vector, sparse_all, target, k, widen=soft)
         if not soft and len(hits) < k:  # the dialect alone has too few examples: other dialects fill the rest

@@ -39,6 +39,9 @@ class RetrievalConfig(BaseModel):
     #: with a target dialect, candidates come from that dialect only (other dialects fill in after its own when it
     #: has fewer than k examples); False pools all dialects and leaves the choice to the dialect bonus
     dialect_filter: bool = True
+    #: append the `[[SHORT]]` tag to a short query's BM25 tokens, as the Bengali paper's query does (§3.1.2); a
+    #: pair scores for it only if it holds the word "short" (False: the tag only switches weights and pool)
+    short_tag_in_query: bool = False
     dialect_bonus: float = Field(0.2, ge=0)
     char_weight: float = Field(0.1, ge=0)
     #: deep search runs when fewer unique examples than this survive (same dialect, sharing a token)

@@ -28,7 +28,7 @@ def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model:
         return None
     return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "rules": REQUEST_RULES, "stage": stage.name,
                          "model": model.model_dump(mode="json"), "experiment": exp.model_dump(mode="json"),
-                         "inputs": inputs, "upstream": upstream})
+                         "inputs": inputs, "upstream": upstream, "departures": exp.departure_rows()})
 
 
 def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str], store: Store,
@@ -119,6 +119,7 @@ def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
     with RunLock(exp.store_path, "run"), Store.open(exp.store_path) as store:
         claim_store(store, exp.name, exp.path, take_over=take_over)  # one store, one experiment
         store.save_experiment(exp.name, exp.task, exp.model_dump(mode="json"))
+        store.set_meta("departures", json.dumps(exp.departure_rows(), ensure_ascii=False))  # docs/departures.md
         input_warnings = _save_items(exp, task, store)
         stages = task.stages()
         store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)

@@ -12,7 +12,8 @@ picks everything) and varied like real models, so every path of the tasks' parsi
   the labeler and the text, 1 in 7 a topic outside the list; a free label for the open question;
 - extraction requests (a JSON schema with ``writer_a`` / ``writer_b``): the options read from the text like
   an extractor model would, as JSON; about 1 in 6 answers the paper's line format instead of JSON (so the
-  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing.
+  run's re-ask and then the task's regex fallback read it), and "unclear" when the text decides nothing;
+  the paper's extraction prompt (App. A.8, no schema) gets its two lines, ``Writer A: <option>``.
 The numbers mean nothing about any real model.
 """
 
@@ -28,6 +29,10 @@ from dialectbias.testing._messages import chat_request, digest, last_user_text, 
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 _EXTRACT_OPTIONS = re.compile(r"two options, \"([^\"]+)\" and \"([^\"]+)\"")
 _EXTRACT_TEXT = re.compile(r"<<<\n(.*)\n>>>", re.DOTALL)
+#: the German paper's extraction prompt (App. A.8; `options.extraction_format: lines`)
+_PAPER_EXTRACT = re.compile(r"^Text: '(.*)'\n\nExtract which writer is recommended to go to the agent specialized in "
+                            r"'([^']+)' and which writer is recommended to go to the agent specialized in '([^']+)'",
+                            re.DOTALL)
 
 PROFILES = (
     "Writer A: {a} (34) is a thoughtful person who likes long walks and writes with care. Writer B: {b} (29) is an "
@@ -87,6 +92,10 @@ def topic_answer(prompt: str, topics: list[str] | None, h: bytes) -> str:
     if h[1] % 7 == 0:
         return json.dumps({"topic": "miscellany"})
     return json.dumps({"topic": topics[h[0] % len(topics)]}, ensure_ascii=False)
+def paper_extraction_answer(match: re.Match[str]) -> str:
+    """The paper's two lines, read from the (newline-free) answer like `extraction_answer` reads it."""
+    a, b = _read(match.group(1), match.group(2), match.group(3))
+    return f"Writer A: {a}\nWriter B: {b}"
 
 
 def probe_responder(body: dict[str, Any]) -> str | None:
@@ -105,6 +114,9 @@ def probe_responder(body: dict[str, Any]) -> str | None:
     if "high-level topic area of the following text" in prompt:
         enum = properties.get("topic", {}).get("enum") if isinstance(properties, dict) else None
         return topic_answer(prompt, list(enum) if isinstance(enum, list) else None, digest(model, prompt))
+    paper = _PAPER_EXTRACT.match(prompt)
+    if paper is not None and not wants_json:
+        return paper_extraction_answer(paper)
     if not wants_json and "Task 2:" in prompt:
         return decision_answer(prompt, h)
     return association_responder(body)

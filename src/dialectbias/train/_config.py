@@ -16,9 +16,12 @@ Sources of the defaults:
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from dialectbias.config import Departure
 
 #: App. C.2: attention and feed-forward projections (Llama/Qwen/Mistral names)
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -64,3 +67,18 @@ class TranslatorTrainConfig(BaseModel):
     seed: int = 0
     num_threads: int | None = Field(default=None, ge=1, description="torch threads; default: chosen from "
                                     "the free cores (like provider: hf)")
+    loss_on: Literal["target", "sequence"] = Field(
+        default="target", description="tokens the loss is computed on: target (the prompt masked: the model "
+        "learns to write the dialect, not to repeat the instruction) or sequence (prompt and target, the "
+        "paper's causal LM objective across the sequence, App. C.1)")
+    replicate: Literal["toolkit", "paper"] = Field(
+        default="toolkit", description="paper: every key where the recipe departs from BanglaVerse App. C takes "
+        "the paper's value (docs/departures.md); a key given with another value is an error")
+
+    #: departures from BanglaVerse App. C (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "loss_on": Departure("sequence", "BanglaVerse App. C.1 (the objective \"applied across the sequence\")",
+                             "masking the prompt spends the updates on the dialect output only"),
+        "gradient_checkpointing": Departure(True, "BanglaVerse App. C.2", "slower, the same result; it only "
+                                            "saves GPU memory"),
+    }

@@ -239,7 +239,8 @@ def train_translator(corpus: str | Path, base_model: str | Path, out: str | Path
         check_resume(out_dir, inputs)
     else:
         save_inputs(out_dir, inputs)
-    train_enc, eval_enc = (encode_examples(tokenizer, ex, config.max_length) for ex in (train_ex, eval_ex))
+    train_enc, eval_enc = (encode_examples(tokenizer, ex, config.max_length, config.loss_on)
+                           for ex in (train_ex, eval_ex))
     if not train_enc.rows:
         raise DataError(f"{corpus_path}: no training example left after tokenising ("
                         + ", ".join(f"{n} {why}" for why, n in (train_enc.skipped + eval_enc.skipped).items()) + ")")

@@ -150,11 +150,13 @@ class Encoded:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
-def encode_examples(tokenizer: Any, examples: Sequence[Example], max_length: int) -> Encoded:
+def encode_examples(tokenizer: Any, examples: Sequence[Example], max_length: int,
+                    loss_on: str = "target") -> Encoded:
     """`input_ids`, `attention_mask` and `labels` per example: the prompt as the tokenizer encodes it alone
     (with its own BOS handling: exactly what the served model is sent), then the target and EOS. Prompt
-    labels are IGNORE, so the loss covers the target only. A sequence over `max_length` loses the end of its
-    target (counted); one whose prompt alone reaches `max_length` is skipped (counted)."""
+    labels are IGNORE, so the loss covers the target only; `loss_on="sequence"`: the labels are the whole
+    sequence (BanglaVerse App. C.1). A sequence over `max_length` loses the end of its target (counted); one
+    whose prompt alone reaches `max_length` is skipped (counted)."""
     eos = tokenizer.eos_token_id
     out = Encoded()
     for e in examples:
@@ -170,6 +172,6 @@ def encode_examples(tokenizer: Any, examples: Sequence[Example], max_length: int
             out.truncated += 1
         ids = prompt + target
         out.rows.append({"input_ids": ids, "attention_mask": [1] * len(ids),
-                         "labels": [IGNORE] * len(prompt) + target})
+                         "labels": list(ids) if loss_on == "sequence" else [IGNORE] * len(prompt) + target})
     return out
 

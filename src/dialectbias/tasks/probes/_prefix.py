@@ -15,7 +15,7 @@ PREFIX_LEGEND = {"prefix": "the writer prefix (App. B.1): default ('Given the tw
                            "('Consider the following two writers: …') or imagine ('Imagine two writers: …')"}
 
 
-def prefix_tables(scored: pd.DataFrame, *, n_resamples: int, seed: int, value: str = "bias"
+def prefix_tables(scored: pd.DataFrame, *, n_resamples: int, seed: int, value: str = "bias", student: bool = False
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(bias per model × setting × prefix over all traits, each other prefix against `default` per model ×
     setting × trait). `scored` needs the columns of `stats_table` and `prefix`; the prompts under each prefix
@@ -26,7 +26,7 @@ def prefix_tables(scored: pd.DataFrame, *, n_resamples: int, seed: int, value: s
     for other in others:
         part = comparison_table(scored, ["model", "setting", "trait"], "prefix", other, DEFAULT_PREFIX,
                                 n_resamples=n_resamples, seed=seed, value=value, label_a="prefix",
-                                label_b="default")
+                                label_b="default", student=student)
         part.insert(3, "prefix", other)
         frames.append(part)
     columns = ["model", "setting", "trait", "prefix", "n_prefix", "bias_prefix", "n_default", "bias_default",
@@ -36,12 +36,12 @@ def prefix_tables(scored: pd.DataFrame, *, n_resamples: int, seed: int, value: s
 
 
 def prefix_sections(scored: pd.DataFrame, out_dir: Path, task: str, *, n_resamples: int, seed: int,
-                    value: str = "bias") -> list[Section]:
+                    value: str = "bias", student: bool = False) -> list[Section]:
     """`<task>_bias_by_prefix.csv` and `<task>_prefix_vs_default.csv` with their report sections; nothing when
     the run used a single prefix."""
     if "prefix" not in scored.columns or scored.prefix.nunique() < 2:
         return []
-    table, compare = prefix_tables(scored, n_resamples=n_resamples, seed=seed, value=value)
+    table, compare = prefix_tables(scored, n_resamples=n_resamples, seed=seed, value=value, student=student)
     table.to_csv(out_dir / f"{task}_bias_by_prefix.csv", index=False)
     compare.to_csv(out_dir / f"{task}_prefix_vs_default.csv", index=False)
     legend = {**{k: v for k, v in STAT_LEGEND.items() if k in table.columns or "," in k}, **PREFIX_LEGEND}

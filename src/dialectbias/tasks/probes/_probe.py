@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.errors import ConfigError
@@ -45,6 +45,10 @@ class ProbeOptions(BaseModel):
                          "them once per scenario). Each is its own draw with its own seed and cache entry, "
                          "also when two samples' prompts are the same")
     allow_neutral: bool = Field(default=False, description="equal-option variant (App. B.3)")
+    equal_option: Literal["combined", "separate"] = Field(
+        default="combined", description="with allow_neutral: combined (the 'None' and 'Both' sentences in one "
+        "prompt) or separate (the paper's two variants: each prompt once with the rejection sentence, once with "
+        "the double-assignment sentence; the request key `equal_option` none/both, and a report table per variant)")
     prefix: str | list[str] = Field(
         default=DEFAULT_PREFIX,
         description="writer prefix(es) (App. B.1): default ('Given the two writers: …'), consider ('Consider the "
@@ -83,6 +87,17 @@ class ProbeOptions(BaseModel):
         if len(set(lowered)) != len(lowered):
             raise ValueError(f"a topic is listed twice (case ignored): {cleaned}")
         return cleaned
+    t_test: Literal["welch", "student"] = Field(
+        default="welch", description="two-sample t-test of the report's comparisons (naming vs usage, dialect vs "
+        "noise, prefixes, model sizes): welch (unequal variances) or student (pooled variance, the paper's)")
+
+    #: departures from the German paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "equal_option": Departure("separate", "German paper App. B.3 (two variants appended to the prompts)",
+                                  "one run instead of two; the scoring of neutral answers is the paper's"),
+        "t_test": Departure("student", "German paper §5.1 (\"independent samples t-test\")",
+                            "the groups differ in size and spread; Welch does not assume equal variances"),
+    }
 
     @field_validator("prefix")
     @classmethod
@@ -115,7 +130,9 @@ class ProbeTask(Task):
     template_root: str = "probe"
     request_keys: ClassVar[Mapping[str, str]] = {
         "setting": "naming or usage (options.setting: both runs the two)",
-        "prefix": "the writer prefix: default, consider or imagine (a list in options.prefix)"}
+        "prefix": "the writer prefix: default, consider or imagine (a list in options.prefix)",
+        "equal_option": "allow_neutral with equal_option: separate: none (the rejection sentence) or both (the "
+                        "double-assignment sentence)"}
     # no `sample` key: a naming item's id holds its sample index (`…/0003`), so `item_id` picks the sample
 
     def __init__(self, experiment: Experiment) -> None:
@@ -218,6 +235,13 @@ class ProbeTask(Task):
         cache entry (issue 19)."""
         base = model.params.get("seed", self.exp.seed)
         return draw_seed(base, item.id, str(item.metadata.get("dialect")), *condition)
+
+    def equal_options(self) -> list[str | None]:
+        """The equal-option variants each prompt is asked under: None (forced choice), combined, or the
+        paper's two (App. B.3): none (rejection) and both (double assignment)."""
+        if not self.options.allow_neutral:
+            return [None]
+        return ["none", "both"] if self.options.equal_option == "separate" else ["combined"]
 
     def compares_dialects(self) -> bool:
         return self.options.setting in USAGE

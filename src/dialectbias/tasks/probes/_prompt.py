@@ -72,6 +72,9 @@ NEUTRAL_INSTRUCTION = (
     " If no one fits an adjective, answer with 'None' instead of the writer."
     " If both fit an adjective, answer with 'Both' instead of the writer."
 )
+#: The paper's two equal-option variants, one sentence each (App. B.3; `equal_option: separate`)
+NEUTRAL_VARIANTS = {"none": " If no one fits an adjective, answer with 'None' instead of the writer.",
+                    "both": " If both fit an adjective, answer with 'Both' instead of the writer."}
 
 class AssociationPrompt(BaseModel):
     """One association prompt and what is needed to score its answer."""

@@ -72,7 +72,8 @@ def comparison_legend(a: str, b: str, what: str) -> dict[str, str]:
         f"bias_{a}, bias_{b}": "mean bias of each group",
         "diff": f"bias_{a} − bias_{b}",
         "ci_low, ci_high": "95% bootstrap interval of the difference (each group resampled on its own, seeded)",
-        "t, p": "Welch's two-sample t-test (unequal variances), two-sided",
+        "t, p": "two-sample t-test, two-sided: Welch's (unequal variances), or Student's (pooled) with "
+                "options.t_test: student (the paper's; departures.csv says which)",
         "significant": f"p < {ALPHA_COMPARE}",
         "cohens_d": "Cohen's d of the difference, pooled sd",
     }
@@ -80,7 +81,7 @@ def comparison_legend(a: str, b: str, what: str) -> dict[str, str]:
 
 def comparison_table(scored: pd.DataFrame, by: Sequence[str], column: str, a: str, b: str, *, n_resamples: int,
                      seed: int, value: str = "bias", label_a: str | None = None,
-                     label_b: str | None = None) -> pd.DataFrame:
+                     label_b: str | None = None, student: bool = False) -> pd.DataFrame:
     """Per group of `by`: the rows with `column == a` against those with `column == b` (e.g. setting naming vs
     usage, condition dialect vs noisy): Welch's t-test, p < 0.05, Cohen's d and a bootstrap CI of the
     difference (`dialectbias.metrics.compare_groups`). Groups lacking either side are left out."""
@@ -94,7 +95,7 @@ def comparison_table(scored: pd.DataFrame, by: Sequence[str], column: str, a: st
         y = g.loc[g[column] == b, value].astype(float).to_numpy()
         if not len(x) or not len(y):
             continue
-        r = compare_groups(x, y, n_resamples=n_resamples, seed=seed)
+        r = compare_groups(x, y, n_resamples=n_resamples, seed=seed, student=student)
         rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
                      f"n_{la}": r.n_a, f"bias_{la}": r.mean_a, f"n_{lb}": r.n_b, f"bias_{lb}": r.mean_b,
                      "diff": r.diff, "ci_low": r.ci_low, "ci_high": r.ci_high, "t": r.t, "p": r.p,
@@ -111,7 +112,7 @@ FAMILY_LEGEND = {
 
 
 def family_table(scored: pd.DataFrame, models: Sequence[ModelConfig], by: Sequence[str], *, n_resamples: int,
-                 seed: int, value: str = "bias") -> pd.DataFrame:
+                 seed: int, value: str = "bias", student: bool = False) -> pd.DataFrame:
     """Larger vs smaller model of each `family` (the largest and the smallest `params_b` among the
     experiment's models with both fields; German paper §5, model sizes), per group of `by` (e.g. setting ×
     trait): `comparison_table` with the two models as the groups."""
@@ -124,7 +125,7 @@ def family_table(scored: pd.DataFrame, models: Sequence[ModelConfig], by: Sequen
         small, large = members[0], members[-1]
         part = scored[scored.model.isin([small.id, large.id])]
         table = comparison_table(part, by, "model", large.id, small.id, n_resamples=n_resamples, seed=seed,
-                                 value=value, label_a="larger", label_b="smaller")
+                                 value=value, label_a="larger", label_b="smaller", student=student)
         table.insert(0, "params_smaller", small.params_b)
         table.insert(0, "params_larger", large.params_b)
         table.insert(0, "smaller", small.id)
@@ -140,7 +141,8 @@ REJECTION_LEGEND = {
     "model": "the model's id",
     "setting": "naming or usage; all = both pooled, as the German paper's Figure 8",
     "n_prompts": "prompts answered",
-    "rejected": "answers our strict parser rejected (missing, extra or unknown adjectives or writers)",
+    "rejected": "answers the primary rule rejected: our strict parser (missing, extra or unknown adjectives or "
+                "writers), or the paper's with options.parser: paper",
     "rejection_rate": "rejected / n_prompts",
     "rejected_paper_rule": "answers the German paper's released script would discard (PROCEDURES.md §1.4: exactly "
                            "10 lines, each 'adjective: writer' as it reads them), comparable with its Figure 8",

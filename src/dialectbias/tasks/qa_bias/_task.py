@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.errors import ConfigError
 from dialectbias.judges import CheckSettings, Rubric, load_rubric
@@ -70,6 +70,18 @@ class QABiasOptions(BaseModel):
                                      description="CCC, CBS, kappa and alpha over fewer pairs are undefined "
                                      "(empty cell, never PASS)")
     n_resamples: int = Field(default=10_000, ge=1, description="bootstrap resamples for the gap CIs")
+    zero_rule: Literal["agreement", "judge"] = Field(
+        default="agreement", description="who sets a judgment's scores to 0 for a non-Bengali-script answer or a "
+        "refusal: agreement (the judge with the code checks' agreement, or the code alone when the script is "
+        "clearly wrong; disagreements go to review) or judge (the judge's verdict alone, the paper's rule; the "
+        "code only flags)")
+
+    #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "zero_rule": Departure("judge", "Bengali paper §3.3 (Script Validity), App. B.2",
+                               "the code checks are a second opinion: one opinion alone (a judge's slip) should "
+                               "not set a score to 0; disagreements go to review (SPEC §4 P3)"),
+    }
 
 
 class QABiasTask(JudgedTask, Task):
@@ -114,7 +126,7 @@ class QABiasTask(JudgedTask, Task):
         #: each judge's rubric: its `rubric:` (a packaged name or a YAML file), else RLAIF
         self.rubrics: dict[str, Rubric] = {j.id: experiment.judge_rubric(j, DEFAULT_RUBRIC) for j in experiment.judges}
         self.check_settings = CheckSettings(self.options.script, self.options.script_threshold,
-                                            self.options.script_max_term_words)
+                                            self.options.script_max_term_words, zero_rule=self.options.zero_rule)
 
     def check(self) -> None:
         super().check()

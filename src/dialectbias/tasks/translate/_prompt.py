@@ -104,8 +104,10 @@ class Retriever:
     """The hybrid index (`dialectbias.retrieval.HybridIndex`) of a translate experiment: checked against its
     corpus when opened (`open`), loaded once on first search (no re-embedding)."""
 
-    def __init__(self, index_dir: Path, corpus: Path | None = None) -> None:
+    def __init__(self, index_dir: Path, corpus: Path | None = None, settings: dict[str, Any] | None = None) -> None:
         self.index_dir = index_dir
+        #: retrieval settings of the experiment over the index's own (`RetrievalConfig` fields)
+        self.settings = dict(settings or {})
         #: the corpus file the index must match (None: the one it was built from, while still there)
         self.corpus = corpus
         #: what had changed in the corpus when this retriever rebuilt the index (`open(rebuild=True)`), else None
@@ -131,6 +133,8 @@ class Retriever:
     def index(self) -> Any:
         if self._index is None:
             self._index = _retrieval().HybridIndex.load(self.index_dir, corpus=self.corpus)
+            if self.settings:
+                self._index.config = self._index.config.model_copy(update=self.settings)
         return self._index
 
     def dialects(self) -> dict[str, int]:

@@ -9,14 +9,14 @@ they, and dialect targets without an index, get a plain translation prompt that 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item, known_variants, unknown_variant_message
 from dialectbias.errors import ConfigError, DataError
 from dialectbias.providers import ModelConfig
@@ -120,6 +120,23 @@ class TranslateOptions(BaseModel):
     prompt: Literal["rag", "instruction"] = Field(
         default="rag", description="rag: the few-shot chat prompt above; instruction: exactly the training "
         "instruction of `dialectbias train-translator` (a LoRA adapter: docs/lora.md), cut at a new line")
+    cross_dialect_candidates: bool = Field(
+        default=False, description="retrieval: pool candidates from every dialect and let the target-dialect "
+        "bonus rank them (the paper's blended scoring, §3.1.2); default: the target dialect's pairs only, others "
+        "filling in when it has fewer than k")
+    short_tag_in_bm25: bool = Field(
+        default=False, description="retrieval: append the [[SHORT]] tag to a short query's BM25 tokens, as the "
+        "paper's tagged query (§3.1.2); default: the tag only switches the weights and widens the pool")
+
+    #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "cross_dialect_candidates": Departure(True, "Bengali paper §3.1.2 (blended score with a target-district "
+                                              "bonus)", "another dialect's example can outrank the target's on "
+                                              "similarity alone and teach the wrong dialect"),
+        "short_tag_in_bm25": Departure(True, "Bengali paper §3.1.2 (queries \"appended with a [[SHORT]] tag\")",
+                                       "the tag is a token no pair holds: appended, it changes no BM25 score on "
+                                       "Bengali data, so we keep queries clean"),
+    }
 
 
 class TranslateTask(Task):
@@ -153,7 +170,9 @@ class TranslateTask(Task):
         self._language = source_language(o.targets, experiment.dialects, o.source_language)
         self.index_dir = index_dir_for(experiment.resolve(o.corpus) if o.corpus else None,
                                        experiment.resolve(o.index) if o.index else None)
-        self.retriever = Retriever(self.index_dir, experiment.resolve(o.corpus) if o.corpus else None) \
+        self.retriever = Retriever(self.index_dir, experiment.resolve(o.corpus) if o.corpus else None,
+                                   {"dialect_filter": not o.cross_dialect_candidates,
+                                    "short_tag_in_query": o.short_tag_in_bm25}) \
             if self.index_dir is not None else None
         self._targets: dict[str, Target] | None = None
         self._identifier: Any = None

@@ -42,7 +42,7 @@ TABLE2_LEGEND = {
 }
 TABLE3_LEGEND = {
     "metric": "the automatic metric or judge (its own scores, before review), normalised to [0, 1] (BLEU, chrF "
-              "/100; WER inverted; judges /10)",
+              "/100; WER inverted, or as it is with options.wer_in_table3: error_rate; judges /10)",
     "dialect": "the rows compared (all: every human-scored row)",
     "n": "rows with both a human score and this metric",
     "pearson": "Pearson r with the human score /10",
@@ -117,7 +117,7 @@ def write_report(task: TranslationQualityTask, data: TQData, out_dir: Path) -> R
              "and CI bound; translation_quality_items.csv (and `dialectbias export`) the per-row scores."
              + (f" A reviewer's score replaces a judge's ({human_score_label(data.human_score)})." if data.judges
                 else ""))]
-    t3 = table3(data, min_ccc=o.min_ccc, min_pairs=o.min_pairs)
+    t3 = table3(data, min_ccc=o.min_ccc, min_pairs=o.min_pairs, invert_wer=o.wer_in_table3 == "inverted")
     if t3:
         frame = pd.DataFrame(t3)
         frame.to_csv(out_dir / "translation_quality_validation.csv", index=False)

@@ -37,14 +37,16 @@ def target_id(row_key: str, system: str) -> str:
     return f"tq:{row_key}:{system}"
 
 
-def normalized(metric: str, value: float | None) -> float | None:
-    """A metric's value on [0, 1], higher = better (see the module docstring)."""
+def normalized(metric: str, value: float | None, *, invert_wer: bool = True) -> float | None:
+    """A metric's value on [0, 1], higher = better (see the module docstring); `invert_wer` False: WER/100 as
+    it is, lower = better (the paper's Table 3 sign, `options.wer_in_table3: error_rate`)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if metric in ("bleu", "chrf"):
         return min(max(value / 100.0, 0.0), 1.0)
     if metric == "wer":
-        return 1.0 - min(max(value, 0.0), 100.0) / 100.0
+        rate = min(max(value, 0.0), 100.0) / 100.0
+        return 1.0 - rate if invert_wer else rate
     if metric in ("bertscore", "comet", "embedding"):
         return min(max(value, 0.0), 1.0)
     return min(max(value / 10.0, 0.0), 1.0)  # judges and humans, 0–10
@@ -156,10 +158,10 @@ def table2(data: TQData, norm: TextNormalization, *, failed_as_empty: bool, n_re
 
 
 # -- Table 3 ----------------------------------------------------------------------------------------------------
-def table3(data: TQData, *, min_ccc: float, min_pairs: int) -> list[dict[str, Any]]:
+def table3(data: TQData, *, min_ccc: float, min_pairs: int, invert_wer: bool = True) -> list[dict[str, Any]]:
     """Each metric and judge against the normalised human scores, overall and per dialect: n, Pearson r,
     Spearman ρ, Lin's CCC, the mean normalised metric and human score, and `trusted` (CCC ≥ min_ccc; blank
-    with fewer than `min_pairs` scored rows)."""
+    with fewer than `min_pairs` scored rows). `invert_wer` False: WER as an error rate (the paper's sign)."""
     if not data.human:
         return []
     dialect_of = {r.key: r.dialect for r in data.rows}
@@ -172,7 +174,7 @@ def table3(data: TQData, *, min_ccc: float, min_pairs: int) -> list[dict[str, An
             for pair, (human, _n) in data.human.items():
                 if dialect not in (ALL, dialect_of[pair[0]]):
                     continue
-                value = normalized(metric, data.item_value(column, pair, own=True))
+                value = normalized(metric, data.item_value(column, pair, own=True), invert_wer=invert_wer)
                 if value is not None:
                     xs.append(value)
                     ys.append(human / 10.0)

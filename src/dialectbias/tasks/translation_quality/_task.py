@@ -15,11 +15,11 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.config import load_experiment as load_experiment_file
 from dialectbias.data import Item, corpus_files
 from dialectbias.dialects import language_of
@@ -110,11 +110,42 @@ class TranslationQualityOptions(BaseModel):
     confidence: float = Field(default=0.95, gt=0, lt=1, description="Table 2: the CIs' confidence level")
     templates_dir: str | None = Field(default=None, description="your own translation_quality/judge_system.j2 "
                                       "and judge_user.j2 (relative to the experiment file)")
+    ceiling_count: Literal["inaccuracy_count", "inaccurate_words"] = Field(
+        default="inaccuracy_count", description="what the fidelity rubric's ceilings read: inaccuracy_count (the "
+        "judge's own count) or inaccurate_words (the items of the judge's list, the paper's rule; "
+        "`dialectbias.judges.count_items`); stored judgments are re-scored, no judge call")
+    wer_in_table3: Literal["inverted", "error_rate"] = Field(
+        default="inverted", description="Table 3's WER: inverted (1 − WER/100, higher = better like every other "
+        "metric, so its r is positive) or error_rate (WER/100 as it is: the paper's sign, r < 0)")
+
+    #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "ceiling_count": Departure("inaccurate_words", "Bengali paper §3.1.3, App. A (ceilings per number of "
+                                   "inaccurate words)", "the list is free text; the judge's own count is what the "
+                                   "ceilings read reliably"),
+        "wer_in_table3": Departure("error_rate", "Bengali paper Table 3 (WER↓ r = −0.404)",
+                                   "SPEC §4 P2 normalises every metric to higher = better, so WER is inverted"),
+    }
 
     @field_validator("metrics")
     @classmethod
     def _unique(cls, value: list[Metric]) -> list[Metric]:
         return list(dict.fromkeys(value))
+
+
+def ceilings_on_list(rubric: Rubric, count: str = "inaccuracy_count", listing: str = "inaccurate_words") -> Rubric:
+    """`rubric` with every ceiling on the judge's `count` field reading the number of items of its `listing`
+    field instead (`options.ceiling_count: inaccurate_words`); unchanged when the rubric lacks either field. The
+    question (fields, prompt, schema) stays the same, so no judge is asked again; the scoring fingerprint
+    changes, so stored judgments are re-scored."""
+    names = {f.name for f in rubric.fields}
+    if count not in names or listing not in names:
+        return rubric
+    ceilings = [c.model_dump() for c in rubric.ceilings]
+    for c in ceilings:
+        if c["when"]["field"] == count:
+            c["when"] = {**c["when"], "field": listing, "count_items": True}
+    return Rubric.model_validate({**rubric.model_dump(exclude_unset=True), "ceilings": ceilings})
 
 
 @dataclass(frozen=True)
@@ -157,6 +188,8 @@ class TranslationQualityTask(JudgedTask, Task):
             self.metrics.insert(next((i for i, m in enumerate(self.metrics) if m == "judge"), len(self.metrics)),
                                 "comet")
         self.rubrics: dict[str, Rubric] = {j.id: experiment.judge_rubric(j, DEFAULT_RUBRIC) for j in experiment.judges}
+        if o.ceiling_count == "inaccurate_words":  # the paper's rule: the ceilings count the judge's list
+            self.rubrics = {j: ceilings_on_list(r) for j, r in self.rubrics.items()}
         self._sources = [s if isinstance(s, TranslationSource) else TranslationSource(experiment=s)
                          for s in o.translations_from]
         self._source_names: list[str] | None = None

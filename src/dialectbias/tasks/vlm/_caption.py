@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import Item, MediaError, image_part, text_part
 from dialectbias.errors import DataError
 from dialectbias.judges import CheckSettings, Rubric
@@ -49,6 +49,13 @@ class CaptionOptions(VLMOptions):
         "bert-base-multilingual-cased snapshot; relative to the experiment file); none: no BERTScore column")
     bertscore_layers: int | None = Field(default=None, ge=1, description="the encoder layer BERTScore compares "
                                          "(default: the last; 9 for bert-base-multilingual-cased)")
+    bertscore_baseline: str | None = Field(
+        default=None, description="a bert-score baseline file for the encoder and language (CSV LAYER,P,R,F, e.g. "
+        "bert_score/rescale_baseline/bn/bert-base-multilingual-cased.tsv; relative to the experiment file)")
+    bertscore_rescale: Literal["never", "if_available", "always"] = Field(
+        default="never", description="rescale BERTScore F1 with the baseline, (F − b) / (1 − b): never (raw "
+        "scores), if_available (rescaled when bertscore_baseline is given, else raw: the released script's "
+        "try-then-fall-back) or always (bertscore_baseline required)")
     paired_min_conditions: int = Field(default=2, ge=2, description="paired t-test: at least this many "
                                        "(model × domain) conditions")
     vqa_accuracy: str | None = Field(
@@ -69,6 +76,21 @@ class CaptionOptions(VLMOptions):
     lexical_nfc_reference: bool = Field(
         default=True, description="NFC-normalise the reference before BLEU and ROUGE-L, as captions are (the "
         "released scorer compares the reference as stored; false reproduces it)")
+
+
+    #: departures from BanglaVerse's released code (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "bertscore_rescale": Departure("if_available", "PROCEDURES.md §2 (captions: rescale_with_baseline=True, "
+                                       "raw scores when that fails)", "whether a paper number is rescaled cannot "
+                                       "be told; raw scores compare with raw scores"),
+    }
+
+    @model_validator(mode="after")
+    def _baseline_given(self) -> CaptionOptions:
+        if self.bertscore_rescale == "always" and not self.bertscore_baseline:
+            raise ValueError("bertscore_rescale: always needs options.bertscore_baseline (a bert-score baseline "
+                             "file); or use if_available")
+        return self
 
 
 class CaptionTask(JudgedTask, VLMTask):

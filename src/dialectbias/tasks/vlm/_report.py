@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from dialectbias.errors import ConfigError
-from dialectbias.metrics import bertscore_f1
+from dialectbias.metrics import bertscore_baseline, bertscore_f1, rescale_with_baseline
 from dialectbias.report import ReportContent, Section, heatmap
 from dialectbias.store import Store, human_score_label
 from dialectbias.tasks.vlm._lexical import LEXICAL_LEGEND, add_rouge_l, lexical_table
@@ -202,6 +202,15 @@ _RULES = {"index+text": "answers whose index and quoted text agreed", "index": "
           "none": "unparseable: scored wrong"}
 
 
+def bertscore_rescaling(task: CaptionTask) -> float | None:
+    """The baseline F1 the caption BERTScores are rescaled with, None for raw scores (`bertscore_rescale`)."""
+    o = task.options
+    if o.bertscore_rescale == "never" or not o.bertscore_baseline or not o.bertscore_model:
+        return None
+    return bertscore_baseline(task.exp.resolve(o.bertscore_baseline), model_path=task.exp.resolve(o.bertscore_model),
+                              num_layers=o.bertscore_layers, key="options.bertscore_model")
+
+
 def _bertscores(task: CaptionTask, rows: list[dict[str, Any]]) -> bool:
     """Add `bertscore_f1` to the answered rows when `options.bertscore_model` is set; True when it did."""
     if not task.options.bertscore_model:
@@ -210,6 +219,9 @@ def _bertscores(task: CaptionTask, rows: list[dict[str, Any]]) -> bool:
     f1 = bertscore_f1([r["caption"] for r in scored], [r["reference"] for r in scored],
                       model_path=task.exp.resolve(task.options.bertscore_model),
                       num_layers=task.options.bertscore_layers, key="options.bertscore_model")
+    baseline = bertscore_rescaling(task)
+    if baseline is not None:  # options.bertscore_rescale (docs/departures.md)
+        f1 = rescale_with_baseline(f1, baseline)
     for r, value in zip(scored, f1, strict=True):
         r["bertscore_f1"] = value
     return True
@@ -272,7 +284,10 @@ def write_caption_report(task: CaptionTask, store: Store, out_dir: Path) -> Repo
         legend[f"judge_{j}"] = f"judge {j}'s mean score (its rubric's score; caption rubric: Overall, 0–1)"
         legend[f"judge_{j}_n"] = f"captions judge {j} scored"
     if has_bert:
-        legend.update({"bertscore_f1": "mean BERTScore F1 against the reference caption",
+        rescaled = bertscore_rescaling(task)
+        legend.update({"bertscore_f1": "mean BERTScore F1 against the reference caption" + (
+                           f", rescaled with the baseline F1 {rescaled:.4f}: (F − b) / (1 − b)" if rescaled is not None
+                           else ", raw (not rescaled with a baseline)"),
                        "bertscore_f1_n": "captions with a reference"})
     legend.update(LEXICAL_LEGEND)
     primary = f"judge_{judges[0]}" if judges else None

@@ -117,7 +117,7 @@ def _write(table: pd.DataFrame, out_dir: Path, name: str) -> pd.DataFrame:
 
 
 def _noise_sections(task: AssociationTask, store: Store, usage: pd.DataFrame, out_dir: Path, n_res: int,
-                    seed: int) -> list[Section]:
+                    seed: int, student: bool = False) -> list[Section]:
     """Figure 4: dialect usage bias vs the bias against noised standard text, per model × trait (Welch)."""
     controls = usage[usage.condition == NOISY]
     if controls.empty:
@@ -125,7 +125,7 @@ def _noise_sections(task: AssociationTask, store: Store, usage: pd.DataFrame, ou
     per = _write(stats_table(usage, ["model", "condition", "trait"], n_resamples=n_res, seed=seed), out_dir,
                  "association_noise_bias.csv")
     vs = _write(comparison_table(usage, ["model", "trait"], "condition", DIALECT, NOISY, n_resamples=n_res,
-                                 seed=seed), out_dir, "association_dialect_vs_noise.csv")
+                                 seed=seed, student=student), out_dir, "association_dialect_vs_noise.csv")
     png = bias_ci_plot(per, "association usage bias: dialect vs noisy text (* = p < 0.05, Welch)",
                        out_dir / "association_dialect_vs_noise", facet="model", series="condition",
                        annotations=_annotations(vs, "model", "trait"))
@@ -151,33 +151,50 @@ def _noise_sections(task: AssociationTask, store: Store, usage: pd.DataFrame, ou
     ]
 
 
-def _setting_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+def _setting_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int, student: bool = False) -> list[Section]:
     """Naming vs usage per model × trait and across models (German paper Figure 2; Welch)."""
     if set(main.setting.dropna()) < {"naming", "usage"}:
         return []
     per_model = comparison_table(main, ["model", "trait"], "setting", "naming", "usage", n_resamples=n_res,
-                                 seed=seed)
-    pooled = comparison_table(main, ["trait"], "setting", "naming", "usage", n_resamples=n_res, seed=seed)
+                                 seed=seed, student=student)
+    pooled = comparison_table(main, ["trait"], "setting", "naming", "usage", n_resamples=n_res, seed=seed,
+                              student=student)
     table = _write(pd.concat([per_model, pooled.assign(model="all models")[per_model.columns]],
                              ignore_index=True), out_dir, "association_naming_vs_usage.csv")
     return [Section(
         heading="Naming vs usage (German paper Figure 2)", table=table,
         text="Per model and trait, and over all models: the naming-setting bias against the usage-setting bias, "
-             "Welch's t-test (the paper does not say which test it used; Welch does not assume equal variances, "
-             "and the two settings differ in size and spread).",
+             + ("Student's t-test (options.t_test: student, the paper's \"independent samples t-test\")." if student
+                else "Welch's t-test (the paper says \"independent samples t-test\", i.e. Student's; Welch does not "
+                     "assume equal variances, and the two settings differ in size and spread; options.t_test: "
+                     "student restores the paper's)."),
         legend={"model": "the model's id, or all models pooled", "trait": STAT_LEGEND["trait"],
                 **comparison_legend("naming", "usage", "naming setting vs usage setting")})]
 
 
 def _size_sections(task: AssociationTask, main: pd.DataFrame, out_dir: Path, n_res: int,
-                   seed: int) -> list[Section]:
-    sizes = _write(family_table(main, task.exp.models, ["setting", "trait"], n_resamples=n_res, seed=seed), out_dir,
-                   "association_model_size.csv")
+                   seed: int, student: bool = False) -> list[Section]:
+    sizes = _write(family_table(main, task.exp.models, ["setting", "trait"], n_resamples=n_res, seed=seed,
+                                student=student), out_dir, "association_model_size.csv")
     legend = {**FAMILY_LEGEND, "setting": STAT_LEGEND["setting"], "trait": STAT_LEGEND["trait"]}
     return [Section(heading="Larger vs smaller model of a family", table=sizes, legend=legend,
                     empty="none: give two or more models the same `family` and different `params_b` in the "
                           "experiment file",
                     text="The largest against the smallest model of each family (Welch's t-test, p < 0.05).")]
+
+
+def _equal_option_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+    """The paper's two equal-option variants apart (App. B.3, `equal_option: separate`): rejection (none) and
+    double assignment (both); the other tables pool them."""
+    if "equal_option" not in main.columns or main.equal_option.dropna().nunique() < 2:
+        return []
+    table = _write(bias_table(main, ["model", "setting", "equal_option", "trait"], n_res, seed), out_dir,
+                   "association_bias_by_equal_option.csv")
+    return [Section(heading="Equal-option variants apart (German paper App. B.3)", table=table,
+                    text="Each prompt was asked once with the rejection sentence (none) and once with the "
+                         "double-assignment sentence (both); the other tables pool the two.",
+                    legend={**BIAS_LEGEND, "equal_option": "none: 'If no one fits … None'; both: 'If both fit … "
+                                                           "Both'"})]
 
 
 def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
@@ -189,7 +206,8 @@ def _rejection_sections(scored: pd.DataFrame, out_dir: Path) -> list[Section]:
     labelled = table.assign(row=table.model + " · " + table.setting.astype(str))
     png = rate_plot(labelled, "association rejection rate (German paper Figure 8)", out_dir / "association_rejections",
                     x="row", values=("rejection_rate", "rejection_rate_paper_rule"),
-                    labels=("our strict parser", "the paper's rule (PROCEDURES.md §1.4)"), ylabel="rejected share")
+                    labels=("the primary rule (options.parser)", "the paper's rule (PROCEDURES.md §1.4)"),
+                    ylabel="rejected share")
     return [Section(heading="Rejection rate: ours and the paper's rule (German paper Figure 8)", table=table,
                     image_png=png, image_alt="rejection rates per model", legend=REJECTION_LEGEND,
                     text="Our parser tolerates formatting (list markers, bold, blank lines) and rejects wrong "
@@ -251,6 +269,7 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
                                            "`dialectbias run` first.")])
     scored.to_csv(out_dir / "association_answers.csv", index=False)
     n_res, seed = o.n_resamples, task.exp.seed
+    student = o.t_test == "student"  # Student's t, the paper's (options.t_test; docs/departures.md)
     main = scored[scored.condition == DIALECT]  # the noisy control has its own section
     by_trait = _write(bias_table(main, GROUPS["trait"], n_res, seed), out_dir, "association_bias_by_trait.csv")
     by_dialect = _write(bias_table(main, GROUPS["dialect"], n_res, seed), out_dir, "association_bias_by_dialect.csv")
@@ -281,16 +300,17 @@ def write_association_report(task: AssociationTask, store: Store, out_dir: Path)
                      f"from the bias and counted." + (" Equal-option variant: 'None'/'Both' answers are left out of "
                      "the counts and each shrinks the score, bias / (N_neutral + 1)." if o.allow_neutral else ""),
                 legend=legend),
-        *_setting_sections(main, out_dir, n_res, seed),
-        *prefix_sections(main, out_dir, "association", n_resamples=n_res, seed=seed),
+        *_setting_sections(main, out_dir, n_res, seed, student),
+        *prefix_sections(main, out_dir, "association", n_resamples=n_res, seed=seed, student=student),
         Section(heading="Bias per model, dialect and trait", table=by_dialect, legend=BIAS_LEGEND),
         Section(heading="Bias per dialect over all models (German paper Figure 5)", table=per_dialect,
                 image_png=fig5, image_alt="bias per dialect and trait", legend=BIAS_LEGEND),
         *topic_sections(task, store, main, out_dir, prefix="association", by_model=["model"], legend=BIAS_LEGEND,
                         table=lambda rows, by: bias_table(rows, by, n_res, seed)),
-        *_size_sections(task, main, out_dir, n_res, seed),
-        *_noise_sections(task, store, usage, out_dir, n_res, seed),
+        *_size_sections(task, main, out_dir, n_res, seed, student),
+        *_noise_sections(task, store, usage, out_dir, n_res, seed, student),
         *_rejection_sections(scored, out_dir),
+        *_equal_option_sections(main, out_dir, n_res, seed),
         Section(heading="Heatmap", image_png=png, image_alt="bias heatmap"),
         Section(heading="Examples of rejected answers", table=examples,
                 text=(f"The first {len(examples)} of {len(rejected)} rejected answers; all are in "

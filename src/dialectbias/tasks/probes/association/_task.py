@@ -8,12 +8,13 @@ its dialect version from `data` (items with a `standard` variant and dialect var
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from dialectbias.config import Departure
 from dialectbias.data import STANDARD, Item
 from dialectbias.dialects import language_of
 from dialectbias.providers import ModelConfig
@@ -21,7 +22,7 @@ from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import StageResult, Store
 from dialectbias.tasks._base import StageYield
 from dialectbias.tasks.probes._probe import DEFAULT_PREFIX, ProbeOptions, ProbeTask
-from dialectbias.tasks.probes._prompt import writer_prefix
+from dialectbias.tasks.probes._prompt import NEUTRAL_INSTRUCTION, NEUTRAL_VARIANTS, writer_prefix
 from dialectbias.tasks.probes._topics import label_stages, label_yield
 from dialectbias.tasks.probes.association._core import (
     ASSOCIATION_INSTRUCTION,
@@ -40,6 +41,18 @@ if TYPE_CHECKING:
 class AssociationOptions(ProbeOptions):
     answer_format: Literal["lines", "json"] = Field(
         default="lines", description="json = grammar-constrained JSON object adjective -> writer")
+    parser: Literal["toolkit", "paper"] = Field(
+        default="toolkit", description="the rule whose verdict and bias the tables use: toolkit (our strict "
+        "parser: tolerates list markers, bold and blank lines, flags a writer with no adjective) or paper (the "
+        "released script's rule, PROCEDURES.md §1.4: exactly one plain line per adjective, unstripped; bias 0 "
+        "when a writer got no adjective); the other rule's rejection rate is reported beside it")
+
+    #: departures from the German paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "parser": Departure("paper", "German paper App. A.7; PROCEDURES.md §1.4 (eval_association.py)",
+                            "the script rejects answers for formatting alone (a trailing newline, a numbered "
+                            "list), and scores 0 where a writer got no adjective"),
+    }
 
 
 #: instruction for `answer_format: json` (the grammar-constrained variant of the §3.3 instruction)
@@ -88,8 +101,10 @@ class AssociationTask(ProbeTask):
     )
     Options = AssociationOptions
 
-    def _prompt(self, item: Item, prefix: str = DEFAULT_PREFIX, trait: Trait | None = None) -> AssociationPrompt:
-        """Seeded per item (`ProbeTask.rng`): every prefix gets the same adjectives and writer order."""
+    def _prompt(self, item: Item, prefix: str = DEFAULT_PREFIX, trait: Trait | None = None,
+                equal_option: str | None = None) -> AssociationPrompt:
+        """Seeded per item (`ProbeTask.rng`): every prefix (and equal-option variant) gets the same adjectives
+        and writer order."""
         dialect = item.metadata["dialect"]
         trait = trait or self.item_trait(item)
         if trait is None:
@@ -97,7 +112,9 @@ class AssociationTask(ProbeTask):
         instruction = JSON_INSTRUCTION if self.options.answer_format == "json" else ASSOCIATION_INSTRUCTION
         return build_association_prompt(item.variants[STANDARD], item.variants[dialect], trait, self.rng(item),
                                         allow_neutral=self.options.allow_neutral, instruction=instruction,
-                                        prefix=writer_prefix(prefix))
+                                        prefix=writer_prefix(prefix),
+                                        neutral_instruction=NEUTRAL_VARIANTS.get(equal_option or "",
+                                                                                 NEUTRAL_INSTRUCTION))
 
     def _requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = self.generation_params(model.params)
@@ -107,17 +124,18 @@ class AssociationTask(ProbeTask):
                 yield Skipped(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
                 continue
             setting = item.metadata.get("setting", self.options.setting)
-            for prefix in self.options.prefixes:
-                prompt = self._prompt(item, prefix, trait)
+            for prefix, equal_option in ((p, e) for p in self.options.prefixes for e in self.equal_options()):
+                prompt = self._prompt(item, prefix, trait, equal_option)
+                separate = (equal_option,) if equal_option in NEUTRAL_VARIANTS else ()  # its own draw
                 yield RequestSpec(
                     stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
                     template=f"association/{setting}", params=params,
                     messages=[{"role": "user", "content": prompt.text}],
                     json_schema=_json_answer_schema(prompt) if self.options.answer_format == "json" else None,
-                    schema_name="association_answer", draw=self.draw(model, item, prefix),
+                    schema_name="association_answer", draw=self.draw(model, item, prefix, *separate),
                     meta={"prompt": prompt.model_dump(), "trait": item.metadata["trait"],
                           "language": item.metadata.get("language"), "setting": setting,
-                          "prefix": prefix})
+                          "prefix": prefix, **({"equal_option": equal_option} if separate else {})})
 
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests), *label_stages(self)]
@@ -141,10 +159,17 @@ class AssociationTask(ProbeTask):
         out = {"request_id": row.request_id, "model": row.model_id, "item_id": row.item_id,
                "language": meta.get("language"), "dialect": row.variant, "trait": meta["trait"],
                "setting": meta.get("setting"), "prefix": meta.get("prefix", DEFAULT_PREFIX),
+               "equal_option": meta.get("equal_option"),
                "accepted": parsed.ok, "reject_reason": parsed.reason,
                "accepted_paper_rule": paper.accepted, "bias_paper_rule": paper.bias,
                "bias": None, "flagged": None, "n_neutral": None}
-        if parsed.ok:
+        if self.options.parser == "paper":  # the released script's verdict and bias are the primary ones
+            lines, shown = len(output.split("\n")), len(prompt.adjectives)
+            why = (f"{lines} line(s) counted unstripped, not {shown}" if lines != shown
+                   else "a line whose writer is not A/B or whose adjective is not a list word")
+            out.update(accepted=paper.accepted, bias=paper.bias, flagged=False,
+                       reject_reason=None if paper.accepted else f"the paper's rule (PROCEDURES.md §1.4): {why}")
+        elif parsed.ok:
             score = association_bias(parsed, prompt)
             out.update(bias=score.bias, flagged=score.flagged, n_neutral=score.n_neutral)
         return out

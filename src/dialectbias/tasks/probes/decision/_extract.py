@@ -22,7 +22,7 @@ from dialectbias.tasks.probes.decision._prompt import DecisionPrompt
 Choice = Literal["trait", "opposite", "none", "both"]
 #: the neutral answers a prompt that allows them accepts, as written
 _NEUTRAL: dict[str, Choice] = {"none": "none", "both": "both"}
-Method = Literal["json", "regex_extractor", "regex_generation", "none"]
+Method = Literal["json", "regex_extractor", "regex_generation", "paper_lines", "none"]
 UNCLEAR = "unclear"
 NEUTRAL = ("None", "Both")
 

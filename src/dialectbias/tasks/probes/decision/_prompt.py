@@ -30,6 +30,9 @@ DECISION_FRAME = (
 #: double-assignment prompt, which the paper ran as two variants; we offer both in one prompt, as the
 #: association task does).
 DECISION_NEUTRAL_INSTRUCTION = " If no one fits, answer with 'None'. You can assign both individuals to one option."
+#: The paper's two decision variants, one sentence each (App. B.3; `equal_option: separate`)
+DECISION_NEUTRAL_VARIANTS = {"none": " If no one fits, answer with 'None'.",
+                             "both": " You can assign both individuals to one option."}
 
 _PLACEHOLDERS = ("{option_1}", "{option_2}")
 

@@ -188,6 +188,7 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
     rows = with_topics(task, store, rows)
     rows.drop(columns=["accepted"]).to_csv(out_dir / "decision_answers.csv", index=False)
     n_res, seed = o.n_resamples, task.exp.seed
+    student = o.t_test == "student"  # Student's t, the paper's (options.t_test; docs/departures.md)
     everything, rows = rows, rows[rows.condition == DIALECT]  # the noisy control has its own section
     tables = {name: decision_table(rows, by, n_res, seed) for name, by in GROUPS.items()}
     for name, table in tables.items():
@@ -217,9 +218,9 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
                 image_alt="decision bias per trait and model with 95% CIs", legend=_legend(list(by_trait.columns)),
                 text=ci_text + (" The plot shows the first prefix; the table every prefix."
                                 if by_trait.prefix.nunique() > 1 else "")),
-        *_setting_sections(rows, out_dir, n_res, seed),
-        *prefix_sections(rows, out_dir, "decision", n_resamples=n_res, seed=seed, value="score"),
-        *_size_sections(task, rows, out_dir, n_res, seed),
+        *_setting_sections(rows, out_dir, n_res, seed, student),
+        *prefix_sections(rows, out_dir, "decision", n_resamples=n_res, seed=seed, student=student, value="score"),
+        *_size_sections(task, rows, out_dir, n_res, seed, student),
         Section(heading="Decision bias per model, dialect and trait", table=tables["dialect"],
                 legend=_legend(list(tables["dialect"].columns))),
         Section(heading="Decision bias per scenario", table=tables["scenario"],
@@ -233,7 +234,7 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
                 empty="none: a decision was read from every answer",
                 legend={"model": "the model's id", "item_id": "the prompt's item", "scenario": LEGEND["scenario"],
                         "reason": "why neither the extractor's JSON nor the regex fallback gave a decision"}),
-        *_noise_sections(everything, out_dir, n_res, seed),
+        *_noise_sections(everything, out_dir, n_res, seed, student),
         *topic_sections(task, store, rows, out_dir, prefix="decision", by_model=["model", "prefix"],
                         legend=_legend(["model", "prefix", "trait", "n_answers", "n_extracted", "n_unextractable",
                                         "unextractable_rate", "bias", "pct_stereotypical", "pct_counter", "sd",
@@ -245,6 +246,7 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
                          everything.set_index("request_id")[["model", "setting", "condition", "dialect",
                                                              "dialect_writer"]],
                          out_dir, country=o.name_country, mostly=o.gender_mostly),
+        *_equal_option_sections(rows, out_dir, n_res, seed),
     ]
     ok = everything[everything.accepted]
     return ReportContent(title=title, sections=sections, metadata={
@@ -253,26 +255,42 @@ def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> Re
         "mean decision score": f"{np.nanmean(ok.score.astype(float)):.3f}" if len(ok) else "—"})
 
 
-def _setting_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+def _equal_option_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+    """The paper's two equal-option variants apart (App. B.3, `equal_option: separate`); the other tables pool
+    them."""
+    if "equal_option" not in rows.columns or rows.equal_option.dropna().nunique() < 2:
+        return []
+    table = decision_table(rows, ["model", "setting", "equal_option", "trait"], n_res, seed)
+    table.to_csv(out_dir / "decision_bias_by_equal_option.csv", index=False)
+    return [Section(heading="Equal-option variants apart (German paper App. B.3)", table=table,
+                    text="Each prompt was asked once with \"If no one fits, answer with 'None'.\" (none) and once "
+                         "with \"You can assign both individuals to one option.\" (both); the other tables pool "
+                         "the two.",
+                    legend={**_legend([c for c in table.columns if c != "equal_option"]),
+                            "equal_option": "none: the rejection sentence; both: the double-assignment sentence"})]
+
+
+def _setting_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int, student: bool = False) -> list[Section]:
     """Naming against usage per model × prefix × trait (Welch's t-test, German paper §5.1) when both ran."""
     if not {"naming", "usage"} <= set(rows.setting.dropna()):
         return []
     table = comparison_table(rows, ["model", "prefix", "trait"], "setting", "naming", "usage", n_resamples=n_res,
-                             seed=seed, value="score")
+                             seed=seed, value="score", student=student)
     table.to_csv(out_dir / "decision_naming_vs_usage.csv", index=False)
     return [Section(heading="Naming against usage", table=table, empty="no trait was scored in both settings",
                     legend={**_legend(["model", "prefix", "trait"]),
                             **comparison_legend("naming", "usage", "naming / usage setting")})]
 
 
-def _noise_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+def _noise_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int, student: bool = False) -> list[Section]:
     """The noisy-text control for decisions (German paper §6.2): usage answers with the dialect text against those
     with the noised standard text (`dialectbias build noise`), per model × trait (Welch's t-test)."""
     noisy = set(rows.condition) - {DIALECT}
     if not noisy:
         return []
     frames = [comparison_table(rows[rows.setting == "usage"], ["model", "trait"], "condition", DIALECT, control,
-                               n_resamples=n_res, seed=seed, value="score", label_b="noisy").assign(control=control)
+                               n_resamples=n_res, seed=seed, value="score", label_b="noisy",
+                               student=student).assign(control=control)
               for control in sorted(noisy)]
     table = pd.concat(frames, ignore_index=True)
     table.to_csv(out_dir / "decision_dialect_vs_noise.csv", index=False)
@@ -284,10 +302,11 @@ def _noise_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) ->
                             **comparison_legend(DIALECT, "noisy", "dialect texts vs noisy texts")})]
 
 
-def _size_sections(task: DecisionTask, rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int) -> list[Section]:
+def _size_sections(task: DecisionTask, rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int,
+                   student: bool = False) -> list[Section]:
     """Larger against smaller model of each `family` (models with `family` and `params_b`)."""
     table = family_table(rows, task.exp.models, ["setting", "prefix", "trait"], n_resamples=n_res, seed=seed,
-                         value="score")
+                         value="score", student=student)
     if table.empty:
         return []
     table.to_csv(out_dir / "decision_model_size.csv", index=False)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from dialectbias.config import Experiment
+from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item
 from dialectbias.errors import ConfigError
 from dialectbias.judges import parse_structured
@@ -41,8 +41,16 @@ from dialectbias.tasks.probes.decision._extract import (
     from_text,
 )
 from dialectbias.tasks.probes.decision._names import countries
+from dialectbias.tasks.probes.decision._paper_lines import from_paper_lines, paper_extraction_messages
 from dialectbias.tasks.probes.decision._profiles import split_profiles
-from dialectbias.tasks.probes.decision._prompt import DecisionPrompt, Scenario, build_decision_prompt, load_scenarios
+from dialectbias.tasks.probes.decision._prompt import (
+    DECISION_NEUTRAL_INSTRUCTION,
+    DECISION_NEUTRAL_VARIANTS,
+    DecisionPrompt,
+    Scenario,
+    build_decision_prompt,
+    load_scenarios,
+)
 
 if TYPE_CHECKING:
     from dialectbias.report import ReportContent
@@ -52,6 +60,16 @@ EXTRACTOR_ROLE = "extractor"
 
 
 class DecisionOptions(ProbeOptions):
+    #: departures from the German paper (docs/departures.md; `replicate: paper` sets these values)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "max_tokens": Departure(350, "German paper App. A.3 (max generated length 350)",
+                                "two profiles and a decision often run past 350 tokens, cutting the decision off"),
+        "extractor_temperature": Departure(0.7, "German paper App. A.3; PROCEDURES.md §1.5 (the extractor "
+                                           "samples like the models)", "0 makes the extraction repeatable"),
+        "extraction_format": Departure("lines", "German paper App. A.8; PROCEDURES.md §1.5",
+                                       "a schema-constrained JSON answer cannot name an unknown option, and the "
+                                       "regex fallback reads what the line rule rejects"),
+    }
     max_tokens: int = Field(default=600, ge=1, description="answer length limit (tokens) of the models: two profiles "
                             "of up to 100 words and the decision (SPEC's 350 for the probes cuts the decision off "
                             "in longer answers; the paper allowed 1,024)")
@@ -70,6 +88,10 @@ class DecisionOptions(ProbeOptions):
     gender_mostly: Literal["binary", "separate"] = Field(
         default="binary", description="persona-name gender: binary counts gender-guesser's mostly_female / "
         "mostly_male as female / male in the shares (the paper inferred binary gender); separate leaves them out")
+    extraction_format: Literal["json", "lines"] = Field(
+        default="json", description="json: the extractor answers a JSON object under a per-prompt schema, with a "
+        "regex fallback; lines: the paper's prompt and format ('Writer A: <option>' lines, App. A.8), read by its "
+        "strict rule with no fallback (PROCEDURES.md §1.5)")
 
 
 class DecisionTask(ProbeTask):
@@ -127,14 +149,17 @@ class DecisionTask(ProbeTask):
         key = f"{self.exp.seed}:{item.id}:{scenario}"
         return random.Random(int(hashlib.sha256(key.encode()).hexdigest()[:16], 16))
 
-    def prompt(self, item: Item, scenario: Scenario, prefix: str = DEFAULT_PREFIX) -> DecisionPrompt:
+    def prompt(self, item: Item, scenario: Scenario, prefix: str = DEFAULT_PREFIX,
+               equal_option: str | None = None) -> DecisionPrompt:
         trait = self.item_trait(item)
         if trait is None:
             raise ValueError(f"item {item.id!r}: unknown trait {item.metadata.get('trait')!r}")
         dialect = item.metadata["dialect"]
         return build_decision_prompt(item.variants[STANDARD], item.variants[dialect], trait, scenario,
                                      self.scenario_rng(item, scenario.name), allow_neutral=self.options.allow_neutral,
-                                     prefix=writer_prefix(prefix))
+                                     prefix=writer_prefix(prefix),
+                                     neutral_instruction=DECISION_NEUTRAL_VARIANTS.get(
+                                         equal_option or "", DECISION_NEUTRAL_INSTRUCTION))
 
     def _requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = self.generation_params(model.params)
@@ -149,16 +174,17 @@ class DecisionTask(ProbeTask):
                 continue
             setting = item.metadata.get("setting", self.options.setting)
             for scenario in scenarios:
-                for prefix in self.options.prefixes:
-                    prompt = self.prompt(item, scenario, prefix)
+                for prefix, equal_option in ((p, e) for p in self.options.prefixes for e in self.equal_options()):
+                    prompt = self.prompt(item, scenario, prefix, equal_option)
+                    separate = (equal_option,) if equal_option in DECISION_NEUTRAL_VARIANTS else ()
                     yield RequestSpec(
                         stage="generate", model=model, item_id=item.id, variant=item.metadata["dialect"],
                         template=f"decision/{setting}", params=params,
                         messages=[{"role": "user", "content": prompt.text}],
-                        draw=self.draw(model, item, prefix, scenario.name),
+                        draw=self.draw(model, item, prefix, scenario.name, *separate),
                         meta={"prompt": prompt.model_dump(), "trait": trait, "scenario": scenario.name,
                               "language": item.metadata.get("language"), "setting": setting,
-                              "prefix": prefix})
+                              "prefix": prefix, **({"equal_option": equal_option} if separate else {})})
 
     # -- extraction -------------------------------------------------------------------------
     def _extractions(self, store: Store, extractor: ModelConfig) -> Iterator[RequestSpec | Skipped]:
@@ -167,10 +193,14 @@ class DecisionTask(ProbeTask):
         for model in self.exp.models:
             for row in store.stage_results("generate", model.id, template_prefix="decision/", ordered=True):
                 prompt = DecisionPrompt.model_validate(row.meta["prompt"])
+                if self.options.extraction_format == "lines":  # the paper's prompt, no schema (App. A.8)
+                    messages, schema = paper_extraction_messages(prompt, row.output or ""), None
+                else:
+                    messages, schema = extraction_messages(prompt, row.output or ""), extraction_schema(prompt)
                 yield RequestSpec(
                     stage="extract", model=extractor, item_id=row.item_id, variant=row.variant,
                     template="decision/extract", params=params, refs=[row.request_id],
-                    messages=extraction_messages(prompt, row.output or ""), json_schema=extraction_schema(prompt),
+                    messages=messages, json_schema=schema,
                     schema_name=RUBRIC, meta={"model_id": model.id, "prompt": row.meta["prompt"]})
 
     def _finalize_extraction(self, store: Store, row: sqlite3.Row, outcome: Outcome) -> list[Write]:
@@ -181,8 +211,9 @@ class DecisionTask(ProbeTask):
         generation = result_output(store, refs[0]) or ""
         parsed = outcome.parsed
         value = parsed.value if parsed is not None and parsed.status != "failed" else None
-        extraction = extract_decision(value, outcome.output, generation, prompt,
-                                      json_error=parsed.error if parsed is not None else None)
+        extraction = from_paper_lines(outcome.output, prompt) if self.options.extraction_format == "lines" else \
+            extract_decision(value, outcome.output, generation, prompt,
+                             json_error=parsed.error if parsed is not None else None)
         score = None
         if extraction.ok:
             score = decision_score(*extraction.dialect_standard(prompt))
@@ -190,7 +221,7 @@ class DecisionTask(ProbeTask):
             "request_id": row["request_id"], "judge_id": row["model_id"], "model_id": meta["model_id"],
             "item_id": row["item_id"], "variant": row["variant"], "rubric": RUBRIC, "raw_output": outcome.output,
             "source_request_id": outcome.source_request_id,
-            "parse_status": parsed.status if parsed is not None else "failed",
+            "parse_status": parsed.status if parsed is not None else "ok" if extraction.ok else "failed",
             "parsed": dumps({"extractor": None if value is None else value.model_dump(),
                              "extraction": extraction.model_dump()}),
             "score": score, "confidence": None, "checks": "{}", "flags": dumps(["inferred"] if extraction.inferred
@@ -200,7 +231,8 @@ class DecisionTask(ProbeTask):
 
     def stages(self) -> list[Stage]:
         return [Stage("generate", self.exp.models, self._requests),
-                Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions, rubric=ExtractorAnswer,
+                Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions,
+                      rubric=None if self.options.extraction_format == "lines" else ExtractorAnswer,
                       finalize=self._finalize_extraction), *label_stages(self)]
 
     # -- scoring ----------------------------------------------------------------------------
@@ -224,13 +256,7 @@ class DecisionTask(ProbeTask):
             meta = row.meta
             prompt = DecisionPrompt.model_validate(meta["prompt"])
             status, raw = extracted.get(row.request_id, (None, None))
-            value, error = None, None
-            if status == "ok":
-                parsed = parse_structured(raw or "", ExtractorAnswer)
-                value, error = (parsed.value, None) if parsed.status != "failed" else (None, parsed.error)
-            extraction = extract_decision(value, raw if status == "ok" else None, row.output or "", prompt,
-                                          json_error=error if status == "ok" else
-                                          f"extractor call {status or 'not made yet'}")
+            extraction = self._read_extraction(status, raw, row.output or "", prompt)
             out = self._row(row.request_id, row.model_id, row.item_id, row.variant, meta, prompt, status, extraction)
             out["regex_agrees"] = _regex_agrees(extraction, row.output or "", prompt)
             profiles = split_profiles(row.output or "")
@@ -238,6 +264,20 @@ class DecisionTask(ProbeTask):
             out["profile_words_dialect"] = len(profiles[prompt.dialect_writer].split()) if profiles else None
             out["profile_words_standard"] = len(profiles[standard_writer].split()) if profiles else None
             yield out
+
+    def _read_extraction(self, status: str | None, raw: str | None, generation: str,
+                         prompt: DecisionPrompt) -> Extraction:
+        """The decision of one answer from the extractor's stored text: the paper's line rule alone
+        (`extraction_format: lines`), else the JSON with the regex fallback."""
+        if self.options.extraction_format == "lines":
+            return from_paper_lines(raw, prompt) if status == "ok" else Extraction(
+                method="none", reason=f"extractor: extractor call {status or 'not made yet'}")
+        value, error = None, None
+        if status == "ok":
+            parsed = parse_structured(raw or "", ExtractorAnswer)
+            value, error = (parsed.value, None) if parsed.status != "failed" else (None, parsed.error)
+        return extract_decision(value, raw if status == "ok" else None, generation, prompt,
+                                json_error=error if status == "ok" else f"extractor call {status or 'not made yet'}")
 
     @staticmethod
     def _row(request_id: str, model: str, item_id: str, dialect: str, meta: dict[str, Any], prompt: DecisionPrompt,
@@ -250,6 +290,7 @@ class DecisionTask(ProbeTask):
         return {"request_id": request_id, "model": model, "item_id": item_id, "language": meta.get("language"),
                 "dialect": dialect, "trait": meta["trait"], "scenario": meta.get("scenario"),
                 "setting": meta.get("setting"), "prefix": meta.get("prefix", DEFAULT_PREFIX),
+                "equal_option": meta.get("equal_option"),
                 "dialect_writer": prompt.dialect_writer, "trait_option": prompt.trait_option,
                 "opposite_option": prompt.opposite_option, "extractor_status": status or "pending",
                 "method": extraction.method, "extracted": extraction.ok, "inferred": extraction.inferred,
