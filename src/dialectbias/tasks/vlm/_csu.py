@@ -9,12 +9,15 @@ BERTScore F1 on a local encoder (`tasks/vlm/_csu_score.py` holds every rule); ab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from dialectbias.config import Departure
 from dialectbias.data import Item
+from dialectbias.errors import ConfigError
 from dialectbias.run import Stage
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._csu_score import ABSTENTION, AbstentionRule, Extraction, FailedRule
@@ -22,6 +25,7 @@ from dialectbias.tasks.vlm._items import csu_variant
 from dialectbias.tasks.vlm._task import VLMOptions, VLMTask
 
 if TYPE_CHECKING:
+    from dialectbias.metrics import CometCheckpoint
     from dialectbias.report import ReportContent
 
 
@@ -52,6 +56,25 @@ class CSUOptions(VLMOptions):
         default="held_out", description="few-shot examples: held_out (few_shot_k items per domain with their "
         "images, held out of the evaluation; BanglaVerse §4.2) or released (the released csu_few_shot prompt: "
         "three fixed Bengali examples from history, culture and sports, images never attached; nothing held out)")
+    comet_checkpoint: str | None = Field(
+        default=None, description="a local COMET model folder (hparams.yaml + checkpoints/model.ckpt) or its .ckpt "
+        "(relative to the experiment file): adds a `comet` column with the released code's convention src = the "
+        "reference, mt = the answer, ref = the reference (PROCEDURES.md §2); needs the `comet` extra; never "
+        "downloaded")
+    comet_encoder: str | None = Field(default=None, description="a local folder with the COMET encoder's config "
+                                      "and tokenizer, when hparams.yaml names a Hub model (e.g. xlm-roberta-large)")
+    comet_batch_size: int = Field(default=8, ge=1, description="COMET segments per forward pass")
+
+    #: departures from BanglaVerse's released CSU scripts (docs/departures.md; `replicate: paper` sets them)
+    PAPER: ClassVar[Mapping[str, Departure]] = {
+        "answer_extraction": Departure("raw", "PROCEDURES.md §2 (CSU: the reply stripped is the answer)",
+                                       "raw replies with a label, markdown or reasoning never match the reference"),
+        "failed_requests": Departure("wrong", "PROCEDURES.md §2 (CSU: `❌ Failed to answer` scored as an answer)",
+                                     "a failed request says nothing about the model's commonsense; counted apart"),
+        "few_shot_examples": Departure("released", "BanglaVerse released csu_few_shot prompt (three fixed "
+                                       "examples, no images)", "the paper's §4.2 text describes held-out examples "
+                                       "with their images; the released prompt differs"),
+    }
 
     @field_validator("abstention_phrases")
     @classmethod
@@ -79,6 +102,24 @@ class CSUTask(VLMTask):
         "pool). Or a folder in the BanglaVerse layout: <domain>/annotations/<domain>_commonsense_reasoning.json "
         "and <domain>/images/<image id>.*. Variants: standard (Bengali), a Bengali dialect, english, hindi, urdu."
     )
+
+    def check(self) -> None:
+        super().check()
+        if self.options.comet_checkpoint:
+            self.comet_checkpoint()  # a missing checkpoint or extra fails when the file is loaded, not at report
+
+    def comet_checkpoint(self) -> CometCheckpoint:
+        """options.comet_checkpoint, checked (files, local encoder, the `comet` extra), paths from the experiment."""
+        from dialectbias.metrics import require_comet, resolve_checkpoint
+
+        o, key = self.options, "options.comet_checkpoint"
+        try:
+            require_comet(key)
+            return resolve_checkpoint(self.exp.resolve(o.comet_checkpoint or ""), key=key,
+                                      encoder=self.exp.resolve(o.comet_encoder) if o.comet_encoder else None,
+                                      encoder_key="options.comet_encoder")
+        except ConfigError as exc:
+            raise ConfigError(f"{self.exp.where('options', 'comet_checkpoint')}: {exc}") from exc
 
     def check_entry(self, item: Item, variant: str) -> None:
         csu_variant(item, variant)

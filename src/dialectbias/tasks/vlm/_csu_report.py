@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from dialectbias.metrics import bertscore_f1
+from dialectbias.metrics import bertscore_f1, comet_scores
 from dialectbias.report import ReportContent, Section
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._csu_score import FAILED_PLACEHOLDER, add_metric, score_table
@@ -27,7 +27,8 @@ METRICS = ("bertscore_f1",)
 
 def scored_answers(task: CSUTask, store: Store) -> tuple[list[dict[str, Any]], list[str]]:
     """Every answer row with its metric columns (BERTScore F1 when `options.bertscore_model` is set, else
-    None), and the metric columns."""
+    None; COMET when `options.comet_checkpoint` is set, src = mt's reference as the released code), and the
+    metric columns. Computed when the report is built, so they follow the settings as they are now."""
     rows = task.answers(store)
     o = task.options
     if o.bertscore_model:
@@ -36,7 +37,12 @@ def scored_answers(task: CSUTask, store: Store) -> tuple[list[dict[str, Any]], l
     else:
         for r in rows:
             r["bertscore_f1"] = None
-    return rows, list(METRICS)
+    if not o.comet_checkpoint:
+        return rows, list(METRICS)
+    checkpoint = task.comet_checkpoint()
+    add_metric(rows, "comet", lambda preds, refs: comet_scores(refs, preds, refs, checkpoint,
+                                                               batch_size=o.comet_batch_size))
+    return rows, [*METRICS, "comet"]
 
 
 def _denominator(task: CSUTask) -> str:
@@ -76,9 +82,13 @@ def write_csu_report(task: CSUTask, store: Store, out_dir: Path) -> ReportConten
         "exact_match": "percent of n equal to the reference after NFKC and whitespace collapsing",
         "bertscore_f1": "mean BERTScore F1 over n against the reference" + (
             "" if has_bert else " (empty: no options.bertscore_model)"),
+        "comet": "mean COMET over n (src = ref = the reference, mt = the answer: the released code's convention; "
+                 "options.comet_checkpoint)",
         "abstained": f"answers that abstained ({' / '.join(o.abstention_phrases)})",
         "abstained_share": "abstained / answers",
         "answers": "answers received" + (" and failed requests" if o.failed_requests == "wrong" else "")}
+    if "comet" not in metrics:
+        del legend["comet"]
     sections = [
         Section(heading="Exact match and BERTScore per model × variant × strategy × domain", table=scores,
                 legend=legend,
@@ -104,5 +114,6 @@ def write_csu_report(task: CSUTask, store: Store, out_dir: Path) -> ReportConten
         "strategies": ", ".join(o.strategies), "temperature": o.temperature,
         "answer extraction": o.answer_extraction, "abstentions": o.abstentions,
         "failed requests": o.failed_requests, "BERTScore encoder": o.bertscore_model or "none",
+        "COMET checkpoint": o.comet_checkpoint or "none",
         "machine variants": ", ".join(machine) or "none",
         "models (imported only)": ", ".join(m.id for m in task.imported_models()) or "none"})
