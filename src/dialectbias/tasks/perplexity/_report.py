@@ -114,7 +114,9 @@ def score_tables(task: PerplexityTask, texts: pd.DataFrame) -> tuple[pd.DataFram
                                "noisy_ppl": summarize(pairs.logprob_sum_b, pairs.n_tokens_b, o.aggregate),
                                **{k: c[k] for k in ("ratio", "ci_low", "ci_high", "t_p", "wilcoxon_p")},
                                "dialect_lower": bool(c["ci_high"] < 1) if not np.isnan(c["ci_high"]) else None})
-    return pd.DataFrame(scores, columns=SCORE_COLUMNS), pd.DataFrame(versus, columns=VS_COLUMNS)
+    table = pd.DataFrame(scores, columns=SCORE_COLUMNS)
+    table["n_pairs"] = table["n_pairs"].astype("Int64")  # blank on the baseline's row, an integer elsewhere
+    return table, pd.DataFrame(versus, columns=VS_COLUMNS)
 
 
 def write_report(task: PerplexityTask, store: Store, out_dir: Path) -> ReportContent:

@@ -51,8 +51,8 @@ class PerplexityTask(Task):
     item_format = (
         "`data:` items with variants, one JSON object per line (.jsonl, .csv or .parquet), e.g. the usage "
         "setting's file of the stereotype probes with its noisy control (`dialectbias build noise`):\n"
-        '{"id": "bar-1", "variants": {"standard": "Der Ort liegt …", "bavarian": "Da Ort liegt …", '
-        '"noisy": "Der Ort lgt …"}}\n'
+        '{"id": "b1", "variants": {"standard": "So gut.", "bar": "So guad.", '
+        '"noisy": "So gt."}}\n'
         "Each variant's text is scored as it is (no prompt around it). The models' provider must return prompt "
         "token logprobs: hf, vllm, or openai against a server that echoes them (vLLM's /v1/completions).")
     no_imports: ClassVar[str] = ("perplexity needs each model's own prompt token logprobs; there are no "
