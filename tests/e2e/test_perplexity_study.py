@@ -19,6 +19,7 @@ from shared_data import GERMAN, shared_path
 
 PER_DIALECT = 2
 DIALECTS = ("bar", "als", "nds")
+MODELS = ("m1", "m2")
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -26,12 +27,12 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def expected_text(text: str) -> tuple[int, float]:
-    """(scored tokens, their logprob sum) by the test server's stand-in (first token not scored)."""
+def expected_text(text: str, model: str) -> tuple[int, float]:
+    """(scored tokens, their logprob sum) by the test server's stand-in for `model` (first token not scored)."""
     from dialectbias.testing._logprobs import prompt_tokens, token_logprob
 
     toks = prompt_tokens(text)
-    return len(toks) - 1, math.fsum(token_logprob(t) for t in toks[1:])
+    return len(toks) - 1, math.fsum(token_logprob(t, model) for t in toks[1:])
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,8 @@ def study(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> tuple[Path, lis
     noisy_items = [json.loads(line) for line in (root / "items_noisy.jsonl").read_text(encoding="utf-8").splitlines()]
     with TestServer() as server:
         config = {"name": "de-ppl", "task": "perplexity", "data": "items_noisy.jsonl", "seed": 3,
-                  "models": [{"id": "m1", "provider": "openai", "base_url": server.base_url, "model": "m1"}],
+                  "models": [{"id": m, "provider": "openai", "base_url": server.base_url, "model": m}
+                             for m in MODELS],
                   "options": {"n_resamples": 500}}
         exp = root / "de-ppl.yaml"
         exp.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
@@ -74,28 +76,33 @@ def study(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> tuple[Path, lis
 
 def test_per_text_rows_match_the_servers_logprobs(study: tuple[Path, list[dict[str, Any]], Path]) -> None:
     report, items, _ = study
-    texts = {(r["item_id"], r["variant"]): r for r in rows(report / "perplexity_texts.csv")}
-    assert len(texts) == 3 * len(items) == 3 * PER_DIALECT * len(DIALECTS)
-    for item in items:
-        for variant, text in item["variants"].items():
-            n, total = expected_text(text)
-            r = texts[(item["id"], variant)]
-            assert int(r["n_tokens"]) == n
-            assert float(r["logprob_sum"]) == pytest.approx(total, abs=1e-9)
-            assert float(r["perplexity"]) == pytest.approx(math.exp(-total / n), rel=1e-12)
+    texts = {(r["model"], r["item_id"], r["variant"]): r for r in rows(report / "perplexity_texts.csv")}
+    assert len(texts) == 2 * 3 * len(items) == 2 * 3 * PER_DIALECT * len(DIALECTS)
+    for model in MODELS:
+        for item in items:
+            for variant, text in item["variants"].items():
+                n, total = expected_text(text, model)
+                r = texts[(model, item["id"], variant)]
+                assert int(r["n_tokens"]) == n
+                assert float(r["logprob_sum"]) == pytest.approx(total, abs=1e-9)
+                assert float(r["perplexity"]) == pytest.approx(math.exp(-total / n), rel=1e-12)
+    assert texts[("m1", items[0]["id"], "standard")]["logprob_sum"] != texts[("m2", items[0]["id"], "standard")][
+        "logprob_sum"]
 
 
 def test_scores_table_by_hand(study: tuple[Path, list[dict[str, Any]], Path]) -> None:
     report, items, _ = study
-    scores = {r["variant"]: r for r in rows(report / "perplexity_scores.csv")}
-    assert list(scores) == ["standard", "als", "bar", "nds", "all dialects", "noisy"]
+    table = rows(report / "perplexity_scores.csv")
+    assert [(r["model"], r["variant"]) for r in table] == [
+        (m, v) for m in MODELS for v in ("standard", "als", "bar", "nds", "all dialects", "noisy")]
+    scores = {r["variant"]: r for r in table if r["model"] == "m2"}
     per_variant: dict[str, list[tuple[int, float]]] = {}
     for item in items:
         for variant, text in item["variants"].items():
             key = variant if variant in ("standard", "noisy") else "dialect"
-            per_variant.setdefault(key, []).append(expected_text(text))
+            per_variant.setdefault(key, []).append(expected_text(text, "m2"))
             if key == "dialect":
-                per_variant.setdefault(variant, []).append(expected_text(text))
+                per_variant.setdefault(variant, []).append(expected_text(text, "m2"))
     for name, key in (("standard", "standard"), ("noisy", "noisy"), ("all dialects", "dialect"), ("bar", "bar")):
         got, texts = scores[name], per_variant[key]
         ppl = [math.exp(-s / n) for n, s in texts]
@@ -117,7 +124,7 @@ def test_scores_table_by_hand(study: tuple[Path, list[dict[str, Any]], Path]) ->
 
 def test_dialect_vs_noisy_and_html(study: tuple[Path, list[dict[str, Any]], Path]) -> None:
     report, _, _ = study
-    vs = {r["dialect"]: r for r in rows(report / "perplexity_dialect_vs_noisy.csv")}
+    vs = {r["dialect"]: r for r in rows(report / "perplexity_dialect_vs_noisy.csv") if r["model"] == "m1"}
     assert set(vs) == {*DIALECTS, "all dialects"}
     assert int(vs["all dialects"]["n_pairs"]) == PER_DIALECT * len(DIALECTS)
     for r in vs.values():
@@ -134,7 +141,7 @@ def test_pooled_switch_changes_the_summary_not_the_requests(study: tuple[Path, l
     exp.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     res = cli("report", exp, "--out", report.parent / "pooled")
     assert res.exit_code == 0, res.output
-    pooled = {r["variant"]: r for r in rows(report.parent / "pooled" / "perplexity_scores.csv")}
+    pooled = {r["variant"]: r for r in rows(report.parent / "pooled" / "perplexity_scores.csv") if r["model"] == "m1"}
     for r in pooled.values():
         assert r["perplexity"] == r["pooled_ppl"]
     n = pooled["noisy"]

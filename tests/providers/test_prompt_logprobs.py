@@ -112,7 +112,7 @@ def test_openai_provider_reads_the_echoed_prompt_logprobs(session_server: Any) -
     config = OpenAIModelConfig(id="m", provider="openai", model="m", base_url=session_server.base_url)
     got = asyncio.run(send_all(OpenAIModel(config), TEXTS[:2]))
     for result, text in zip(got, TEXTS[:2], strict=True):
-        tokens, values = prompt_logprobs(text)
+        tokens, values = prompt_logprobs(text, "m")
         assert result.tokens == tokens and result.logprobs == values
         assert "".join(result.tokens) == text
 

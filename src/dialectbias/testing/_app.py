@@ -142,7 +142,7 @@ async def _completions(request: web.Request) -> web.StreamResponse:
         text, finish = content_fault(fault, echo, echo, INVALID_COMPLETION_JSON)
         if scoring and text == echo():  # an echo request (no content fault): the prompt with its logprobs
             text = "" if body.get("max_tokens") == 0 else text
-            logprobs, n_prompt = echo_logprobs(p, text)
+            logprobs, n_prompt = echo_logprobs(model, p, text)
             total_prompt += n_prompt
             total_completion += len(logprobs["tokens"]) - n_prompt  # type: ignore[arg-type]
             choices.append({"index": i, "text": p + text, "logprobs": logprobs, "finish_reason": "length"})

@@ -3,9 +3,9 @@ vLLM's server answers it): a deterministic tokeniser and a deterministic logprob
 through the CLI can be checked number by number (`prompt_logprobs` recomputes what the server sends).
 
 Tokens: a run of word characters or one other non-space character, each with the whitespace before it
-(`TOKEN`). Logprob of a token: −(1 + len(token.strip()) / 10 + h / 100), h = the first byte of the sha256 of the
-token's UTF-8 text modulo 100: between −1.1 and about −3, longer tokens less likely. The first token's logprob is
-null (no prefix), as vLLM's."""
+(`TOKEN`). Logprob of a token: −(1 + len(token.strip()) / 10 + h / 100), h = the first byte of the sha256 of
+"<model>\n<token>" (UTF-8) modulo 100: between −1.1 and about −3, longer tokens less likely, each model its
+own. The first token's logprob is null (no prefix), as vLLM's."""
 
 from __future__ import annotations
 
@@ -20,25 +20,25 @@ def prompt_tokens(text: str) -> list[str]:
     return TOKEN.findall(text)
 
 
-def token_logprob(token: str) -> float:
-    """The stand-in logprob of one token (not its first)."""
-    h = hashlib.sha256(token.encode("utf-8")).digest()[0] % 100
+def token_logprob(token: str, model: str = "") -> float:
+    """The stand-in logprob of one token (not its first) for `model`."""
+    h = hashlib.sha256(f"{model}\n{token}".encode()).digest()[0] % 100
     return -(1.0 + len(token.strip()) / 10 + h / 100)
 
 
-def prompt_logprobs(text: str) -> tuple[list[str], list[float | None]]:
-    """(tokens, logprobs) of a prompt as the server echoes them: the first logprob None."""
+def prompt_logprobs(text: str, model: str = "") -> tuple[list[str], list[float | None]]:
+    """(tokens, logprobs) of a prompt as the server echoes them for `model`: the first logprob None."""
     toks = prompt_tokens(text)
-    return toks, [None if i == 0 else token_logprob(t) for i, t in enumerate(toks)]
+    return toks, [None if i == 0 else token_logprob(t, model) for i, t in enumerate(toks)]
 
 
-def echo_logprobs(prompt: str, generated: str) -> tuple[dict[str, object], int]:
+def echo_logprobs(model: str, prompt: str, generated: str) -> tuple[dict[str, object], int]:
     """The `logprobs` object of an echo completion (prompt tokens, then the generated text's) and the prompt's
     token count (its `usage.prompt_tokens`)."""
-    toks, values = prompt_logprobs(prompt)
+    toks, values = prompt_logprobs(prompt, model)
     gen = prompt_tokens(generated)
     toks_all = [*toks, *gen]
-    values_all = [*values, *(token_logprob(t) for t in gen)]
+    values_all = [*values, *(token_logprob(t, model) for t in gen)]
     offsets, at = [], 0
     for t in toks_all:
         offsets.append(at)
