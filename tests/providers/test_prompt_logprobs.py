@@ -164,3 +164,35 @@ def test_a_provider_without_the_capability_says_so(tmp_path: Path) -> None:
             load_experiment(exp)
     finally:
         plugins.unregister("providers", "nologprobs")
+
+
+def test_a_perplexity_run_with_hf_stores_the_forward_pass(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> None:
+    """The whole hf path through the CLI: run, store, report; each text's logprob sum is transformers' own."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import csv
+    import math
+
+    from tiny_llm import build_tiny_llama
+
+    folder = build_tiny_llama(tmp_path_factory.mktemp("tiny-llama-cli"))
+    root = tmp_path_factory.mktemp("hf-ppl")
+    items = [{"id": "a", "variants": {"standard": TEXTS[0], "bavarian": TEXTS[1]}},
+             {"id": "b", "variants": {"standard": TEXTS[2], "bavarian": "the old men an the see"}}]
+    (root / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    exp = root / "ppl.yaml"
+    exp.write_text(yaml.safe_dump({"name": "hfppl", "task": "perplexity", "data": "items.jsonl", "models": [
+        {"id": "tiny", "provider": "hf", "model": str(folder), "batch_size": 4}], "options": {"n_resamples": 100}}),
+        encoding="utf-8")
+    res = cli("run", exp, "--no-progress")
+    assert res.exit_code == 0, res.output
+    res = cli("report", exp, "--out", root / "rep")
+    assert res.exit_code == 0, res.output
+    with (root / "rep" / "perplexity_texts.csv").open(encoding="utf-8") as fh:
+        got = {(r["item_id"], r["variant"]): r for r in csv.DictReader(fh)}
+    texts = [(i["id"], v, t) for i in items for v, t in i["variants"].items()]
+    for (item_id, variant, _), (_, values) in zip(texts, direct(folder, [t for *_, t in texts]), strict=True):
+        row = got[(item_id, variant)]
+        assert int(row["n_tokens"]) == len(values)
+        assert float(row["logprob_sum"]) == pytest.approx(math.fsum(values), abs=1e-4)
+        assert float(row["perplexity"]) == pytest.approx(math.exp(-math.fsum(values) / len(values)), rel=1e-4)
