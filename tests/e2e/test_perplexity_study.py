@@ -108,6 +108,7 @@ def test_scores_table_by_hand(study: tuple[Path, list[dict[str, Any]], Path]) ->
         ppl = [math.exp(-s / n) for n, s in texts]
         assert int(got["n_texts"]) == len(texts)
         assert int(got["n_tokens"]) == sum(n for n, _ in texts)
+        assert float(got["mean_tokens"]) == pytest.approx(sum(n for n, _ in texts) / len(texts), rel=1e-12)
         assert float(got["mean_ppl"]) == pytest.approx(statistics.mean(ppl), rel=1e-12)
         assert float(got["perplexity"]) == float(got["mean_ppl"])  # per_text is the default (the paper's mean)
         assert float(got["median_ppl"]) == pytest.approx(statistics.median(ppl), rel=1e-12)

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 ALL_DIALECTS = "all dialects"
 TEXT_COLUMNS = ["model", "item_id", "variant", "n_tokens", "logprob_sum", "perplexity"]
-SCORE_COLUMNS = ["model", "variant", "n_texts", "n_tokens", "perplexity", "mean_ppl", "median_ppl", "pooled_ppl",
-                 "n_pairs", "ratio", "ci_low", "ci_high", "t_p", "wilcoxon_p"]
+SCORE_COLUMNS = ["model", "variant", "n_texts", "n_tokens", "mean_tokens", "perplexity", "mean_ppl", "median_ppl",
+                 "pooled_ppl", "n_pairs", "ratio", "ci_low", "ci_high", "t_p", "wilcoxon_p"]
 VS_COLUMNS = ["model", "dialect", "n_pairs", "dialect_ppl", "noisy_ppl", "ratio", "ci_low", "ci_high", "t_p",
               "wilcoxon_p", "dialect_lower"]
 
@@ -37,6 +37,8 @@ def _legend(agg: str, baseline: str, confidence: float) -> dict[str, str]:
                    f"there are several), or {NOISY} (the noised {baseline} text)",
         "n_texts": "texts with a perplexity (at least one scored token)",
         "n_tokens": "scored tokens over those texts (every token but each text's first)",
+        "mean_tokens": "n_tokens / n_texts: text length in the model's own tokens (App. C.2, Figure 13), less the "
+                       "first token",
         "perplexity": f"the summary this report uses ({agg}): mean_ppl for per_text, pooled_ppl for pooled",
         "mean_ppl": "mean over texts of exp(−mean token logprob) (the paper's 'mean perplexity', App. C.2)",
         "median_ppl": "median over texts of the per-text perplexity",
@@ -80,7 +82,9 @@ def _comparison(pairs: pd.DataFrame, task: PerplexityTask, seed: int) -> dict[st
 def _summary(rows: pd.DataFrame, agg: str) -> dict[str, Any]:
     mean = float(rows.perplexity.mean()) if len(rows) else math.nan
     pooled = summarize(rows.logprob_sum, rows.n_tokens, "pooled")
-    return {"n_texts": len(rows), "n_tokens": int(rows.n_tokens.sum()), "perplexity": mean if agg == "per_text"
+    n_tokens = int(rows.n_tokens.sum())
+    return {"n_texts": len(rows), "n_tokens": n_tokens, "mean_tokens": n_tokens / len(rows) if len(rows) else math.nan,
+            "perplexity": mean if agg == "per_text"
             else pooled, "mean_ppl": mean, "median_ppl": float(rows.perplexity.median()) if len(rows) else math.nan,
             "pooled_ppl": pooled}
 
