@@ -45,3 +45,11 @@ def test_unusable_texts_baseline_and_no_noisy(tmp_path: Path, cli: Any, session_
     assert rows(tmp_path / "rep" / "perplexity_dialect_vs_noisy.csv") == []
     html = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     assert "no token after the first to score" in html and "build one with" in html
+    from dialectbias.api import open_experiment
+    from dialectbias.store import Store
+
+    loaded, task = open_experiment(exp)
+    with Store.open(loaded.store_path, create=False) as store:
+        content = task.report(store, tmp_path / "again")
+    assert [(s.heading, s.unexplained_columns()) for s in content.sections if s.unexplained_columns()] == []
+    assert content.metadata["perplexity summary"] == "per_text (options.aggregate)"
