@@ -34,7 +34,7 @@ def test_unusable_texts_baseline_and_no_noisy(tmp_path: Path, cli: Any, session_
     res = cli("report", exp, "--out", tmp_path / "rep")
     assert res.exit_code == 0, res.output
     scores = {r["variant"]: r for r in rows(tmp_path / "rep" / "perplexity_scores.csv")}
-    assert list(scores) == ["bavarian", "standard"]  # the baseline first
+    assert list(scores) == ["bavarian", "standard"]  # the baseline first, then standard (never a dialect)
     assert scores["bavarian"]["n_texts"] == "2" and scores["standard"]["n_texts"] == "3"
     assert scores["standard"]["n_pairs"] == "2"  # item a has no usable bavarian text
     ratio = float(scores["standard"]["ratio"])
@@ -53,3 +53,21 @@ def test_unusable_texts_baseline_and_no_noisy(tmp_path: Path, cli: Any, session_
         content = task.report(store, tmp_path / "again")
     assert [(s.heading, s.unexplained_columns()) for s in content.sections if s.unexplained_columns()] == []
     assert content.metadata["perplexity summary"] == "per_text (options.aggregate)"
+
+
+def test_a_baseline_no_text_has_is_said(tmp_path: Path, cli: Any, session_server: Any) -> None:
+    (tmp_path / "items.jsonl").write_text(json.dumps({"id": "a", "variants": {
+        "standard": "Der Hund bellt.", "bavarian": "Da Hund bellt."}}) + "\n", encoding="utf-8")
+    exp = tmp_path / "ppl.yaml"
+    exp.write_text(yaml.safe_dump({
+        "name": "ppl", "task": "perplexity", "data": "items.jsonl",
+        "models": [{"id": "m", "provider": "openai", "base_url": session_server.base_url, "model": "m"}],
+        "options": {"baseline": "swabian"}}), encoding="utf-8")
+    assert cli("run", exp, "--no-progress").exit_code == 0
+    res = cli("report", exp, "--out", tmp_path / "rep")
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    assert "No text has the baseline variant" in html and "swabian" in html
+    scores = rows(tmp_path / "rep" / "perplexity_scores.csv")
+    assert [(r["variant"], r["n_texts"], r["ratio"]) for r in scores] == [
+        ("swabian", "0", ""), ("standard", "1", ""), ("bavarian", "1", "")]

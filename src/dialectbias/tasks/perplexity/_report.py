@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from dialectbias.data import STANDARD
 from dialectbias.metrics import paired_test
 from dialectbias.report import ReportContent, Section
 from dialectbias.store import Store
@@ -33,8 +34,8 @@ def _legend(agg: str, baseline: str, confidence: float) -> dict[str, str]:
     pct = f"{confidence:.0%}"
     return {
         "model": "the model",
-        "variant": f"{baseline} (the baseline), a dialect, '{ALL_DIALECTS}' (every dialect text together, when "
-                   f"there are several), or {NOISY} (the noised {baseline} text)",
+        "variant": f"{baseline} (the baseline), {STANDARD} (when not the baseline), a dialect, '{ALL_DIALECTS}' "
+                   f"(every dialect text together, when there are several), or {NOISY} (the noised standard text)",
         "n_texts": "texts with a perplexity (at least one scored token)",
         "n_tokens": "scored tokens over those texts (every token but each text's first)",
         "mean_tokens": "n_tokens / n_texts: text length in the model's own tokens (App. C.2, Figure 13), less the "
@@ -99,18 +100,21 @@ def score_tables(task: PerplexityTask, texts: pd.DataFrame) -> tuple[pd.DataFram
         mine = texts[texts.model == model]
         base = mine[mine.variant == o.baseline]
         noisy = mine[mine.variant == NOISY]
-        dialects = sorted(v for v in set(mine.variant) if v not in (o.baseline, NOISY))
-        groups = [(o.baseline, base), *((d, mine[mine.variant == d]) for d in dialects)]
+        dialects = sorted(v for v in set(mine.variant) if v not in (o.baseline, STANDARD, NOISY))
+        groups = [(o.baseline, base)]
+        if o.baseline != STANDARD and (mine.variant == STANDARD).any():
+            groups.append((STANDARD, mine[mine.variant == STANDARD]))
+        groups += [(d, mine[mine.variant == d]) for d in dialects]
         if len(dialects) > 1:
             groups.append((ALL_DIALECTS, mine[mine.variant.isin(dialects)]))
-        if len(noisy):
+        if len(noisy) and o.baseline != NOISY:
             groups.append((NOISY, noisy))
         for name, rows in groups:
             row: dict[str, Any] = {"model": model, "variant": name, **_summary(rows, o.aggregate)}
             if name != o.baseline:
                 row.update(_comparison(_paired(rows, base), task, seed))
             scores.append(row)
-            if name not in (o.baseline, NOISY) and len(noisy):
+            if name not in (o.baseline, STANDARD, NOISY) and len(noisy):
                 pairs = _paired(rows, noisy)
                 c = _comparison(pairs, task, seed)
                 versus.append({"model": model, "dialect": name, "n_pairs": c["n_pairs"],
@@ -134,6 +138,9 @@ def write_report(task: PerplexityTask, store: Store, out_dir: Path) -> ReportCon
     versus.to_csv(out_dir / "perplexity_dialect_vs_noisy.csv", index=False)
     unusable = (f" {len(problems)} scored text(s) gave no perplexity (e.g. {problems[0].model}/{problems[0].item_id}/"
                 f"{problems[0].variant}: {problems[0].reason}) and are left out." if problems else "")
+    if len(texts) and not (texts.variant == o.baseline).any():
+        unusable += (f" No text has the baseline variant {o.baseline!r} (options.baseline), so there is no ratio; "
+                     f"the variants scored: {', '.join(sorted(set(texts.variant)))}.")
     rule = ("Each text is scored as it is, with no prompt around it; its perplexity is exp(−mean logprob) over its "
             "scored tokens: every token but the first, which has no prefix (with a tokenizer that adds a BOS token, "
             "the BOS is the first and every text token is scored).")
