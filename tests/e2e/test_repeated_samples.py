@@ -150,6 +150,9 @@ class FakeCpuEngine:
         answer = probe_responder({"model": self.config.model, "messages": request.messages})
         return ChatResponse(output=answer or "?", tokens_in=10, tokens_out=10)
 
+    async def send(self, request: Any) -> Any:  # what the executors call (`ModelAPI.send`)
+        return await self.complete(request)
+
     async def aclose(self) -> None:
         pass
 

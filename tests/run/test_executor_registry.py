@@ -54,7 +54,7 @@ class Sequential(Executor):
     async def _send(self, client: ModelAPI, request: ChatRequest) -> Call:
         self.sent.append(client.config.id)
         try:
-            return Call(await client.complete(request))
+            return Call(await client.send(request))
         except ProviderError as exc:
             return Call.failed(exc)
 

@@ -2,7 +2,9 @@
 
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI, StructuredOutput, image_tokens
 from dialectbias.providers._config import ModelConfig, ProviderCapabilities
+from dialectbias.providers._logprobs import PROMPT_LOGPROBS, PromptLogprobs, parse_prompt_logprobs
 from dialectbias.providers._registry import config_class, create_model, provider_names, register_provider
 
-__all__ = ["ChatRequest", "ChatResponse", "ModelAPI", "ModelConfig", "ProviderCapabilities", "StructuredOutput",
-           "config_class", "create_model", "image_tokens", "provider_names", "register_provider"]
+__all__ = ["PROMPT_LOGPROBS", "ChatRequest", "ChatResponse", "ModelAPI", "ModelConfig", "PromptLogprobs",
+           "ProviderCapabilities", "StructuredOutput", "config_class", "create_model", "image_tokens",
+           "parse_prompt_logprobs", "provider_names", "register_provider"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Literal
@@ -10,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.data import ChatMessage, image_info, message_text
+from dialectbias.providers._logprobs import PromptLogprobs, is_scoring, prompt_text, unsupported
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 
@@ -59,6 +61,22 @@ class ModelAPI(ABC):
     @abstractmethod
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call and return its output."""
+
+    async def prompt_logprobs(self, text: str) -> PromptLogprobs:
+        """The log-probability of each token of `text` given its prefix (`providers._logprobs`; the first
+        token's is None). Providers that can declare `ProviderCapabilities.prompt_logprobs` and override this;
+        the default is the one clear error naming the model and the capability."""
+        raise unsupported(str(getattr(self.config, "id", "?")), self.name or type(self).__name__)
+
+    async def send(self, request: ChatRequest) -> ChatResponse:
+        """What the executors call: `complete`, or for a prompt-scoring request (`params.prompt_logprobs`)
+        `prompt_logprobs`, its result stored as JSON in `output`."""
+        if not is_scoring(request.params):
+            return await self.complete(request)
+        started = time.perf_counter()
+        result = await self.prompt_logprobs(prompt_text(request.messages, str(getattr(self.config, "id", "?"))))
+        return ChatResponse(output=result.model_dump_json(), finish_reason="prompt_logprobs",
+                            tokens_in=len(result.tokens), tokens_out=0, latency_s=time.perf_counter() - started)
 
     def estimate_tokens(self, request: ChatRequest) -> int:
         """Input tokens of a request, for the rate limiter (before the call; the server's count comes

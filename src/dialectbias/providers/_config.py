@@ -34,6 +34,10 @@ class ProviderCapabilities:
     #: seed kills the CPU engine): the run sends no seed of its own and the draws come from the engine's seed
     #: (`ModelConfig.seeded_by`), which the run says once.
     per_request_seed: bool = True
+    #: The client returns the log-probability of each prompt token given its prefix (`ModelAPI.prompt_logprobs`;
+    #: task `perplexity`): hf (a forward pass), vllm (`prompt_logprobs`), openai (a server that echoes prompt
+    #: logprobs on `/v1/completions`, e.g. vLLM's). False: the task refuses the model before any call.
+    prompt_logprobs: bool = False
 
 
 class ModelConfig(BaseModel):

@@ -32,6 +32,9 @@ and image processor, batched like text (requests with images batch among themsel
 parameters. An image sent to a text-only model is a ProviderError saying so (the model is loaded first to
 tell).
 
+Prompt logprobs (`prompt_logprobs`, task `perplexity`): a forward pass over the raw text, no chat template
+(`_hf_logprobs`); scoring requests batch among themselves.
+
 Other parameters are ignored. `tokens_out` counts generated tokens including a final
 end-of-sequence token; `latency_s` is the wall time of the batch the request ran in.
 """
@@ -49,6 +52,7 @@ from dialectbias.providers._hf_messages import text_messages
 from dialectbias.providers._hf_params import GenParams
 from dialectbias.providers._hf_vision import has_images, vision_messages
 from dialectbias.providers._hf_worker import _STOP, _Job, _Worker
+from dialectbias.providers._logprobs import PromptLogprobs
 
 
 class HFModel(ModelAPI):
@@ -124,6 +128,16 @@ class HFModel(ModelAPI):
         )
         self._ensure_worker().queue.put(job)
         return await job.future
+
+    async def prompt_logprobs(self, text: str) -> PromptLogprobs:
+        """Each token's logprob given its prefix, by a forward pass in the worker thread (`_hf_logprobs`);
+        scoring jobs batch among themselves, up to `batch_size`."""
+        loop = asyncio.get_running_loop()
+        job = _Job(messages=[], params=GenParams.from_params({}, self.config.id), schema=None,
+                   future=loop.create_future(), loop=loop, key=("prompt_logprobs",), prompt=text)
+        self._ensure_worker().queue.put(job)
+        result: PromptLogprobs = await job.future
+        return result
 
     async def aclose(self) -> None:
         with self._lock:

@@ -28,8 +28,9 @@ class HFModelConfig(ModelConfig):
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
         "batch_size", "batch_wait_s", "num_threads", "device", "adapter_merge"}
 
-    #: in-process from a local folder, `batch_size` requests at once
-    CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(local=True, batched=True)
+    #: in-process from a local folder, `batch_size` requests at once; prompt logprobs by a forward pass
+    CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(local=True, batched=True,
+                                                                        prompt_logprobs=True)
 
     provider: Literal["hf"] = "hf"
     gguf_file: str | None = Field(default=None, description="GGUF file name inside `model`")

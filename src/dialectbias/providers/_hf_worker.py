@@ -65,14 +65,17 @@ class _Job:
     messages: list[dict[str, Any]]
     params: GenParams
     schema: dict[str, Any] | None
-    future: asyncio.Future[ChatResponse]
+    #: a ChatResponse, or a PromptLogprobs for a scoring job (`prompt` set)
+    future: asyncio.Future[Any]
     loop: asyncio.AbstractEventLoop
     #: batching key: jobs with equal keys share one batched `generate` (constrained jobs batch together)
     key: Any = field(default=None)
     #: the images of the `{"type": "image"}` parts, in order (vision-language models only)
     images: tuple[bytes, ...] = ()
+    #: a prompt-scoring job: the text whose token logprobs are wanted (`_hf_logprobs`), no generation
+    prompt: str | None = None
 
-    def resolve(self, result: ChatResponse) -> None:
+    def resolve(self, result: Any) -> None:
         """Complete the caller's future with the response (called from the worker thread)."""
         self._settle(lambda: self.future.set_result(result))
 
@@ -444,6 +447,14 @@ class _Worker:
         return jobs, inputs, [int(n) for n in inputs["attention_mask"].sum(dim=1).tolist()]
 
     def _serve_batch(self, batch: list[_Job]) -> None:
+        if batch[0].prompt is not None:  # scoring jobs batch among themselves (their own key)
+            from dialectbias.providers._hf_logprobs import score_texts
+
+            tokenizer = self.tokenizer if self.processor is None else getattr(self.processor, "tokenizer", None)
+            scored = score_texts(self.model, tokenizer, [job.prompt or "" for job in batch], self.config.device)
+            for job, result in zip(batch, scored, strict=True):
+                job.resolve(result)
+            return
         started = time.perf_counter()
         jobs, inputs, tokens_in = (self._vision_inputs if self.processor is not None else self._text_inputs)(batch)
         if not jobs:

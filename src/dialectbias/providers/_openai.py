@@ -14,7 +14,8 @@ from dialectbias.data import image_info, is_url
 from dialectbias.data._media import LRU, scale_image
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
-from dialectbias.providers._config import ModelConfig
+from dialectbias.providers._config import ModelConfig, ProviderCapabilities
+from dialectbias.providers._logprobs import PromptLogprobs
 
 if TYPE_CHECKING:  # aiohttp is imported when the first request is sent: a cached run needs none
     import aiohttp
@@ -37,6 +38,9 @@ class OpenAIModelConfig(ModelConfig):
     #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env",
                                                                               "per_request_seed"}
+
+    #: prompt logprobs through `/v1/completions` with `echo` (a server that has it: vLLM's; see `prompt_logprobs`)
+    CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(prompt_logprobs=True)
 
     provider: Literal["openai"] = "openai"
     base_url: str = Field(pattern=r"^https?://")
@@ -144,13 +148,13 @@ class OpenAIModel(ModelAPI):
         scale = min(1.0, self._max_side / max(width, height, 1))
         return max(1, round(width * scale)), max(1, round(height * scale))
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
+    async def _post(self, url: str, body: dict[str, Any]) -> str:
+        """POST `body` to `url`; the response text, or a ProviderError (retryable as the status says)."""
         import aiohttp
 
-        started = time.perf_counter()
         where = f"model {self.config.id!r} at {self.config.base_url}"
         try:
-            async with self._client().post(self._url, json=self.body(request)) as resp:
+            async with self._client().post(url, json=body) as resp:
                 text = await resp.text()
                 if resp.status != 200:
                     raise ProviderError(
@@ -166,6 +170,12 @@ class OpenAIModel(ModelAPI):
         except aiohttp.ClientError as exc:
             raise ProviderError(f"{where}: connection error ({type(exc).__name__}: {exc})",
                                 retryable=True) from None
+        return text
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        where = f"model {self.config.id!r} at {self.config.base_url}"
+        text = await self._post(self._url, self.body(request))
         try:
             data = json.loads(text)
             choice = data["choices"][0]
@@ -180,6 +190,22 @@ class OpenAIModel(ModelAPI):
                             tokens_in=int(usage.get("prompt_tokens") or 0),
                             tokens_out=int(usage.get("completion_tokens") or 0),
                             latency_s=time.perf_counter() - started)
+
+    async def prompt_logprobs(self, text: str) -> PromptLogprobs:
+        """`POST {base_url}/completions` with `echo: true, logprobs: 0, max_tokens: 0`: the prompt echoed with
+        each token's logprob (`choices[0].logprobs.token_logprobs`, the first null), as vLLM's server answers
+        (with `max_tokens: 0` it generates nothing). The raw text is sent: no chat template. A server that
+        answers without prompt logprobs (OpenAI's own API no longer echoes them) is a non-retryable error
+        naming the model."""
+        where = f"model {self.config.id!r} at {self.config.base_url}"
+        body = {"model": self.config.model, "prompt": text, "echo": True, "logprobs": 0, "max_tokens": 0,
+                "temperature": 0}
+        raw = await self._post(self._completions_url, body)
+        return completion_prompt_logprobs(raw, where)
+
+    @property
+    def _completions_url(self) -> str:
+        return self.config.base_url.rstrip("/") + "/completions"
 
     def _redact(self, text: str) -> str:
         """Servers sometimes echo the key (or part of it) in errors: never pass it on."""
@@ -196,6 +222,31 @@ class OpenAIModel(ModelAPI):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def completion_prompt_logprobs(raw: str, where: str) -> PromptLogprobs:
+    """The prompt's tokens and logprobs from a `/v1/completions` answer to an echo request: the first
+    `usage.prompt_tokens` entries of `choices[0].logprobs` (all of them when usage is missing; a server that
+    generated tokens after the echo adds theirs after the prompt's)."""
+    try:
+        data = json.loads(raw)
+        logprobs = data["choices"][0].get("logprobs")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise ProviderError(f"{where}: response is not a completion: {raw[:200]!r}", retryable=True) from None
+    if not isinstance(logprobs, dict) or not logprobs.get("token_logprobs"):
+        raise ProviderError(f"{where}: the server returned no prompt logprobs for an `echo: true, logprobs: 0` "
+                            "completion; prompt logprobs need a server that echoes them (e.g. vLLM's "
+                            "/v1/completions)", retryable=False)
+    tokens, values = list(logprobs.get("tokens") or []), list(logprobs["token_logprobs"])
+    n = int((data.get("usage") or {}).get("prompt_tokens") or len(values))
+    if len(tokens) != len(values) or n > len(values):
+        raise ProviderError(f"{where}: malformed prompt logprobs ({len(tokens)} tokens, {len(values)} logprobs, "
+                            f"{n} prompt tokens)", retryable=False)
+    try:
+        return PromptLogprobs(tokens=[str(t) for t in tokens[:n]],
+                              logprobs=[None if v is None else float(v) for v in values[:n]])
+    except (TypeError, ValueError):
+        raise ProviderError(f"{where}: malformed prompt logprobs: {values[:5]!r}", retryable=False) from None
 
 
 def _dumps(value: Any) -> str:

@@ -16,6 +16,10 @@ loaded as text-only is a ProviderError naming the model (checked here, before th
 a request with more images than the engine's per-prompt limit (`max_images_per_prompt`, vLLM's
 `limit_mm_per_prompt`).
 
+Prompt logprobs (`prompt_logprobs`, task `perplexity`): the raw text goes to `LLM.generate` with
+`SamplingParams(prompt_logprobs=0, max_tokens=1)`; the logprob of each prompt token given its prefix is read from
+`RequestOutput.prompt_logprobs` (`prompt_result`).
+
 A batch the engine rejects as a whole (a prompt longer than `max_model_len` …) is retried request by
 request, so only the bad request fails. Any other engine failure (its process died) fails every queued and
 later request of the model with one `fatal` error naming the model: the run stops that model with it.
@@ -36,6 +40,7 @@ from typing import Any
 from dialectbias.errors import ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._hf_messages import text_messages
+from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._vllm_config import VLLMModelConfig, check_seed, on_cpu, sampling_args, set_cpu_env
 from dialectbias.providers._vllm_messages import count_images, image_limit_error, vllm_messages
 
@@ -47,10 +52,13 @@ _STOP = object()
 class _Job:
     messages: list[dict[str, Any]]
     sampling: dict[str, Any]
-    future: asyncio.Future[ChatResponse]
+    #: a ChatResponse, or a PromptLogprobs for a scoring job (`prompt` set)
+    future: asyncio.Future[Any]
     loop: asyncio.AbstractEventLoop
+    #: a prompt-scoring job: the raw text sent to `LLM.generate` with `prompt_logprobs=0, max_tokens=1`
+    prompt: str | None = None
 
-    def resolve(self, result: ChatResponse) -> None:
+    def resolve(self, result: Any) -> None:
         """Complete the caller's future with the response (called from the worker thread)."""
         self._settle(lambda: self.future.set_result(result))
 
@@ -85,6 +93,22 @@ def response(output: Any, latency: float) -> ChatResponse:
     return ChatResponse(output=choice.text, finish_reason=choice.finish_reason or "stop",
                         tokens_in=len(output.prompt_token_ids or ()), tokens_out=len(choice.token_ids or ()),
                         latency_s=latency)
+
+
+def prompt_result(output: Any) -> PromptLogprobs:
+    """A `PromptLogprobs` from one `vllm.RequestOutput` of a `prompt_logprobs=0` request: per prompt token, the
+    logprob vLLM gives for the token itself (None for the first, which has no prefix; vLLM's server clamps
+    -inf to -9999, so does this)."""
+    ids = list(output.prompt_token_ids or ())
+    given = list(output.prompt_logprobs or [None] * len(ids))
+    tokens: list[str] = []
+    values: list[float | None] = []
+    for i, token_id in enumerate(ids):
+        entry = given[i] if i < len(given) else None
+        lp = entry.get(token_id) if entry else None
+        tokens.append(str(getattr(lp, "decoded_token", None) or token_id))
+        values.append(None if lp is None or i == 0 else max(float(lp.logprob), -9999.0))
+    return PromptLogprobs(tokens=tokens, logprobs=values)
 
 
 def engine_images(llm: Any) -> int:
@@ -161,6 +185,24 @@ class VLLMModel(ModelAPI):
         self.queue.put(job)
         return await job.future
 
+    async def prompt_logprobs(self, text: str) -> PromptLogprobs:
+        """Each token's logprob given its prefix: `LLM.generate(text, SamplingParams(prompt_logprobs=0,
+        max_tokens=1))` (the one generated token is discarded), batched with the other queued jobs; the raw
+        text, no chat template (the tokenizer's own BOS where it adds one)."""
+        self._start()
+        if not self.loaded.is_set():
+            await asyncio.to_thread(self.loaded.wait)
+        if self.load_error is not None:
+            raise self.load_error
+        if self.dead is not None:
+            raise self.dead
+        loop = asyncio.get_running_loop()
+        job = _Job([], {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0}, loop.create_future(), loop,
+                   prompt=text)
+        self.queue.put(job)
+        result: PromptLogprobs = await job.future
+        return result
+
     def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
         n_images = count_images(request.messages)
         if n_images and not self.max_images:
@@ -208,8 +250,21 @@ class VLLMModel(ModelAPI):
         return batch
 
     def _chat(self, jobs: list[_Job]) -> list[Any]:
-        return self.llm.chat([j.messages for j in jobs], [sampling_params(j.sampling) for j in jobs],
-                             use_tqdm=False, lora_request=self.lora)
+        """One engine call per kind: `LLM.chat` for chat jobs, `LLM.generate` for scoring jobs (raw text);
+        the outputs in the jobs' order."""
+        outputs: dict[int, Any] = {}
+        chats = [i for i, j in enumerate(jobs) if j.prompt is None]
+        scores = [i for i, j in enumerate(jobs) if j.prompt is not None]
+        if chats:
+            got = self.llm.chat([jobs[i].messages for i in chats], [sampling_params(jobs[i].sampling) for i in chats],
+                                use_tqdm=False, lora_request=self.lora)
+            outputs.update(zip(chats, got, strict=True))
+        if scores:
+            got = self.llm.generate([jobs[i].prompt for i in scores],
+                                    [sampling_params(jobs[i].sampling) for i in scores], use_tqdm=False,
+                                    lora_request=self.lora)
+            outputs.update(zip(scores, got, strict=True))
+        return [outputs[i] for i in range(len(jobs))]
 
     def _generate(self, batch: list[_Job]) -> None:
         if self.dead is not None:
@@ -230,7 +285,7 @@ class VLLMModel(ModelAPI):
             return
         latency = time.perf_counter() - started
         for job, output in zip(batch, outputs, strict=True):
-            job.resolve(response(output, latency))
+            job.resolve(response(output, latency) if job.prompt is None else prompt_result(output))
 
     def _failure(self, exc: Exception) -> ProviderError:
         """A request the engine refused, or (the engine died) the model's end."""

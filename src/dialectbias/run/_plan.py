@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dialectbias.config import Experiment
-from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
+from dialectbias.providers import PROMPT_LOGPROBS, ChatRequest, ChatResponse, ModelConfig
 from dialectbias.providers._base import estimate_tokens
 from dialectbias.run._postcall import chat_request, result_row
 from dialectbias.run._runner import _compile, _save_items
@@ -151,8 +151,8 @@ def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, 
         after = page[-1]["request_id"]
         for row in page:
             params = json.loads(row["params"])
-            out = round(mean_out) if mean_out is not None else int(
-                params.get("max_tokens") or params.get("max_new_tokens") or DEFAULT_MAX_TOKENS)
+            out = 0 if params.get(PROMPT_LOGPROBS) else round(mean_out) if mean_out is not None else int(
+                params.get("max_tokens") or params.get("max_new_tokens") or DEFAULT_MAX_TOKENS)  # scoring: none
             if row["cached_output"] is not None:
                 cached += 1
                 text = row["cached_output"]

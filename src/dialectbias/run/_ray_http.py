@@ -49,7 +49,7 @@ class ClientWorker:
             attempt = 0
             while True:
                 try:
-                    response = await self.client.complete(payload["request"])
+                    response = await self.client.send(payload["request"])
                     if not response.output.strip():
                         raise ProviderError(f"model {self.config.id!r}: empty output", retryable=True)
                     self.successes += 1

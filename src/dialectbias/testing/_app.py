@@ -8,6 +8,10 @@ bodies), ``POST /faults`` (replace the fault spec and reset its counters).
 Chat content parts are checked as a real server would: an ``image_url`` part must hold a base64 data URL
 whose payload decodes to an image of its declared type (PNG, JPEG, GIF, WebP), else the answer is a 400
 naming the message and part.
+
+``/v1/completions`` with ``echo: true`` and ``logprobs`` set answers as vLLM's server does: the prompt echoed
+(then the generated text, none with ``max_tokens: 0``) with each token's logprob, the first null
+(`_logprobs`: a deterministic stand-in tokeniser and logprob).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from aiohttp import web
 from dialectbias.testing._fault_effects import INVALID_CHAT_JSON, INVALID_COMPLETION_JSON, content_fault, http_fault
 from dialectbias.testing._faults import FaultInjector, FaultSpec
 from dialectbias.testing._image_parts import image_part_problem
+from dialectbias.testing._logprobs import echo_logprobs
 from dialectbias.testing._messages import all_text, fingerprint, requested_schema
 from dialectbias.testing._responders import chat_answer, echo_completion, echo_json
 from dialectbias.testing._state import ServerState
@@ -130,15 +135,24 @@ async def _completions(request: web.Request) -> web.StreamResponse:
     if isinstance(fault, web.Response):
         return fault
     choices = []
-    total_completion = 0
+    total_completion = total_prompt = 0
+    scoring = bool(body.get("echo")) and body.get("logprobs") is not None  # prompt logprobs, as vLLM echoes them
     for i, p in enumerate(prompts):
         echo = functools.partial(echo_completion, model, p)
         text, finish = content_fault(fault, echo, echo, INVALID_COMPLETION_JSON)
+        if scoring and text == echo():  # an echo request (no content fault): the prompt with its logprobs
+            text = "" if body.get("max_tokens") == 0 else text
+            logprobs, n_prompt = echo_logprobs(model, p, text)
+            total_prompt += n_prompt
+            total_completion += len(logprobs["tokens"]) - n_prompt  # type: ignore[arg-type]
+            choices.append({"index": i, "text": p + text, "logprobs": logprobs, "finish_reason": "length"})
+            continue
+        total_prompt += tokens(p)
         total_completion += tokens(text)
         choices.append({"index": i, "text": text, "logprobs": None, "finish_reason": finish})
     state.responses_ok += 1
-    return completion_response("cmpl-" + fp[:24], "text_completion", model, choices,
-                               sum(tokens(p) for p in prompts), total_completion)
+    return completion_response("cmpl-" + fp[:24], "text_completion", model, choices, total_prompt,
+                               total_completion)
 
 
 async def _models(request: web.Request) -> web.StreamResponse:
