@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import JUDGE, MODELS, make_project
 from dialectbias.tasks.qa_bias._instructions import PACKAGED_DIR, package_templates, read_instruction
 from shared_data import VASHANTOR, shared_path
 
@@ -54,8 +53,8 @@ def vashantor_items() -> list[dict[str, Any]]:
     return items
 
 
-def project(tmp_path: Path, base_url: str, **options: Any) -> Any:
-    p = make_project(tmp_path / "exp", base_url, items=vashantor_items())
+def project(qa: Any, tmp_path: Path, base_url: str, **options: Any) -> Any:
+    p = qa.make_project(tmp_path / "exp", base_url, items=vashantor_items())
     if options:
         p.rewrite(options=options)
     return p
@@ -79,18 +78,18 @@ def instructions_csv(out: Path) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture
-def per_variant(tmp_path: Path, qa_server: Any) -> Any:
+def per_variant(qa: Any, tmp_path: Path, qa_server: Any) -> Any:
     (tmp_path / "exp" / "instructions").mkdir(parents=True)
     (tmp_path / "exp" / "instructions" / "chittagong.j2").write_text(CHITTAGONG, encoding="utf-8")
-    return project(tmp_path, qa_server.base_url, instructions="per_variant", instructions_dir="instructions")
+    return project(qa, tmp_path, qa_server.base_url, instructions="per_variant", instructions_dir="instructions")
 
 
-def test_each_variants_prompts_carry_its_instruction(cli: Any, per_variant: Any, tmp_path: Path) -> None:
+def test_each_variants_prompts_carry_its_instruction(qa: Any, cli: Any, per_variant: Any, tmp_path: Path) -> None:
     result = cli("run", per_variant.yaml_path, "--no-progress")
     assert result.exit_code == 0, result.output
     rows = generations(cli, per_variant, tmp_path / "export")
     items = {i["id"]: i for i in vashantor_items()}
-    assert len(rows) == len(MODELS) * N_ITEMS * 3
+    assert len(rows) == len(qa.MODELS) * N_ITEMS * 3
     for row in rows:
         text = prompt_text(row)
         question = items[row["item_id"]]["variants"][row["variant"]]
@@ -106,7 +105,8 @@ def test_each_variants_prompts_carry_its_instruction(cli: Any, per_variant: Any,
             assert row["prompt_template"] == "qa_bias/answer"
 
 
-def test_report_names_each_variants_instruction_and_provenance(cli: Any, per_variant: Any, tmp_path: Path) -> None:
+def test_report_names_each_variants_instruction_and_provenance(qa: Any, cli: Any, per_variant: Any,
+                                                               tmp_path: Path) -> None:
     assert cli("run", per_variant.yaml_path, "--no-progress").exit_code == 0
     out = tmp_path / "report"
     result = cli("report", per_variant.yaml_path, "--out", out)
@@ -118,7 +118,7 @@ def test_report_names_each_variants_instruction_and_provenance(cli: Any, per_var
     assert table["chittagong"]["note"] == "made by a translate run; not checked by a speaker"
     assert table["standard"]["source"].startswith("package")
     assert {r["instructions"] for r in table.values()} == {"per_variant"}
-    assert {int(r["prompts"]) for r in table.values()} == {len(MODELS) * N_ITEMS}
+    assert {int(r["prompts"]) for r in table.values()} == {len(qa.MODELS) * N_ITEMS}
     body = CHITTAGONG.split("---\n", 2)[2]
     assert table["chittagong"]["sha256"] == hashlib.sha256(body.encode()).hexdigest()
     html = (out / "index.html").read_text(encoding="utf-8")
@@ -126,7 +126,7 @@ def test_report_names_each_variants_instruction_and_provenance(cli: Any, per_var
     assert "instructions/chittagong.j2" in html and "paper §3.2" in html
 
 
-def test_editing_one_instruction_re_asks_only_that_variant(cli: Any, per_variant: Any, qa_server: Any,
+def test_editing_one_instruction_re_asks_only_that_variant(qa: Any, cli: Any, per_variant: Any, qa_server: Any,
                                                            tmp_path: Path) -> None:
     assert cli("run", per_variant.yaml_path, "--no-progress").exit_code == 0
     before = {(r["model"], r["item_id"], r["variant"]): r for r in generations(cli, per_variant, tmp_path / "e1")}
@@ -139,7 +139,7 @@ def test_editing_one_instruction_re_asks_only_that_variant(cli: Any, per_variant
     result = cli("run", per_variant.yaml_path, "--no-progress")
     assert result.exit_code == 0, result.output
     # the Chittagong answers are asked again, then judged again (2 models × 4 items each); nothing else
-    assert qa_server.stats()["chat_by_model"] == {**dict.fromkeys(MODELS, N_ITEMS), "judge-model": 2 * N_ITEMS}
+    assert qa_server.stats()["chat_by_model"] == {**dict.fromkeys(qa.MODELS, N_ITEMS), "judge-model": 2 * N_ITEMS}
     after = {(r["model"], r["item_id"], r["variant"]): r for r in generations(cli, per_variant, tmp_path / "e2")}
     assert before.keys() == after.keys()
     for key, row in after.items():
@@ -147,18 +147,17 @@ def test_editing_one_instruction_re_asks_only_that_variant(cli: Any, per_variant
         assert same == (key[2] != "chittagong"), key
         if key[2] == "chittagong":
             assert "নির্দেশ দুই" in prompt_text(row)
-    assert JUDGE  # the judge of conftest's project judged them
+    assert qa.JUDGE  # the judge of conftest's project judged them
 
 
-def test_standard_default_asks_every_variant_in_standard_bengali(cli: Any, qa_server: Any, tmp_path: Path) -> None:
-    from conftest import answer_prompt
-
-    p = project(tmp_path, qa_server.base_url)
+def test_standard_default_asks_every_variant_in_standard_bengali(qa: Any, cli: Any, qa_server: Any,
+                                                                 tmp_path: Path) -> None:
+    p = project(qa, tmp_path, qa_server.base_url)
     assert cli("run", p.yaml_path, "--no-progress").exit_code == 0
     items = {i["id"]: i for i in vashantor_items()}
     for row in generations(cli, p, tmp_path / "export"):
         question = items[row["item_id"]]["variants"][row["variant"]]
-        assert prompt_text(row) == answer_prompt(question, row["variant"])  # the prompts before this option
+        assert prompt_text(row) == qa.answer_prompt(question, row["variant"])  # the prompts before this option
     out = tmp_path / "report"
     assert cli("report", p.yaml_path, "--out", out).exit_code == 0
     table = instructions_csv(out)
@@ -167,9 +166,9 @@ def test_standard_default_asks_every_variant_in_standard_bengali(cli: Any, qa_se
     assert "not the paper" in (out / "index.html").read_text(encoding="utf-8")
 
 
-def test_missing_instruction_names_the_variant_and_the_file(cli: Any, qa_server: Any, tmp_path: Path) -> None:
+def test_missing_instruction_names_the_variant_and_the_file(qa: Any, cli: Any, qa_server: Any, tmp_path: Path) -> None:
     (tmp_path / "exp" / "instructions").mkdir(parents=True)
-    p = project(tmp_path, qa_server.base_url, instructions="per_variant", instructions_dir="instructions")
+    p = project(qa, tmp_path, qa_server.base_url, instructions="per_variant", instructions_dir="instructions")
     result = cli("run", p.yaml_path, "--no-progress")
     assert result.exit_code != 0
     text = " ".join(result.output.split())
@@ -193,11 +192,11 @@ def test_missing_instruction_names_the_variant_and_the_file(cli: Any, qa_server:
     ("---\nsource: user\n---\nশুধু উত্তর দিন।", "never uses {{ question }}"),
     ("---\nsource: user\n---\n\n{% if %}{{ question }}", "chittagong.j2:5"),
 ])
-def test_broken_instruction_file_is_named(cli: Any, qa_server: Any, tmp_path: Path, content: str,
+def test_broken_instruction_file_is_named(qa: Any, cli: Any, qa_server: Any, tmp_path: Path, content: str,
                                           expected: str) -> None:
     (tmp_path / "exp" / "instructions").mkdir(parents=True)
     (tmp_path / "exp" / "instructions" / "chittagong.j2").write_text(content, encoding="utf-8")
-    p = project(tmp_path, qa_server.base_url, instructions="per_variant", instructions_dir="instructions")
+    p = project(qa, tmp_path, qa_server.base_url, instructions="per_variant", instructions_dir="instructions")
     result = cli("run", p.yaml_path, "--no-progress")
     assert result.exit_code != 0
     flat = "".join(result.output.split())
@@ -205,9 +204,9 @@ def test_broken_instruction_file_is_named(cli: Any, qa_server: Any, tmp_path: Pa
     assert "Traceback" not in result.output
 
 
-def test_instructions_dir_with_standard_mode_is_refused(cli: Any, qa_server: Any, tmp_path: Path) -> None:
+def test_instructions_dir_with_standard_mode_is_refused(qa: Any, cli: Any, qa_server: Any, tmp_path: Path) -> None:
     (tmp_path / "exp" / "instructions").mkdir(parents=True)
-    p = project(tmp_path, qa_server.base_url, instructions_dir="instructions")
+    p = project(qa, tmp_path, qa_server.base_url, instructions_dir="instructions")
     result = cli("run", p.yaml_path, "--no-progress")
     flat = " ".join(result.output.split())
     assert result.exit_code != 0 and "instructions: standard" in flat and "would ignore it" in flat
@@ -232,7 +231,7 @@ def translate_server() -> Any:
         yield srv
 
 
-def test_machine_made_instructions_recipe_end_to_end(cli: Any, translate_server: Any, tmp_path: Path) -> None:
+def test_machine_made_instructions_recipe_end_to_end(qa: Any, cli: Any, translate_server: Any, tmp_path: Path) -> None:
     """build qa-instruction-items → a translate run → export --items → build qa-instructions → qa_bias."""
     tr = tmp_path / "tr"
     result = cli("build", "qa-instruction-items", "--out", tr / "parts.jsonl")
@@ -259,7 +258,7 @@ def test_machine_made_instructions_recipe_end_to_end(cli: Any, translate_server:
     again = cli("build", "qa-instructions", tr / "done.jsonl", "--out", qa_dir)
     assert again.exit_code != 0 and "--overwrite" in again.output
 
-    p = project(tmp_path, translate_server.base_url, instructions="per_variant", instructions_dir="instructions")
+    p = project(qa, tmp_path, translate_server.base_url, instructions="per_variant", instructions_dir="instructions")
     result = cli("run", p.yaml_path, "--no-progress")
     assert result.exit_code == 0, result.output
     for row in generations(cli, p, tmp_path / "export"):

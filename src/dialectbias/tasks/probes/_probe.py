@@ -95,6 +95,9 @@ class ProbeOptions(BaseModel):
     PAPER: ClassVar[Mapping[str, Departure]] = {
         "equal_option": Departure("separate", "German paper App. B.3 (two variants appended to the prompts)",
                                   "one run instead of two; the scoring of neutral answers is the paper's"),
+        "topic_prompt": Departure("open", "German paper App. A.5 (a free question, the labels then clustered)",
+                                  "a closed list under a JSON schema is repeatable and comparable across runs; "
+                                  "the clustering step is not built"),
         "t_test": Departure("student", "German paper §5.1 (\"independent samples t-test\")",
                             "the groups differ in size and spread; Welch does not assume equal variances"),
     }

@@ -38,7 +38,7 @@ class QABiasOptions(BaseModel):
         "qa_bias/answer.j2, qa_bias/answer_<variant>.j2 (one variant only), qa_bias/judge_system.j2, "
         "qa_bias/judge_user.j2 (Jinja2; relative to the experiment file)")
     instructions: InstructionMode = Field(
-        default="standard", json_schema_extra={"paper": PAPER_MODE},
+        default="standard",
         description="the answer instruction: `standard` asks every variant in standard Bengali (qa_bias/answer.j2); "
         "`per_variant` (the paper's procedure, Bengali paper §3.2) asks each dialect variant with an "
         "instruction written in that dialect: <instructions_dir>/<variant>.j2, else the packaged one "
@@ -78,6 +78,10 @@ class QABiasOptions(BaseModel):
 
     #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
     PAPER: ClassVar[Mapping[str, Departure]] = {
+        "instructions": Departure(PAPER_MODE, "Bengali paper §3.2 (the answer instruction written in each dialect; "
+                                  "its Example Prompt shows Sylhet's)", "only Sylhet's instruction is published and "
+                                  "we invent none; one standard instruction also keeps the question the only "
+                                  "dialect signal"),
         "zero_rule": Departure("judge", "Bengali paper §3.3 (Script Validity), App. B.2",
                                "the code checks are a second opinion: one opinion alone (a judge's slip) should "
                                "not set a score to 0; disagreements go to review (SPEC §4 P3)"),

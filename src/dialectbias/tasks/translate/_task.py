@@ -130,6 +130,9 @@ class TranslateOptions(BaseModel):
 
     #: departures from the Bengali paper (docs/departures.md; `replicate: paper` sets these values)
     PAPER: ClassVar[Mapping[str, Departure]] = {
+        "transcript_k": Departure(0, "Bengali paper §3.1 (the benchmark used Pipeline 2, parallel pairs only)",
+                                  "a corpus given `transcripts:` wants them shown; a pairs-only corpus is "
+                                  "unchanged"),
         "cross_dialect_candidates": Departure(True, "Bengali paper §3.1.2 (blended score with a target-district "
                                               "bonus)", "another dialect's example can outrank the target's on "
                                               "similarity alone and teach the wrong dialect"),
