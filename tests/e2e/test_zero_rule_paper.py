@@ -71,3 +71,23 @@ def test_replicate_paper_rescores_with_the_judges_verdict(qa: Any, fixed_server:
     assert fixed_server.stats()["chat_requests"] == 0
     lines = (tmp_path / "x1" / "departures.jsonl").read_text("utf-8").splitlines()
     assert {json.loads(x)["option"]: json.loads(x)["used"] for x in lines}["zero_rule"] == "paper"
+
+
+def test_report_warns_when_departures_changed_since_the_run(qa: Any, qa_server: Any, cli: Any,
+                                                             tmp_path: Path) -> None:
+    """The departures table states the file's values; when they differ from those of the last `run`, the
+    report says so at the top (the stored answers were asked under the old ones) and names each change."""
+    project = qa.make_project(tmp_path / "exp", qa_server.base_url, n_items=2)
+    project.config["options"] = {"n_resamples": 20}
+    project.rewrite()
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    assert cli("report", project.yaml_path, "--out", tmp_path / "r0").exit_code == 0
+    assert "changed since the last run" not in (tmp_path / "r0" / "index.html").read_text("utf-8")
+    project.config["options"] = {"n_resamples": 20, "zero_rule": "judge"}
+    project.rewrite()
+    assert cli("report", project.yaml_path, "--out", tmp_path / "r1").exit_code == 0
+    page = (tmp_path / "r1" / "index.html").read_text("utf-8")
+    assert "changed since the last run (zero_rule: agreement → judge)" in " ".join(page.split())
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0  # run again: the alert goes
+    assert cli("report", project.yaml_path, "--out", tmp_path / "r2").exit_code == 0
+    assert "changed since the last run" not in (tmp_path / "r2" / "index.html").read_text("utf-8")

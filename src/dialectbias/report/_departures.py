@@ -34,6 +34,23 @@ def departure_table(exp: Experiment) -> list[dict[str, Any]]:
     return [{k: _cell(r[k]) for k in DEPARTURES_COLUMNS} for r in exp.departure_rows()]
 
 
+def departures_changed(exp: Experiment, last_run: str | None) -> str | None:
+    """An alert when a departure's value differs from the one the last `run` stored (the store's `departures`
+    metadata): the report states the file's values, while the stored answers were asked under the old ones
+    until the experiment is run again. None when nothing changed or nothing was run (imported answers only)."""
+    if not last_run:
+        return None
+    before = {r["option"]: r["value"] for r in json.loads(last_run)}
+    changes = [f"{r['option']}: {_cell(before[r['option']])} → {_cell(r['value'])}" if r["option"] in before
+               else f"{r['option']}: new" for r in exp.departure_rows()
+               if r["option"] not in before or before[r["option"]] != r["value"]]
+    if not changes:
+        return None
+    return (f"Departure settings changed since the last run ({'; '.join(changes)}). Settings that shape the "
+            "requests (prompts, sampling, extraction) reach the numbers only after `dialectbias run`; those applied "
+            "when scoring are already in this report. Run the experiment again before publishing.")
+
+
 def departures_section(exp: Experiment, out: Path) -> Section | None:
     """Write `departures.csv` and return its section; None when the task declares no departure."""
     rows = exp.departure_rows()
@@ -48,4 +65,4 @@ def departures_section(exp: Experiment, out: Path) -> Section | None:
                         "`replicate: paper` in the experiment file sets them all to the paper's.")
 
 
-__all__ = ["DEPARTURES_CSV", "departure_table", "departures_section"]
+__all__ = ["DEPARTURES_CSV", "departure_table", "departures_changed", "departures_section"]

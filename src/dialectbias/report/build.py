@@ -11,7 +11,7 @@ import pandas as pd
 
 from dialectbias.config import Experiment
 from dialectbias.report._content import ReportContent
-from dialectbias.report._departures import departures_section
+from dialectbias.report._departures import departures_changed, departures_section
 from dialectbias.report._html import Section, write_html
 from dialectbias.store import Store, call_totals
 
@@ -31,6 +31,7 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
         result = task_report(store, out)
         validated = human_validated_section(store, out)
         calls = call_totals(store)
+        changed = departures_changed(exp, store.get_meta("departures"))
     metadata = {"experiment": exp.name, "task": exp.task, "experiment file": str(exp.path),
                 "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models),
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
@@ -39,7 +40,8 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
         **result.metadata}
     departures = departures_section(exp, out)
     sections = [*result.sections, validated, *([departures] if departures else [])]
-    return write_html(out / "index.html", result.title, sections, metadata, note=exp.note, alerts=alerts)
+    return write_html(out / "index.html", result.title, sections, metadata, note=exp.note,
+                      alerts=[*alerts, *([changed] if changed else [])])
 
 
 def human_validated_section(store: Store, out: Path) -> Section:
