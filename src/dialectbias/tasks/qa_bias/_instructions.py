@@ -202,8 +202,9 @@ class Instructions:
                  else f"<instructions_dir>/{variant}.j2 (set options.instructions_dir)")
         return (f"qa_bias: instructions: per_variant, but variant {variant!r} has no instruction template: "
                 f"expected {where}. The package has one only for: {', '.join(packaged_variants()) or 'none'}. "
-                "Write it in the dialect (docs/qa-instructions.md shows how to make "
-                "it with a translate run), or set instructions: standard")
+                "Write it in the dialect (docs/qa-instructions.md shows how to make it with a translate run), or "
+                "set instructions: standard (under replicate: paper, set replicate: toolkit: the paper asked each "
+                "dialect in that dialect)")
 
     def identity(self) -> dict[str, Any]:
         """Content hashes of every template the lookup may read: they go into the compile fingerprint, so

@@ -263,19 +263,14 @@ class TranslationQualityTask(JudgedTask, Task):
 
     def comet_checkpoint(self) -> CometCheckpoint:
         """options.comet_checkpoint, checked (files, local encoder, the `comet` extra), paths from the experiment."""
-        from dialectbias.metrics import require_comet, resolve_checkpoint
+        from dialectbias.tasks._comet import experiment_checkpoint
 
-        o, key = self.options, "options.comet_checkpoint"
+        o = self.options
         if not o.comet_checkpoint:
-            raise ConfigError(f"{self.exp.where('options', 'metrics')}: metric comet needs {key}, a local COMET "
-                              "model folder (hparams.yaml + checkpoints/model.ckpt); models are never downloaded")
-        try:
-            require_comet(key)
-            return resolve_checkpoint(self.exp.resolve(o.comet_checkpoint), key=key,
-                                      encoder=self.exp.resolve(o.comet_encoder) if o.comet_encoder else None,
-                                      encoder_key="options.comet_encoder")
-        except ConfigError as exc:
-            raise ConfigError(f"{self.exp.where('options', 'comet_checkpoint')}: {exc}") from exc
+            raise ConfigError(f"{self.exp.where('options', 'metrics')}: metric comet needs options.comet_checkpoint, "
+                              "a local COMET model folder (hparams.yaml + checkpoints/model.ckpt); models are never "
+                              "downloaded")
+        return experiment_checkpoint(self.exp, o.comet_checkpoint, o.comet_encoder)
 
     def comet_identity(self) -> list[Any]:
         """What the comet column depends on beyond the texts: the checkpoint and encoder files, the batch size

@@ -17,7 +17,6 @@ from pydantic import Field, field_validator
 
 from dialectbias.config import Departure
 from dialectbias.data import Item
-from dialectbias.errors import ConfigError
 from dialectbias.run import Stage
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._csu_score import ABSTENTION, AbstentionRule, Extraction, FailedRule
@@ -110,16 +109,9 @@ class CSUTask(VLMTask):
 
     def comet_checkpoint(self) -> CometCheckpoint:
         """options.comet_checkpoint, checked (files, local encoder, the `comet` extra), paths from the experiment."""
-        from dialectbias.metrics import require_comet, resolve_checkpoint
+        from dialectbias.tasks._comet import experiment_checkpoint
 
-        o, key = self.options, "options.comet_checkpoint"
-        try:
-            require_comet(key)
-            return resolve_checkpoint(self.exp.resolve(o.comet_checkpoint or ""), key=key,
-                                      encoder=self.exp.resolve(o.comet_encoder) if o.comet_encoder else None,
-                                      encoder_key="options.comet_encoder")
-        except ConfigError as exc:
-            raise ConfigError(f"{self.exp.where('options', 'comet_checkpoint')}: {exc}") from exc
+        return experiment_checkpoint(self.exp, self.options.comet_checkpoint or "", self.options.comet_encoder)
 
     def check_entry(self, item: Item, variant: str) -> None:
         csu_variant(item, variant)

@@ -28,7 +28,7 @@ from dialectbias.data import Item
 from dialectbias.errors import DataError
 from dialectbias.store import Store
 from dialectbias.tasks.vlm._items import csu_variant
-from dialectbias.text import script_violation
+from dialectbias.tasks.vlm._score import answer_violation
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,15 +85,6 @@ def is_abstention(answer: str, phrases: Sequence[str] = (ABSTENTION,)) -> bool:
     return bool(key) and key in {normalize_answer(p).strip(_QUOTES + _END) for p in phrases}
 
 
-def _violation(text: str, variant: str, dialects: dict[str, list[str]]) -> bool | None:
-    if not text:
-        return None
-    try:
-        return script_violation(text, variant, extra=dialects)
-    except ValueError:
-        return None
-
-
 def csu_rows(task: CSUTask, store: Store) -> list[dict[str, Any]]:
     """One row per current request with a result (ok or failed): the answer read, `abstained`,
     `exact_match`, and `in_n` (whether it is in the exact-match denominator and the metric means)."""
@@ -121,7 +112,7 @@ def csu_rows(task: CSUTask, store: Store) -> list[dict[str, Any]]:
             "request_id": r.request_id, "question": entry.question, "reference": entry.answer, "answer": answer,
             "counted": counted, "abstained": abstained, "in_n": in_n,
             "exact_match": counted and exact_match(answer, entry.answer),
-            "violation": _violation(answer, r.variant, task.exp.dialects) if ok and not abstained else None})
+            "violation": answer_violation(answer, r.variant, task.exp.dialects) if ok and not abstained else None})
     return rows
 
 

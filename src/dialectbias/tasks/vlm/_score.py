@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from dialectbias.tasks.vlm._vqa import VQATask
 
 
-def _violation(text: str | None, variant: str, dialects: dict[str, list[str]]) -> bool | None:
+def answer_violation(text: str | None, variant: str, dialects: dict[str, list[str]]) -> bool | None:
     """True/False: the text is (not) in the variant's script; None: no text or no letters to tell."""
     if not text:
         return None
@@ -55,7 +55,7 @@ def vqa_rows(task: VQATask, store: Store) -> list[dict[str, Any]]:
             p = parse_vqa(r.output or "", entry.options, o.vqa_parse, o.fuzzy_cutoff)
             row.update(pred=p.index, correct=p.index is not None and p.index == entry.gold, rule=p.rule,
                        conflict=p.conflict, parsed=p.parsed, raw_index=p.raw_index, raw_text=p.raw_text,
-                       violation=_violation(p.raw_text, r.variant, task.exp.dialects))
+                       violation=answer_violation(p.raw_text, r.variant, task.exp.dialects))
         rows.append(row)
     return rows
 
@@ -107,7 +107,7 @@ def caption_rows(task: CaptionTask, store: Store) -> list[dict[str, Any]]:
             "model": r.model_id, "item_id": r.item_id, "variant": r.variant, "strategy": r.meta.get("strategy"),
             "domain": item.domain or "", "human_validated": validated, "status": r.status,
             "request_id": r.request_id, "reference": reference, "caption": caption,
-            "violation": _violation(caption, r.variant, task.exp.dialects) if r.status == "ok" else None}
+            "violation": answer_violation(caption, r.variant, task.exp.dialects) if r.status == "ok" else None}
         for judge in judges:
             j = judged.get(r.request_id, {}).get(judge)
             row[f"judge:{judge}"] = j["score"] if j else None
