@@ -226,3 +226,20 @@ def test_released_few_shot_prompt_holds_its_three_examples(vlm_server: Any, cli:
     rows = read_csv(tmp_path / "report/csu_scores.csv")
     assert {r["item_id"] for r in read_csv(tmp_path / "report/csu_answers.csv")} >= {"culture_001", "food_001"}
     assert [(r["strategy"], r["n"]) for r in rows if r["domain"] == "all"] == [("few_shot", "9")]
+
+
+def test_replicate_paper_reads_answers_as_the_released_script(handmade: Path, cli: Any, tmp_path: Path) -> None:
+    """`replicate: paper` gives csu the released script's rules (docs/departures.md rows 14–16): the raw reply
+    is the answer, so the hand-written answers score as under `answer_extraction: raw` above, and the report's
+    departures table says each took the paper's value."""
+    path = write_experiment(tmp_path, "csu-paper", None, models=0)
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    path.write_text(yaml.safe_dump({**config, "replicate": "paper"}, allow_unicode=True, sort_keys=False),
+                    encoding="utf-8")
+    assert cli("import-generations", path, handmade).exit_code == 0
+    assert cli("report", path, "--out", tmp_path / "report").exit_code == 0
+    rows = {r["domain"]: r for r in read_csv(tmp_path / "report/csu_scores.csv")}
+    assert (int(rows["all"]["n"]), float(rows["all"]["exact_match"])) == (9, pytest.approx(300 / 9))
+    used = {r["option"]: (r["value"], r["used"]) for r in read_csv(tmp_path / "report/departures.csv")}
+    assert used == {"answer_extraction": ("raw", "paper"), "failed_requests": ("wrong", "paper"),
+                    "few_shot_examples": ("released", "paper")}
