@@ -42,6 +42,7 @@ from dialectbias.data._transcripts import (
     TranscriptCounts,
     TranscriptFile,
     check_map,
+    check_one_dialect_source,
     read_transcripts,
     transcript_lines,
     unused_map_keys,
@@ -71,8 +72,7 @@ class CorpusFile(BaseModel):
 
     @model_validator(mode="after")
     def _one_dialect_source(self) -> CorpusFile:
-        if (self.dialect is None) == (self.dialect_value is None):
-            raise ValueError("give exactly one of `dialect` (a column) or `dialect_value` (a constant dialect)")
+        check_one_dialect_source(self.dialect, self.dialect_value)
         return self
 
 

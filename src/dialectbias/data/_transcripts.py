@@ -32,6 +32,12 @@ MAPPED_TO_NULL = "dialect_map: null"
 UNMAPPED = "unmapped"
 
 
+def check_one_dialect_source(dialect: str | None, dialect_value: str | None) -> None:
+    """A corpus file entry (`files:` or `transcripts:`) names its dialect by a column or a constant, not both."""
+    if (dialect is None) == (dialect_value is None):
+        raise ValueError("give exactly one of `dialect` (a column) or `dialect_value` (a constant dialect)")
+
+
 class TranscriptFile(BaseModel):
     """One entry of a corpus file's `transcripts:` list."""
 
@@ -50,8 +56,7 @@ class TranscriptFile(BaseModel):
 
     @model_validator(mode="after")
     def _one_dialect_source(self) -> TranscriptFile:
-        if (self.dialect is None) == (self.dialect_value is None):
-            raise ValueError("give exactly one of `dialect` (a column) or `dialect_value` (a constant dialect)")
+        check_one_dialect_source(self.dialect, self.dialect_value)
         return self
 
 

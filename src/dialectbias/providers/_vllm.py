@@ -169,7 +169,8 @@ class VLLMModel(ModelAPI):
         if self.load_error is not None:
             raise self.load_error
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
+    async def _ready(self) -> None:
+        """Start the engine if needed and wait for it; ProviderError when it could not start or has died."""
         self._start()
         if not self.loaded.is_set():
             await asyncio.to_thread(self.loaded.wait)
@@ -177,6 +178,9 @@ class VLLMModel(ModelAPI):
             raise self.load_error
         if self.dead is not None:
             raise self.dead
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        await self._ready()
         messages = self._messages(request)
         args = sampling_args({**self.config.params, **request.params}, request.json_schema, self.config.id,
                              cpu=self.cpu)
@@ -189,13 +193,7 @@ class VLLMModel(ModelAPI):
         """Each token's logprob given its prefix: `LLM.generate(text, SamplingParams(prompt_logprobs=0,
         max_tokens=1))` (the one generated token is discarded), batched with the other queued jobs; the raw
         text, no chat template (the tokenizer's own BOS where it adds one)."""
-        self._start()
-        if not self.loaded.is_set():
-            await asyncio.to_thread(self.loaded.wait)
-        if self.load_error is not None:
-            raise self.load_error
-        if self.dead is not None:
-            raise self.dead
+        await self._ready()
         loop = asyncio.get_running_loop()
         job = _Job([], {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0}, loop.create_future(), loop,
                    prompt=text)

@@ -97,24 +97,14 @@ class HybridIndex:
         # dialect files share their standard sentences: 2,263 texts for 11,250 pairs)
         known = cls._reusable(out, model)
         reused = sum(p.standard_norm in known for p in pairs)
-        texts = list(dict.fromkeys(p.standard_norm for p in pairs if p.standard_norm not in known))
-        for lo in range(0, len(texts), batch_size):
-            chunk = texts[lo:lo + batch_size]
-            known.update(zip(chunk, model.embed_passages(chunk), strict=True))
-            if progress is not None:
-                progress(min(lo + batch_size, len(texts)), len(texts))
+        n_texts = _embed_new([p.standard_norm for p in pairs], known, model, batch_size, progress)
         vectors = np.stack([known[p.standard_norm] for p in pairs]).astype(np.float32) if pairs else \
             np.zeros((0, model.dim), dtype=np.float32)
         # dialect-only transcripts: their own text is embedded (as a passage), reused by text like pairs
         transcripts = [t for t in corpus.transcripts if t.split not in excluded_splits]
         known_t = cls._reusable_transcripts(out, model) if transcripts else {}
         reused_t = sum(t.text_norm in known_t for t in transcripts)
-        texts_t = list(dict.fromkeys(t.text_norm for t in transcripts if t.text_norm not in known_t))
-        for lo in range(0, len(texts_t), batch_size):
-            chunk = texts_t[lo:lo + batch_size]
-            known_t.update(zip(chunk, model.embed_passages(chunk), strict=True))
-            if progress is not None:
-                progress(min(lo + batch_size, len(texts_t)), len(texts_t))
+        n_texts_t = _embed_new([t.text_norm for t in transcripts], known_t, model, batch_size, progress)
         t_vectors = np.stack([known_t[t.text_norm] for t in transcripts]).astype(np.float32) if transcripts else \
             np.zeros((0, model.dim), dtype=np.float32)
         manifest = _persist.Manifest(corpus=corpus.name, corpus_path=str(corpus.path) if corpus.path else None,
@@ -129,10 +119,10 @@ class HybridIndex:
         _persist.save(out, manifest, pairs, vectors, transcripts, t_vectors)
         index = cls(pairs, vectors, manifest, out, model, transcripts, t_vectors)
         index.build_stats = BuildStats(pairs=len(pairs), excluded=manifest.excluded, embedded=len(pairs) - reused,
-                                       texts_embedded=len(texts), reused=reused,
+                                       texts_embedded=n_texts, reused=reused,
                                        seconds=time.perf_counter() - start, out_dir=str(out),
                                        transcripts=len(transcripts), transcripts_excluded=manifest.transcripts_excluded,
-                                       transcripts_embedded=len(texts_t), transcripts_reused=reused_t)
+                                       transcripts_embedded=n_texts_t, transcripts_reused=reused_t)
         return index
 
     @staticmethod
@@ -345,3 +335,16 @@ def _top(scores: np.ndarray, n: int, mask: np.ndarray | None) -> np.ndarray:
         return positive
     part = np.argpartition(-s[positive], n - 1)[:n]
     return positive[part]
+
+
+def _embed_new(texts: list[str], known: dict[str, np.ndarray], model: Embedder, batch_size: int,
+               progress: Callable[[int, int], None] | None) -> int:
+    """Embed (as passages) each distinct text not in `known` once, in batches, adding it to `known`; how many
+    were embedded."""
+    new = list(dict.fromkeys(t for t in texts if t not in known))
+    for lo in range(0, len(new), batch_size):
+        chunk = new[lo:lo + batch_size]
+        known.update(zip(chunk, model.embed_passages(chunk), strict=True))
+        if progress is not None:
+            progress(min(lo + batch_size, len(new)), len(new))
+    return len(new)
