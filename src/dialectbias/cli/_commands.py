@@ -214,7 +214,11 @@ def export(experiment: ExperimentArg,
            format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl",
            items: Annotated[Path | None, typer.Option(
                "--items", help="write the experiment's items to this JSONL file (a `data:` file for any task), "
-               "with a translate run's new variants and the review's corrections applied")] = None) -> None:
+               "with a translate run's new variants and the review's corrections applied")] = None,
+           inspect_dataset: Annotated[Path | None, typer.Option(
+               "--inspect-dataset", help="write the prompts as an inspect_ai dataset JSONL")] = None,
+           lm_eval_task: Annotated[Path | None, typer.Option(
+               "--lm-eval-task", help="write the prompts as an lm-eval task folder")] = None) -> None:
     """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
     part of the experiment) are kept with current=false and counted.
 
@@ -227,6 +231,9 @@ def export(experiment: ExperimentArg,
 
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
+
+    With --inspect-dataset / --lm-eval-task, write every prompt the run would send for inspect_ai or
+    lm-evaluation-harness; `import-generations --from` reads their answers back (docs/other-harnesses.md).
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
@@ -234,7 +241,11 @@ def export(experiment: ExperimentArg,
     from dialectbias.store import Store
     from dialectbias.store._export import export_store, write_rows
 
-    if out is None and items is None:
+    if inspect_dataset is not None or lm_eval_task is not None:  # docs/other-harnesses.md
+        from dialectbias.interop import export_prompts
+        for line in export_prompts(*open_experiment(experiment), inspect_dataset, lm_eval_task):
+            console.print(line, highlight=False)
+    elif out is None and items is None:
         raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
     if items is not None:
         exp, task = open_experiment(experiment)
