@@ -86,7 +86,7 @@ def test_the_json_and_eval_logs_of_one_run_read_alike() -> None:
     by_format = [{r.model_dump_json(exclude={"metadata", "latency_s"}) for _, r in inspect_records(FIXTURES / n, "m")}
                  for n in ("inspect.eval", "inspect.json")]
     assert by_format[0] == by_format[1] and len(by_format[0]) == 9
-    header, samples = read_inspect_log(FIXTURES / "inspect.eval")
+    header, _ = read_inspect_log(FIXTURES / "inspect.eval")
     assert header.status == "success" and header.eval["model"] == "openai-api/testserver/model-a"
     first = inspect_records(FIXTURES / "inspect.eval", "m")[0][1]
     assert first.finish_reason == "stop" and first.tokens_in > 0 and first.tokens_out > 0
@@ -188,7 +188,7 @@ def test_what_is_not_a_log_is_named(tmp_path: Path) -> None:
     zip_path = tmp_path / "other.eval"
     with zipfile.ZipFile(zip_path, "w") as zf:
         zf.writestr("data.txt", "x")
-    with pytest.raises(DataError, match="a zip without header.json: not an inspect_ai .eval log"):
+    with pytest.raises(DataError, match=r"a zip without header\.json: not an inspect_ai \.eval log"):
         inspect_records(zip_path, "m")
     bad = tmp_path / "bad.json"
     bad.write_text('{"samples": []}', encoding="utf-8")

@@ -107,7 +107,7 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     """A zip member's bytes: zipfile's own reading, or zstd (method 93) decompressed here."""
     if info.compress_type != ZIP_ZSTD or _zipfile_reads_zstd():
         return zf.read(info)
-    import zstandard
+    import zstandard  # type: ignore[import-not-found, unused-ignore]  # a core dependency
 
     fp = zf.fp
     assert fp is not None
