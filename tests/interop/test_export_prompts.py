@@ -51,6 +51,7 @@ def test_the_inspect_dataset_holds_the_prompts_the_run_sent(cli: Any, session_se
     result = cli("export", exp, "--inspect-dataset", out)
     assert result.exit_code == 0, result.output
     assert "9 prompts →" in result.stdout
+    assert "  --max-tokens 512 --temperature 0\n" in result.stdout  # the run's settings, as inspect options
     rows = read_jsonl(out)
     sent = stored_requests(tmp_path / "exp" / "bnqa.sqlite")
     assert len(rows) == 9 == len(sent) // 2

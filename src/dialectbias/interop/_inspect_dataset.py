@@ -25,12 +25,25 @@ def inspect_input(prompt: Prompt) -> str | list[dict[str, Any]]:
     return prompt.messages
 
 
-def write_inspect_dataset(exp: Experiment, task: ImportTarget, path: Path) -> int:
-    """Write the dataset JSONL; returns the number of samples."""
+def write_inspect_dataset(exp: Experiment, task: ImportTarget, path: Path) -> list[Prompt]:
+    """Write the dataset JSONL; returns the prompts written."""
     prompts = exported_prompts(exp, task)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
         for p in prompts:
             row = {"id": p.id, "input": inspect_input(p), "metadata": p.metadata(exp.task)}
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return len(prompts)
+    return prompts
+
+
+#: our request params -> `inspect eval` options
+_FLAGS = {"temperature": "--temperature", "max_tokens": "--max-tokens", "top_p": "--top-p"}
+
+
+def inspect_flags(prompts: list[Prompt]) -> str:
+    """The `inspect eval` options that send the run's generation settings ('' when the prompts' settings differ:
+    then run one eval per setting, e.g. per strategy)."""
+    settings = {tuple(sorted(p.params.items())) for p in prompts}
+    if len(settings) != 1:
+        return ""
+    return " ".join(f"{_FLAGS[k]} {v}" for k, v in sorted(dict(settings.pop()).items()) if k in _FLAGS)
