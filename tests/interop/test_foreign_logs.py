@@ -228,3 +228,21 @@ def test_a_deflate_eval_log_reads_too(tmp_path: Path) -> None:
     assert [r.output for _, r in inspect_records(out, "m")] == \
         [r.output for _, r in inspect_records(FIXTURES / "inspect.eval", "m")]
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_epochs_agreeing_count_once_and_differing_are_an_error(cli: Any, exp_path: Path, tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "inspect.json").read_text(encoding="utf-8"))
+    second = json.loads(json.dumps(data["samples"][0]))
+    second["epoch"] = 2
+    data["samples"].append(second)
+    same = tmp_path / "epochs.json"
+    same.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    result = cli("import-generations", exp_path, same, "--from", "inspect", "--model", "model-a")
+    assert result.exit_code == 0 and "10 sample(s): 9 imported, 1 unchanged" in result.stdout, result.output
+    second["output"]["choices"][0]["message"]["content"] = "উত্তর: মেঘনা।"
+    differ = tmp_path / "differ.json"
+    differ.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    result = cli("import-generations", exp_path, differ, "--from", "inspect", "--model", "model-a")
+    assert result.exit_code == 1
+    assert "samples[9] (id 'q01|chittagong'): model-a/q01/chittagong: output differs from samples[0] (id " \
+        "'q01|chittagong') of the same file" in " ".join(result.stderr.split())

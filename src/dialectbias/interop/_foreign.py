@@ -81,12 +81,10 @@ def inspect_records(path: Path, model: str) -> Records:
     for where, s in samples:
         where = f"{where} (id {s.id!r})"
         text = s.output.text() if s.output is not None else ""
-        if s.error is not None or (s.output is not None and s.output.error) or not text.strip():
-            why = (s.error.message if s.error is not None else s.output.error if s.output is not None
-                   and s.output.error else "no output")
-            bad.append(f"{where}: {why.strip().splitlines()[0] if why.strip() else 'error'}")
+        error = (s.error.message if s.error is not None else "") or (s.output.error if s.output else "") or ""
+        if error.strip() or s.error is not None or s.output is None or not text.strip():
+            bad.append(f"{where}: {error.strip().splitlines()[0] if error.strip() else 'no output'}")
             continue
-        assert s.output is not None
         item_id, variant, keys = _coordinates(str(s.id), s.metadata, where)
         choice = s.output.choices[0] if s.output.choices else None
         usage = s.output.usage
