@@ -41,14 +41,9 @@ def anchor(path: str) -> str:
 
 
 def cli_reference_markdown(app: typer.Typer) -> str:
-    """Markdown for every command of `app`: a table of the commands (name, first line of help), then one
-    section per command with its `--help` output verbatim."""
-    found = list(commands(app))
-    leaves = [(path, command) for path, command, _ in found if not hasattr(command, "list_commands")]
-    lines = ["| command | what |", "| --- | --- |"]
-    for path, command in leaves:
-        summary = command.get_short_help_str(limit=300).replace("|", "\\|")
-        lines.append(f"| [`{path}`](#{anchor(path)}) | {summary} |")
-    for path, command, ctx in found:
-        lines += ["", f"## `{path}` {{#{anchor(path)}}}", "", "```text", command.get_help(ctx), "```"]
-    return "\n".join(lines) + "\n"
+    """Markdown for every command and command group of `app`: a section per command (a heading with a stable
+    anchor, `anchor(path)`) holding its `--help` output verbatim."""
+    lines: list[str] = []
+    for path, command, ctx in commands(app):
+        lines += ["", f"### `{path}` {{#{anchor(path)}}}", "", "```text", command.get_help(ctx), "```"]
+    return "\n".join(lines).lstrip("\n") + "\n"
