@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mkdocs.exceptions import PluginError
+
 MARKER = "<!-- cli-reference -->"
 
 
@@ -12,8 +14,11 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     if page.file.src_uri != "cli.md":
         return markdown
     if MARKER not in markdown:
-        raise ValueError(f"docs/cli.md: the marker {MARKER} is missing (the hook writes the commands there)")
-    from dialectbias.cli import app
-    from dialectbias.cli._reference import cli_reference_markdown
-
+        raise PluginError(f"docs/cli.md: the marker {MARKER} is missing (the CLI reference hook writes there)")
+    try:
+        from dialectbias.cli import app
+        from dialectbias.cli._reference import cli_reference_markdown
+    except ImportError as error:
+        raise PluginError(f"docs/cli.md: the CLI reference needs dialectbias installed in this environment "
+                          f"(pip install -e '.[docs]'): {error}") from error
     return markdown.replace(MARKER, cli_reference_markdown(app))
