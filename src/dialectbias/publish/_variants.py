@@ -92,4 +92,4 @@ def provenance_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
             c["models"][r["translation_model"]] = c["models"].get(r["translation_model"], 0) + 1
         key = {True: "validated", False: "not_validated", None: "no_record"}[r["is_human_validated"]]
         c[key] += 1
-    return out
+    return {v: out[v] for v in sorted(out, key=lambda v: (v != STANDARD, v))}
