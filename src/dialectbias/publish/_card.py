@@ -21,6 +21,7 @@ import yaml
 import dialectbias
 from dialectbias.errors import DialectBiasError
 from dialectbias.publish._variants import provenance_counts
+from dialectbias.report import departure_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -142,7 +143,7 @@ class CardFacts:
                    models=[f"`{m.id}`: {model_name(m)} ({m.provider})" for m in exp.models],
                    judges=[f"`{j.id}`: {model_name(j)} ({j.provider}), rubric {j.rubric or 'the task default'}"
                            + (f", {j.role} judge" if j.role else "") for j in exp.judges],
-                   answered_by=answered, departures=exp.departure_rows(), note=exp.note,
+                   answered_by=answered, departures=departure_table(exp), note=exp.note,
                    papers=TASK_PAPERS.get(exp.task, []))
 
 
@@ -206,7 +207,7 @@ def render_card(f: CardFacts, marker: str) -> str:
         out += [f"> {f.note}", ""]
     out += ["## Configs", "",
             f"Each config has one `{SPLIT}` split. Load one with "
-            f"`datasets.load_dataset(\"<this repo or folder>\", \"generations\", split=\"{SPLIT}\")`.", ""]
+            f"`datasets.load_dataset(\"<this repo or folder>\", \"variants\", split=\"{SPLIT}\")`.", ""]
     out += _table(["config", "rows", "file", "what"],
                   [[f"`{n}`", f"{rows:,}", f"`{data_file(n)}`", DESCRIPTIONS.get(n, "the task's own table "
                     "(`dialectbias export --format parquet` writes it too)")] for n, rows in f.configs.items()])
@@ -230,11 +231,13 @@ def render_card(f: CardFacts, marker: str) -> str:
         if f.translator:
             out += [f"- translator role: {f.translator}"]
         out += [f"- {line}" for line in f.retrieval] + [""]
-    out += ["## Models and judges", ""]
-    out += [f"- model: {m}" for m in f.models] or ["- no model under test in the experiment file"]
     extra = [m for m in f.answered_by if all(f"`{m}`" not in line for line in f.models)]
-    out += [f"- answers from `{m}` ({f.answered_by[m]:,} generations; imported or no longer listed)" for m in extra]
-    out += [f"- judge: {j}" for j in f.judges] + [""]
+    if f.models or f.judges or extra:
+        out += ["## Models and judges", ""]
+        out += [f"- model: {m}" for m in f.models]
+        out += [f"- answers from `{m}` ({f.answered_by[m]:,} generations; imported or no longer listed)"
+                for m in extra]
+        out += [f"- judge: {j}" for j in f.judges] + [""]
     if f.departures:
         out += ["## Departures from the papers", "",
                 "Where the toolkit's default departs from the paper's procedure, the value this experiment used "
