@@ -132,7 +132,7 @@ def test_the_folder_is_refused_when_not_empty_and_replaced_with_force(session_se
     assert result.exit_code != 0 and "or --force to replace this earlier export" in result.stderr
     result = cli("export", project.yaml_path, "--hf-dataset", fresh, "--license", "CC-BY-4.0", "--force")
     assert result.exit_code == 0, result.output
-    head, body = card_header(fresh)
+    head, _ = card_header(fresh)
     assert head["license"] == "cc-by-4.0" and "no --license given" not in result.stderr
     assert "generations" in [c["config_name"] for c in head["configs"]]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".fresh.")]  # no build folder left behind

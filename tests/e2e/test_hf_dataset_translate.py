@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from test_translate import translate_project, write_corpus
 
 datasets = pytest.importorskip("datasets")
