@@ -214,8 +214,8 @@ def render_card(f: CardFacts, marker: str) -> str:
     if f.empty:
         out += [f"Left out, having no row: {', '.join(f'`{n}`' for n in f.empty)}.", ""]
     if f.images:
-        out += [f"The items' {f.images} image file(s) are in `images/`; the items' image field holds the path "
-                "relative to this folder (e.g. `images/3f2a….jpg`).", ""]
+        out += [f"The items' {f.images} image file(s) are embedded in the `items` config as the `Image` feature "
+                "(the file's bytes and its name): `load_dataset` returns them as PIL images.", ""]
     out += ["## Variants and their provenance", "",
             "`human`: the text as the items gave it; `machine`: made by a translate run (the model named) or "
             "marked machine-made by the data (`is_human_validated` present). `is_human_validated`: true when a "

@@ -4,23 +4,22 @@ Layout (the Hub's documented multi-config Parquet layout, declared in the card's
 
     DIR/README.md                                   the dataset card (`_card.py`)
     DIR/data/<config>/test-00000-of-00001.parquet   one config per table, one `test` split each
-    DIR/images/<sha256 prefix><suffix>              the items' local image files (tasks with images)
 
 Configs: `items` (the default: what `export --items` writes, one row per item), `variants` (one row per item
 and variant with its provenance, `_variants.py`), and, once the experiment has a store, what `export --format
 parquet` writes: `generations`, `judgments`, `reasks`, `annotations`, the task's own tables
 (`Task.export_tables`) and `departures`. The store's tables are written by the same functions as that command,
 so their values are equal; a table with no row is left out (the card lists it). The items' nested fields
-(variants, translation, validation …) are JSON text, as the store export's JSON columns are.
+(variants, translation, validation …) are JSON text, as the store export's JSON columns are; the items' image
+files are embedded in the `items` Parquet as the Hub's `Image` feature (the file's bytes and name).
 
 Nothing secret or local leaves the machine: API keys are never in the store (providers read them from the
-environment, `api_key_env`), images are copied in and referenced relatively, a local model path is shown by its
-folder name, and every text cell and the card are checked for the experiment's folder, the store's path, the
-home folder and the value of each model's `api_key_env`: a hit is an error naming config, column and row."""
+environment, `api_key_env`), images are embedded (their file name kept, not their path), a local model path is
+shown by its folder name, and every text cell and the card are checked for the experiment's folder, the store's
+path, the home folder and the value of each model's `api_key_env`: a hit is an error naming config, column and row."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -65,7 +64,7 @@ class HFDatasetResult:
         if self.empty:
             out.append(f"{'':>8} no row, left out: {', '.join(self.empty)}")
         if self.images:
-            out.append(f"{self.images:>8} image files → images/")
+            out.append(f"{self.images:>8} image files embedded in the items (Image feature)")
         return [*out, f"dataset card → {self.out / 'README.md'}"]
 
 
@@ -127,9 +126,8 @@ def _write_tables(exp: Experiment, task: Task, store: Store | None, build: Path,
 
     raw = build / "_raw"
     raw.mkdir()
-    items = _export_items(exp, task, store, raw)
-    items = _copy_images(task, items, raw, build, result)
-    _put(build, "items", _items_table(items), result)
+    items = _export_items(task, store, raw)
+    _put(build, "items", _items_table(items, _image_columns(task, items, raw, result)), result)
     _put(build, "variants", _variants_table(items, exp), result)
     if store is not None:
         for name, path in _store_tables(exp, task, store, raw).items():
@@ -159,67 +157,74 @@ def _put(build: Path, config: str, table: pa.Table, result: HFDatasetResult) -> 
     result.rows[config] = table.num_rows
 
 
-def _export_items(exp: Experiment, task: Task, store: Store | None, raw: Path) -> list[dict[str, Any]]:
-    """The rows `export --items` writes (`Task.export_items`). With image fields, the file is written in the
-    data folder for a moment (relative image paths must stay below the file's folder), then removed."""
-    from dialectbias.tasks._items_file import data_folder
+def _export_items(task: Task, store: Store | None, raw: Path) -> list[dict[str, Any]]:
+    """The rows `export --items` writes (`Task.export_items`); an image path that would lead out of the file's
+    folder is written absolute (`_image_columns` embeds the file)."""
+    from dialectbias.tasks._items_file import ABSOLUTE_OUTSIDE
 
-    folder = data_folder(exp) if task.image_fields else None
-    where = folder if folder is not None and folder.is_dir() and os.access(folder, os.W_OK) else raw
-    path = where / f".dialectbias-hf-items-{os.getpid()}.jsonl"
+    path = raw / "items.jsonl"
+    token = ABSOLUTE_OUTSIDE.set(True)
     try:
         task.export_items(store, path)
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     finally:
-        path.unlink(missing_ok=True)
+        ABSOLUTE_OUTSIDE.reset(token)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     for row in rows:  # a local model's path (a translator served from a folder) by its folder name
         for made in (row.get("translation") or {}).values():
             if isinstance(made, dict) and isinstance(made.get("model"), str) and Path(made["model"]).is_absolute():
                 made["model"] = Path(made["model"]).name
-    for row in rows:
-        row["_items_dir"] = str(where)
     return rows
 
 
-def _copy_images(task: Task, rows: list[dict[str, Any]], raw: Path, build: Path,
-                 result: HFDatasetResult) -> list[dict[str, Any]]:
-    """Copy each local image an item names into `images/` (named by content) and point the field at it; a URL
-    stays as it is."""
-    copied: dict[Path, str] = {}
-    for row in rows:
-        base = Path(row.pop("_items_dir"))
-        for name in task.image_fields:
-            ref = row.get(name)
-            if not isinstance(ref, str) or not ref or is_url(ref):
+def _image_columns(task: Task, rows: list[dict[str, Any]], raw: Path, result: HFDatasetResult) -> dict[str, Any]:
+    """The items' local images as the Hub's `Image` feature ({bytes, path}: the file's bytes and its name), per
+    image field; a field that names a URL anywhere stays text. An image file that does not exist is null and
+    counted in a warning."""
+    import pyarrow as pa
+
+    out = {}
+    for name in task.image_fields:
+        refs = [row.get(name) for row in rows]
+        if not any(isinstance(r, str) and r for r in refs) or any(isinstance(r, str) and is_url(r) for r in refs):
+            continue
+        values: list[dict[str, Any] | None] = []
+        missing: list[str] = []
+        read: dict[Path, bytes] = {}
+        for row, ref in zip(rows, refs, strict=True):
+            src = (raw / ref).resolve() if isinstance(ref, str) and ref else None
+            if src is not None and not src.is_file():
+                missing.append(str(row.get("id")))
+                src = None
+            if src is None:
+                values.append(None)
                 continue
-            src = (base / ref).resolve()
-            if src not in copied:
-                if not src.is_file():
-                    raise DataError(f"item {row.get('id')!r}: {name} {ref!r}: no such file ({src})")
-                digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
-                rel = f"images/{digest}{src.suffix.lower()}"
-                (build / "images").mkdir(exist_ok=True)
-                if not (build / rel).exists():
-                    shutil.copyfile(src, build / rel)
-                    result.images += 1
-                copied[src] = rel
-            row[name] = copied[src]
-    return rows
+            if src not in read:
+                read[src] = src.read_bytes()
+                result.images += 1
+            values.append({"bytes": read[src], "path": src.name})
+        if missing:
+            more = " …" if len(missing) > 5 else ""
+            result.warnings.append(f"{len(missing)} item(s) name an {name} file that does not exist (their {name} "
+                                   f"is null in the dataset): {', '.join(missing[:5])}{more}")
+        out[name] = pa.array(values, pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
+    return out
 
 
-def _items_table(rows: list[dict[str, Any]]) -> pa.Table:
+def _items_table(rows: list[dict[str, Any]], images: dict[str, Any]) -> pa.Table:
     """The items as a table: columns in order of first appearance; a field holding an object or a list (or
-    values of mixed types) as JSON text; a missing field null."""
+    values of mixed types) as JSON text; a missing field null; image fields as the Hub's `Image` feature
+    (declared in the schema's `huggingface` metadata, as `datasets` writes it)."""
     import pyarrow as pa
 
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
-    arrays = {}
-    for col in columns:
-        values = [row.get(col) for row in rows]
-        arrays[col] = _column(values, pa)
-    return pa.table(arrays) if arrays else pa.table({"id": pa.array([], pa.string())})
+    arrays = {col: images[col] if col in images else _column([row.get(col) for row in rows], pa) for col in columns}
+    table = pa.table(arrays) if arrays else pa.table({"id": pa.array([], pa.string())})
+    dtypes = {pa.string(): "string", pa.int64(): "int64", pa.float64(): "float64", pa.bool_(): "bool"}
+    features = {f.name: {"_type": "Image"} if f.name in images else {"dtype": dtypes[f.type], "_type": "Value"}
+                for f in table.schema}
+    return table.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": features}})})
 
 
 def _column(values: list[Any], pa: Any) -> Any:
