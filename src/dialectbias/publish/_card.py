@@ -126,6 +126,9 @@ class CardFacts:
         variants = tables["variants"].to_pylist() if "variants" in tables else []
         prov = provenance_counts(variants)
         langs = sorted({c["language"] for c in prov.values() if c["language"]})
+        if unknown := [v for v, c in prov.items() if not c["language"]]:
+            result.warnings.append(f"variant(s) {', '.join(unknown)}: language not known (the card's `language:` "
+                                   "leaves them out): add their ISO 639 codes to README.md before uploading")
         answered: dict[str, int] = {}
         if "generations" in tables:
             for m in tables["generations"].column("model").to_pylist():

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dialectbias.dialects import STANDARD, language_of
+from dialectbias.text import dominant_script
 
 #: language variants of the registry (`dialects.yaml` `languages:`) and their ISO 639-1 codes
 LANGUAGE_CODES = {"bengali": "bn", "english": "en", "german": "de", "hindi": "hi", "urdu": "ur", "arabic": "ar"}
@@ -32,11 +33,32 @@ def variant_language(variant: str, extra: dict[str, list[str]] | None = None) ->
     return LANGUAGE_CODES.get(name) or language_of(name, extra)
 
 
-def standard_language(variants: Iterable[str], extra: dict[str, list[str]] | None = None) -> str | None:
-    """The language of `standard`: the one language the items' dialects belong to; None when they belong to
-    none or several (a multilingual benchmark whose standard text cannot be told)."""
-    langs = {language_of(v, extra) for v in variants if v != STANDARD} - {None}
-    return langs.pop() if len(langs) == 1 else None
+#: the language a standard text's script tells without doubt (Latin or Arabic script could be several)
+SCRIPT_LANGUAGES = {"bengali": "bn"}
+
+
+def standard_language(items: list[Mapping[str, Any]], extra: dict[str, list[str]] | None = None) -> str | None:
+    """The language of `standard`: the one language the items' dialects belong to; else the language of the
+    script the standard texts are written in, when it tells one (Bengali script: bn); None otherwise."""
+    langs = {language_of(v, extra) for row in items for v in row.get("variants") or {} if v != STANDARD} - {None}
+    if len(langs) == 1:
+        return langs.pop()
+    if langs:
+        return None
+    texts = [_text((row.get("variants") or {}).get(STANDARD)) for row in items]
+    scripts = {dominant_script(t) for t in texts if t} - {None}
+    return SCRIPT_LANGUAGES.get(scripts.pop()) if len(scripts) == 1 else None
+
+
+def _text(value: Any) -> str:
+    """The strings of a variant (a text, or an object's string fields and lists), joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return " ".join(_text(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_text(v) for v in value)
+    return ""
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -58,7 +80,7 @@ def _mark(row: Mapping[str, Any], variant: str) -> bool | None:
 def variant_rows(items: Iterable[Mapping[str, Any]], extra: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
     """One row per (item, variant) in the items' order: `VARIANT_COLUMNS` (an object variant's text as JSON)."""
     items = list(items)
-    std = standard_language((v for row in items for v in row.get("variants", {})), extra)
+    std = standard_language(items, extra)
     out = []
     for row in items:
         translation = _mapping(row.get("translation"))
