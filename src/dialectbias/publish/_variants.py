@@ -46,7 +46,7 @@ def standard_language(items: list[Mapping[str, Any]], extra: dict[str, list[str]
     if langs:
         return None
     texts = [_text((row.get("variants") or {}).get(STANDARD)) for row in items]
-    scripts = {dominant_script(t) for t in texts if t} - {None}
+    scripts = {script for t in texts if t and (script := dominant_script(t)) is not None}
     return SCRIPT_LANGUAGES.get(scripts.pop()) if len(scripts) == 1 else None
 
 
