@@ -144,6 +144,8 @@ def test_a_licence_the_hub_does_not_know_is_an_error(session_server: Any, cli: A
     assert result.exit_code != 0
     assert "--license 'cc-by-4' is not a Hugging Face licence identifier (did you mean 'cc-by-4.0'?" in result.stderr
     assert not (tmp_path / "ds").exists()
+    result = cli("export", project.yaml_path, "--out", tmp_path / "flat", "--license", "mit")
+    assert result.exit_code != 0 and "--license and --force go with --hf-dataset DIR" in result.stderr
 
 
 def test_a_local_path_in_the_data_is_refused(session_server: Any, cli: Any, qa: Any, tmp_path: Path) -> None:

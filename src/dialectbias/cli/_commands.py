@@ -246,6 +246,8 @@ def export(experiment: ExperimentArg,
     if out is None and items is None and hf_dataset is None:
         raise ConfigError("give --out DIR (the store's tables), --items FILE.jsonl (the items) and/or "
                           "--hf-dataset DIR (a Hugging Face dataset folder)")
+    if hf_dataset is None and (license is not None or force):
+        raise ConfigError("--license and --force go with --hf-dataset DIR")
     if hf_dataset is not None:
         from dialectbias.publish import publish_hf_dataset
 
