@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from dialectbias.publish._hf_dataset import HFDatasetResult
     from dialectbias.tasks import Task
 
-#: the Hub's task categories for each task (a plugin task may set `hf_task_categories` on its class)
+#: the Hub's task categories for each task (another task: text-generation)
 TASK_CATEGORIES: dict[str, list[str]] = {
     "qa_bias": ["question-answering", "text-generation"],
     "translate": ["translation"],
@@ -138,8 +138,7 @@ class CardFacts:
             t = exp.roles["translator"]
             translator = f"`{t.id}`: {model_name(t)} ({t.provider})"
         return cls(name=exp.name, task=exp.task, version=dialectbias.__version__, license=license,
-                   languages=langs, categories=list(getattr(task, "hf_task_categories", None)
-                                                    or TASK_CATEGORIES.get(exp.task, ["text-generation"])),
+                   languages=langs, categories=list(TASK_CATEGORIES.get(exp.task, ["text-generation"])),
                    items=tables["items"].num_rows if "items" in tables else 0, configs=dict(result.rows),
                    empty=list(result.empty), images=result.images, provenance=prov, translator=translator,
                    retrieval=_retrieval_lines(task),
@@ -153,7 +152,9 @@ class CardFacts:
 def _retrieval_lines(task: Task) -> list[str]:
     """The corpus and index a translate run retrieved its few-shot pairs from (RAG translation, Bengali paper
     §3.1), from the index's manifest: names, fingerprint and counts, never a path."""
-    retriever = getattr(task, "retriever", None)
+    from dialectbias.tasks.translate import TranslateTask
+
+    retriever = task.retriever if isinstance(task, TranslateTask) else None
     if retriever is None:
         return []
     try:
