@@ -81,3 +81,42 @@ def test_a_translate_run_publishes_its_machine_variants_with_provenance(server: 
     assert f"- corpus: `tiny` (fingerprint {digest}; 2 data file(s))" in body
     assert "split(s) validation held out (2 pairs)" in body and "pairs per dialect: chittagong 8, sylhet 8" in body
     assert str(tmp_path) not in text
+
+
+def test_reviewed_translations_are_published_as_human_validated(server: Any, cli: Any, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import csv
+
+    items = [{"id": f"q{i}", "domain": "Health", "variants": {"standard": text}}
+             for i, text in enumerate(["তোমার নাম কী?", "আমি বাজারে যাচ্ছি।", "আমরা ভাত খাব।"])]
+    exp = translate_project(tmp_path / "tr", server.base_url, None, items=items, targets=("sylhet", "chittagong"))
+    assert cli("run", exp, "--no-progress").exit_code == 0
+    assert cli("review", "sample", exp, "--queue", "translation_correction", "--per", "3").exit_code == 0
+    sheet = tmp_path / "corrections.csv"
+    assert cli("review", "export", exp, "--queue", "translation_correction", "--out", sheet).exit_code == 0
+    with sheet.open(encoding="utf-8-sig", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[0]["human_text"] = rows[0]["translation"] + " গো"  # corrected
+    rows[1]["human_text"] = rows[1]["translation"]  # confirmed as it is
+    with sheet.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    result = cli("review", "import", exp, sheet, "--annotator", "rahim")
+    assert result.exit_code == 0 and "2 imported" in result.stdout, result.output
+
+    out = tmp_path / "ds"
+    assert cli("export", exp, "--hf-dataset", out, "--license", "cc-by-4.0").exit_code == 0
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    variants = datasets.load_dataset(str(out), name="variants", split="test", cache_dir=str(tmp_path / "hf"))
+    validated = {(v["variant"], v["text"]): v for v in variants if v["is_human_validated"]}
+    assert set(validated) == {(r["dialect"], r["human_text"]) for r in rows[:2]}
+    assert all(v["validated_by"] == "rahim" and v["provenance"] == "machine" for v in validated.values())
+    machine = [v for v in variants if v["provenance"] == "machine"]
+    assert len(machine) == 6 and sum(v["is_human_validated"] is False for v in machine) == 4
+
+    body = (out / "README.md").read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    for dialect in ("sylhet", "chittagong"):
+        done = sum(r["dialect"] == dialect for r in rows[:2])
+        assert (f"| {dialect} | bn | 3 | 0 | 3 | translator-model (3) | {done} | {3 - done} | 0 |") in body
