@@ -139,7 +139,7 @@ class CardFacts:
             translator = f"`{t.id}`: {model_name(t)} ({t.provider})"
         return cls(name=exp.name, task=exp.task, version=dialectbias.__version__, license=license,
                    languages=langs, categories=list(TASK_CATEGORIES.get(exp.task, ["text-generation"])),
-                   items=tables["items"].num_rows if "items" in tables else 0, configs=dict(result.rows),
+                   items=result.rows.get("items", 0), configs=dict(result.rows),
                    empty=list(result.empty), images=result.images, provenance=prov, translator=translator,
                    retrieval=_retrieval_lines(task),
                    models=[f"`{m.id}`: {model_name(m)} ({m.provider})" for m in exp.models],

@@ -120,8 +120,8 @@ def write_hf_dataset(exp: Experiment, task: Task, store: Store | None, out: Path
 
 def _write_tables(exp: Experiment, task: Task, store: Store | None, build: Path,
                   result: HFDatasetResult) -> dict[str, pa.Table]:
-    """Every config's Parquet file; returns the tables the card describes (items, variants, generations,
-    judgments) read back."""
+    """Every config's Parquet file; returns what the card describes, read back (`variants`, and the
+    `generations`' model column)."""
     import pyarrow.parquet as pq
 
     raw = build / "_raw"
@@ -141,7 +141,9 @@ def _write_tables(exp: Experiment, task: Task, store: Store | None, build: Path,
             path.replace(target)
             result.rows[config] = n
     shutil.rmtree(raw)
-    return {name: pq.read_table(build / data_file(name)) for name in ("items", "variants", "generations", "judgments")
+    # what the card counts: the variants, and of the generations only who answered (a large run's prompts stay on disk)
+    wanted = {"variants": None, "generations": ["model"]}
+    return {name: pq.read_table(build / data_file(name), columns=columns) for name, columns in wanted.items()
             if name in result.rows}
 
 
