@@ -156,3 +156,18 @@ def test_a_local_path_in_the_data_is_refused(session_server: Any, cli: Any, qa: 
     assert ("config 'items', column 'source', row 1: contains the experiment's folder; nothing was written"
             in result.stderr)
     assert not (tmp_path / "ds").exists()
+
+
+def test_an_api_key_in_the_data_is_refused_without_printing_it(session_server: Any, cli: Any, qa: Any,
+                                                                tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-test-4f9a8b7c6d5e"
+    monkeypatch.setenv("DB_TEST_KEY", key)
+    items = [qa.qa_item(0), {**qa.qa_item(1), "note": f"pasted by mistake: {key}"}]
+    project = qa.make_project(tmp_path / "qa", session_server.base_url, items=items,
+                              model={"api_key_env": "DB_TEST_KEY"})
+    result = cli("export", project.yaml_path, "--hf-dataset", tmp_path / "ds")
+    assert result.exit_code != 0
+    assert ("config 'items', column 'note', row 1: contains the API key of 'model-a' ($DB_TEST_KEY)"
+            in result.stderr)
+    assert key not in result.output and not (tmp_path / "ds").exists()
