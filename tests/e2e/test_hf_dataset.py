@@ -171,3 +171,17 @@ def test_an_api_key_in_the_data_is_refused_without_printing_it(session_server: A
     assert ("config 'items', column 'note', row 1: contains the API key of 'model-a' ($DB_TEST_KEY)"
             in result.stderr)
     assert key not in result.output and not (tmp_path / "ds").exists()
+
+
+def test_answers_of_a_model_no_longer_listed_are_named(session_server: Any, cli: Any, qa: Any,
+                                                       tmp_path: Path) -> None:
+    project = qa.make_project(tmp_path / "qa", session_server.base_url, n_items=2)
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    project.rewrite(models=project.config["models"][:1])
+    result = cli("export", project.yaml_path, "--hf-dataset", tmp_path / "ds", "--license", "mit")
+    assert result.exit_code == 0, result.output
+    body = (tmp_path / "ds" / "README.md").read_text(encoding="utf-8")
+    # 2 items × 3 variants of model-b, still in the store (as `export --format parquet` writes them)
+    assert "- model: `model-a`: model-a (openai)\n- answers from `model-b` (6 rows in `generations`; " in body
+    flat = pq.read_table(tmp_path / "ds/data/generations/test-00000-of-00001.parquet").to_pylist()
+    assert sum(r["model"] == "model-b" for r in flat) == 6

@@ -233,9 +233,12 @@ def export(experiment: ExperimentArg,
     Before a run, the items are written as the experiment reads them (e.g. a folder in the BanglaVerse
     layout as the flat JSONL that translate reads); relative image paths are rewritten for the file's folder.
 
+    With --hf-dataset, write a Hugging Face dataset folder (never uploaded): the items, their variants with
+    provenance and the tables above as Parquet configs, and a README.md card (docs/publish-dataset.md).
+
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
-    Example: dialectbias export bn-qa.yaml --hf-dataset hf/bn-qa --license cc-by-4.0
+    Example: dialectbias export qa.yaml --hf-dataset hf/ --license cc-by-4.0
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError

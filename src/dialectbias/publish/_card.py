@@ -239,7 +239,7 @@ def render_card(f: CardFacts, marker: str) -> str:
     if f.models or f.judges or extra:
         out += ["## Models and judges", ""]
         out += [f"- model: {m}" for m in f.models]
-        out += [f"- answers from `{m}` ({f.answered_by[m]:,} generations; imported or no longer listed)"
+        out += [f"- answers from `{m}` ({f.answered_by[m]:,} rows in `generations`; imported or no longer listed)"
                 for m in extra]
         out += [f"- judge: {j}" for j in f.judges] + [""]
     if f.departures:
