@@ -148,14 +148,29 @@ def test_a_licence_the_hub_does_not_know_is_an_error(session_server: Any, cli: A
     assert result.exit_code != 0 and "--license and --force go with --hf-dataset DIR" in result.stderr
 
 
-def test_a_local_path_in_the_data_is_refused(session_server: Any, cli: Any, qa: Any, tmp_path: Path) -> None:
-    items = [qa.qa_item(0), {**qa.qa_item(1), "source": str(tmp_path / "qa" / "raw" / "scrape.html")}]
-    project = qa.make_project(tmp_path / "qa", session_server.base_url, items=items)
+def test_a_local_path_in_the_data_is_made_relative_or_refused(session_server: Any, cli: Any, qa: Any,
+                                                               tmp_path: Path) -> None:
+    # a file in the experiment's folder: written relative to it (translation_quality's `where` is such a path)
+    inside = str(tmp_path / "qa" / "raw" / "scrape.html")
+    project = qa.make_project(tmp_path / "qa", session_server.base_url,
+                              items=[qa.qa_item(0), {**qa.qa_item(1), "source": inside + ":12"}])
     result = cli("export", project.yaml_path, "--hf-dataset", tmp_path / "ds")
+    assert result.exit_code == 0, result.output
+    assert "       1 text cells named a local file: written relative to its folder" in result.stdout
+    items = pq.read_table(tmp_path / "ds/data/items/test-00000-of-00001.parquet").column("source").to_pylist()
+    assert items == [None, "raw/scrape.html:12"]
+    card = (tmp_path / "ds/README.md").read_text(encoding="utf-8")
+    assert "1 text cell(s) named a file in the experiment's or its data's folder" in card
+
+    # a file elsewhere under the home folder: refused, naming config, column and row
+    home = str(Path.home() / "notes" / "scrape.html")
+    project = qa.make_project(tmp_path / "qa2", session_server.base_url,
+                              items=[qa.qa_item(0), {**qa.qa_item(1), "source": home}])
+    result = cli("export", project.yaml_path, "--hf-dataset", tmp_path / "ds2")
     assert result.exit_code != 0
-    assert ("config 'items', column 'source', row 1: contains the experiment's folder; nothing was written"
+    assert ("config 'items', column 'source', row 1: contains the home folder; nothing was written"
             in result.stderr)
-    assert not (tmp_path / "ds").exists()
+    assert not (tmp_path / "ds2").exists()
 
 
 def test_an_api_key_in_the_data_is_refused_without_printing_it(session_server: Any, cli: Any, qa: Any,

@@ -110,6 +110,7 @@ class CardFacts:
     configs: dict[str, int]
     empty: list[str]
     images: int
+    relativized: int
     provenance: dict[str, dict[str, Any]]
     translator: str | None
     retrieval: list[str]
@@ -140,7 +141,8 @@ class CardFacts:
         return cls(name=exp.name, task=exp.task, version=dialectbias.__version__, license=license,
                    languages=langs, categories=list(TASK_CATEGORIES.get(exp.task, ["text-generation"])),
                    items=result.rows.get("items", 0), configs=dict(result.rows),
-                   empty=list(result.empty), images=result.images, provenance=prov, translator=translator,
+                   empty=list(result.empty), images=result.images, relativized=result.relativized, provenance=prov,
+                   translator=translator,
                    retrieval=_retrieval_lines(task),
                    models=[f"`{m.id}`: {model_name(m)} ({m.provider})" for m in exp.models],
                    judges=[f"`{j.id}`: {model_name(j)} ({j.provider}), rubric {j.rubric or 'the task default'}"
@@ -217,6 +219,9 @@ def render_card(f: CardFacts, marker: str) -> str:
                     "(`dialectbias export --format parquet` writes it too)")] for n, rows in f.configs.items()])
     if f.empty:
         out += [f"Left out, having no row: {', '.join(f'`{n}`' for n in f.empty)}.", ""]
+    if f.relativized:
+        out += [f"{f.relativized:,} text cell(s) named a file in the experiment's or its data's folder: written "
+                "relative to that folder (no local path is published).", ""]
     if f.images:
         out += [f"The items' {f.images} image file(s) are embedded in the `items` config as the `Image` feature "
                 "(the file's bytes and its name): `load_dataset` returns them as PIL images.", ""]

@@ -57,6 +57,8 @@ class HFDatasetResult:
     rows: dict[str, int] = field(default_factory=dict)
     empty: list[str] = field(default_factory=list)
     images: int = 0
+    #: text cells that named a file in the experiment's or the data's folder, now relative to it
+    relativized: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -65,6 +67,8 @@ class HFDatasetResult:
             out.append(f"{'':>8} no row, left out: {', '.join(self.empty)}")
         if self.images:
             out.append(f"{self.images:>8} image files embedded in the items (Image feature)")
+        if self.relativized:
+            out.append(f"{self.relativized:>8} text cells named a local file: written relative to its folder")
         return [*out, f"dataset card → {self.out / 'README.md'}"]
 
 
@@ -106,6 +110,7 @@ def write_hf_dataset(exp: Experiment, task: Task, store: Store | None, out: Path
     build = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         tables = _write_tables(exp, task, store, build, result)
+        result.relativized = _relativize(build, _local_roots(exp))
         facts = CardFacts.gather(exp, task, tables, result, lic)
         (build / "README.md").write_text(render_card(facts, MARKER), encoding="utf-8")
         _check_leaks(exp, build)
@@ -259,6 +264,46 @@ def _store_tables(exp: Experiment, task: Task, store: Store, raw: Path) -> dict[
     if exp.departures:
         counts["departures"] = write_rows(departure_table(exp), raw / "departures.parquet", "parquet")
     return {name: raw / f"{name}.parquet" for name in counts}
+
+
+def _local_roots(exp: Experiment) -> list[str]:
+    """The experiment's folder and its data's folder, longest first, each with a trailing separator."""
+    from dialectbias.tasks._items_file import data_folder
+
+    roots = {str(exp.base_dir.resolve()), str(exp.base_dir)}
+    folder = data_folder(exp)
+    if folder is not None:
+        roots |= {str(folder.resolve()), str(folder)}
+    return sorted((r.rstrip(os.sep) + os.sep for r in roots if len(r) > 1), key=len, reverse=True)
+
+
+def _relativize(build: Path, roots: list[str]) -> int:
+    """Rewrite every text cell naming a file under one of `roots` (e.g. translation_quality's `where`,
+    `/home/me/study/data.csv:12`) relative to that folder (`data.csv:12`); the number of cells changed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    changed = 0
+    for path in sorted((build / "data").rglob("*.parquet")):
+        table = pq.read_table(path)
+        before = changed
+        for i, f in enumerate(table.schema):
+            if not pa.types.is_string(f.type):
+                continue
+            column = table.column(i)
+            hit = None
+            for root in roots:
+                found = pc.match_substring(column, root)
+                hit = found if hit is None else pc.or_(hit, found)
+                column = pc.replace_substring(column, root, "")
+            n = pc.sum(hit).as_py() if hit is not None else 0
+            if n:
+                changed += n
+                table = table.set_column(i, f, column)
+        if changed != before:
+            pq.write_table(table, path)
+    return changed
 
 
 def _secrets(exp: Experiment) -> list[tuple[str, str]]:
