@@ -15,7 +15,8 @@ files are embedded in the `items` Parquet as the Hub's `Image` feature (the file
 
 Nothing secret or local leaves the machine: API keys are never in the store (providers read them from the
 environment, `api_key_env`), images are embedded (their file name kept, not their path), a local model path is
-shown by its folder name, and every text cell and the card are checked for the experiment's folder, the store's
+shown by its folder name, a text cell naming a file in the experiment's or the data's folder is written relative
+to it (`_relativize`), and every text cell and the card are checked for the experiment's folder, the store's
 path, the home folder and the value of each model's `api_key_env`: a hit is an error naming config, column and row."""
 
 from __future__ import annotations
