@@ -6,6 +6,7 @@ provenance (model, corpus, index) into the `variants` config and the card."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,9 @@ def test_a_qa_study_publishes_a_dataset_datasets_loads(session_server: Any, cli:
     assert "no --license given: the card says `license: unknown`" in result.stderr
     assert "       3 items → data/items/test-00000-of-00001.parquet" in result.stdout
     assert "no row, left out: reasks, annotations" in result.stdout
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask  # not mkdtemp's 0700
 
     head, body = card_header(out)
     assert head["language"] == ["bn"] and head["license"] == "unknown"

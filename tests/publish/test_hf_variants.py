@@ -80,10 +80,12 @@ def test_licence_and_size_bucket() -> None:
 def test_item_columns_keep_their_type_or_become_json() -> None:
     from dialectbias.publish._hf_dataset import _items_table
 
-    table = _items_table([{"id": "a", "n": 1, "gold": "x", "tags": ["p"], "mixed": 1},
-                          {"id": "b", "n": 2, "gold": None, "extra": None, "mixed": "one"}], {})
-    assert [str(f.type) for f in table.schema] == ["string", "int64", "string", "string", "string", "string"]
-    assert table.column_names == ["id", "n", "gold", "tags", "mixed", "extra"]
+    table = _items_table([{"id": "a", "n": 1, "gold": "x", "tags": ["p"], "mixed": 1, "big": 2**70},
+                          {"id": "b", "n": 2, "gold": None, "extra": None, "mixed": "one", "big": 1}], {})
+    assert [str(f.type) for f in table.schema] == ["string", "int64", "string", "string", "string", "string",
+                                                   "string"]
+    assert table.column_names == ["id", "n", "gold", "tags", "mixed", "big", "extra"]
+    assert table.column("big").to_pylist() == [str(2**70), "1"]
     assert table.column("tags").to_pylist() == ['["p"]', None]
     assert table.column("mixed").to_pylist() == ["1", '"one"']  # mixed types: JSON text, each value decodes back
     features = json.loads(table.schema.metadata[b"huggingface"])["info"]["features"]

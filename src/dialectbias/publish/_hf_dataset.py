@@ -109,6 +109,9 @@ def write_hf_dataset(exp: Experiment, task: Task, store: Store | None, out: Path
                                "the items and answers you publish (e.g. --license cc-by-4.0) before uploading")
     out.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    umask = os.umask(0o022)
+    os.umask(umask)
+    build.chmod(0o777 & ~umask)  # mkdtemp's 0700 would outlive the rename
     try:
         tables = _write_tables(exp, task, store, build, result)
         result.relativized = _relativize(build, _local_roots(exp))
@@ -241,7 +244,7 @@ def _column(values: list[Any], pa: Any) -> Any:
         return as_json
     try:
         array = pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
         return as_json
     return array.cast(pa.string()) if pa.types.is_null(array.type) else array
 
