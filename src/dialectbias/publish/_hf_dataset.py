@@ -16,7 +16,7 @@ files are embedded in the `items` Parquet as the Hub's `Image` feature (the file
 Nothing secret or local leaves the machine: API keys are never in the store (providers read them from the
 environment, `api_key_env`), images are embedded (their file name kept, not their path), a local model path is
 shown by its folder name, a text cell naming a file in the experiment's or the data's folder is written relative
-to it (`_relativize`), and every text cell and the card are checked for the experiment's folder, the store's
+to it (`_local.relativize`), and every text cell and the card are checked for the experiment's folder, the store's
 path, the home folder and the value of each model's `api_key_env`: a hit is an error naming config, column and row."""
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dialectbias.data import is_url
-from dialectbias.errors import ConfigError, DataError
+from dialectbias.errors import ConfigError
 from dialectbias.publish._card import CardFacts, render_card
+from dialectbias.publish._local import check_leaks, local_roots, relativize
 from dialectbias.publish._variants import VARIANT_COLUMNS, variant_rows
 
 if TYPE_CHECKING:
@@ -114,10 +115,10 @@ def write_hf_dataset(exp: Experiment, task: Task, store: Store | None, out: Path
     build.chmod(0o777 & ~umask)  # mkdtemp's 0700 would outlive the rename
     try:
         tables = _write_tables(exp, task, store, build, result)
-        result.relativized = _relativize(build, _local_roots(exp))
+        result.relativized = relativize(build, local_roots(exp))
         facts = CardFacts.gather(exp, task, tables, result, lic)
         (build / "README.md").write_text(render_card(facts, MARKER), encoding="utf-8")
-        _check_leaks(exp, build)
+        check_leaks(exp, build)
         if out.exists():
             shutil.rmtree(out)
         build.replace(out)
@@ -268,85 +269,6 @@ def _store_tables(exp: Experiment, task: Task, store: Store, raw: Path) -> dict[
     if exp.departures:
         counts["departures"] = write_rows(departure_table(exp), raw / "departures.parquet", "parquet")
     return {name: raw / f"{name}.parquet" for name in counts}
-
-
-def _local_roots(exp: Experiment) -> list[str]:
-    """The experiment's folder and its data's folder, longest first, each with a trailing separator."""
-    from dialectbias.tasks._items_file import data_folder
-
-    roots = {str(exp.base_dir.resolve()), str(exp.base_dir)}
-    folder = data_folder(exp)
-    if folder is not None:
-        roots |= {str(folder.resolve()), str(folder)}
-    return sorted((r.rstrip(os.sep) + os.sep for r in roots if len(r) > 1), key=len, reverse=True)
-
-
-def _relativize(build: Path, roots: list[str]) -> int:
-    """Rewrite every text cell naming a file under one of `roots` (e.g. translation_quality's `where`,
-    `/home/me/study/data.csv:12`) relative to that folder (`data.csv:12`); the number of cells changed."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    changed = 0
-    for path in sorted((build / "data").rglob("*.parquet")):
-        table = pq.read_table(path)
-        before = changed
-        for i, f in enumerate(table.schema):
-            if not pa.types.is_string(f.type):
-                continue
-            column = table.column(i)
-            hit = None
-            for root in roots:
-                found = pc.match_substring(column, root)
-                hit = found if hit is None else pc.or_(hit, found)
-                column = pc.replace_substring(column, root, "")
-            n = pc.sum(hit).as_py() if hit is not None else 0
-            if n:
-                changed += n
-                table = table.set_column(i, f, column)
-        if changed != before:
-            pq.write_table(table, path)
-    return changed
-
-
-def _secrets(exp: Experiment) -> list[tuple[str, str]]:
-    """(what, text) pairs that must not appear in the folder."""
-    found = [("the experiment's folder", str(exp.base_dir.resolve())), ("the store's path", str(exp.store_path))]
-    home = str(Path.home())
-    if len(home) > 1:
-        found.append(("the home folder", home + os.sep))
-    for m in exp.all_models():
-        env = getattr(m, "api_key_env", None)
-        value = os.environ.get(env) if env else None
-        if value and len(value) >= 8:
-            found.append((f"the API key of {m.id!r} (${env})", value))
-    return found
-
-
-def _check_leaks(exp: Experiment, build: Path) -> None:
-    """DataError when a text cell or the card holds a local path or a key (`_secrets`)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    secrets = _secrets(exp)
-    card = (build / "README.md").read_text(encoding="utf-8")
-    for what, text in secrets:
-        if text in card:
-            raise DataError(f"the dataset card would contain {what}; nothing was written")
-    for path in sorted((build / "data").rglob("*.parquet")):
-        table = pq.read_table(path)
-        for col in table.column_names:
-            column = table[col]
-            if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
-                continue
-            for what, text in secrets:
-                hits = pc.match_substring(column, text)
-                if pc.any(hits).as_py():
-                    row = hits.to_pylist().index(True)
-                    raise DataError(f"config {path.parent.name!r}, column {col!r}, row {row}: contains {what}; "
-                                    "nothing was written (publish items whose paths are relative, or edit them)")
 
 
 def publish_hf_dataset(experiment: str | Path, out: Path, *, license: str | None = None,
