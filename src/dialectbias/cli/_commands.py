@@ -214,7 +214,15 @@ def export(experiment: ExperimentArg,
            format: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet")] = "jsonl",
            items: Annotated[Path | None, typer.Option(
                "--items", help="write the experiment's items to this JSONL file (a `data:` file for any task), "
-               "with a translate run's new variants and the review's corrections applied")] = None) -> None:
+               "with a translate run's new variants and the review's corrections applied")] = None,
+           hf_dataset: Annotated[Path | None, typer.Option(
+               "--hf-dataset", help="write a Hugging Face dataset folder here: Parquet configs and a README.md "
+               "card (docs/publish-dataset.md)")] = None,
+           license: Annotated[str | None, typer.Option(
+               "--license", help="with --hf-dataset: the card's licence (a Hub identifier, e.g. cc-by-4.0; "
+               "default unknown)")] = None,
+           force: Annotated[bool, typer.Option(
+               "--force", help="with --hf-dataset: replace a folder an earlier --hf-dataset wrote")] = False) -> None:
     """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
     part of the experiment) are kept with current=false and counted.
 
@@ -225,8 +233,12 @@ def export(experiment: ExperimentArg,
     Before a run, the items are written as the experiment reads them (e.g. a folder in the BanglaVerse
     layout as the flat JSONL that translate reads); relative image paths are rewritten for the file's folder.
 
+    With --hf-dataset, write a Hugging Face dataset folder (never uploaded): the items, their variants with
+    provenance and the tables above as Parquet configs, and a README.md card (docs/publish-dataset.md).
+
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
+    Example: dialectbias export qa.yaml --hf-dataset hf/ --license cc-by-4.0
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
@@ -234,8 +246,19 @@ def export(experiment: ExperimentArg,
     from dialectbias.store import Store
     from dialectbias.store._export import export_store, write_rows
 
-    if out is None and items is None:
-        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
+    if out is None and items is None and hf_dataset is None:
+        raise ConfigError("give --out DIR (the store's tables), --items FILE.jsonl (the items) and/or "
+                          "--hf-dataset DIR (a Hugging Face dataset folder)")
+    if hf_dataset is None and (license is not None or force):
+        raise ConfigError("--license and --force go with --hf-dataset DIR")
+    if hf_dataset is not None:
+        from dialectbias.publish import publish_hf_dataset
+
+        published = publish_hf_dataset(experiment, hf_dataset, license=license, force=force)
+        for line in published.warnings:
+            err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
+        for line in published.lines():
+            console.print(line, highlight=False)
     if items is not None:
         exp, task = open_experiment(experiment)
         if _has_items(exp.store_path):
