@@ -90,6 +90,7 @@ def test_a_chunked_body_over_the_cap_is_refused_while_it_streams(served: Any, rv
     except (ConnectionResetError, TimeoutError):
         pass
     sock.close()
+    print(f"chunked upload refused after the client sent {yielded / 2**20:.1f} MB")
     assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
     assert yielded < 32 * 1024 * 1024, f"the client sent {yielded / 2**20:.0f} MB before the refusal"
     assert _annotations(served.store.path) == []
@@ -240,7 +241,7 @@ def test_login_answers_429_with_retry_after_then_lets_the_right_token_in(review_
         for _ in range(3):
             assert attempt("wrong").status == 401
         held = attempt(token)  # even the right token waits: the throttle does not reveal a good guess
-        assert held.status == 429 and held.headers["Retry-After"] == "30"
+        assert held.status == 429 and held.headers["retry-after"] == "30"
         assert "Too many failed log-ins" in held.text and "30 seconds" in held.text
         assert rv.http("GET", f"{url}/", opener=opener).status == 401
         clock.now += 30
@@ -395,7 +396,7 @@ def test_translation_score_anchors_are_distinct_and_plain() -> None:
     from dialectbias.review._kinds import ReviewConfig
     from dialectbias.review._targets import ReviewTarget
 
-    field = TranslationScoreQueue().fields(ReviewConfig(), ReviewTarget(queue="translation_score", target_id="t",
+    field = TranslationScoreQueue().fields(ReviewConfig(judge_ids=[], model_ids=[]), ReviewTarget(queue="translation_score", target_id="t",
                                                                         item_id="i", dialect="sylhet", title="t"))[0]
     anchors = field.anchors
     assert anchors == TRANSLATION_SCORE_ANCHORS and sorted(anchors) == list(range(11))
