@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import select
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -103,7 +102,7 @@ def test_a_chunked_form_over_the_cap_is_refused_on_the_login_page(served: Any, r
     import http.client
 
     split = urlsplit(served.url)
-    conn = http.client.HTTPConnection(split.hostname, split.port, timeout=30)
+    conn = http.client.HTTPConnection(str(split.hostname), split.port, timeout=30)
     conn.request("POST", "/login", body=iter([b"token=", b"a" * 1_500_000]), encode_chunked=True,
                  headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert conn.getresponse().status == 413
@@ -118,7 +117,7 @@ def _login_cookies(url: str, token: str, headers: dict[str, str] | None = None) 
     import http.client
 
     split = urlsplit(url)
-    conn = http.client.HTTPConnection(split.hostname, split.port, timeout=30)
+    conn = http.client.HTTPConnection(str(split.hostname), split.port, timeout=30)
     conn.request("GET", "/login", headers=headers or {})
     page = conn.getresponse()
     csrf_cookie = next(v for k, v in page.getheaders() if k.lower() == "set-cookie")
@@ -247,6 +246,25 @@ def test_login_answers_429_with_retry_after_then_lets_the_right_token_in(review_
         clock.now += 30
         assert attempt(token).status == 303
         assert rv.http("GET", f"{url}/", opener=opener).status == 200
+
+
+def test_the_throttle_counts_forwarded_clients_only_behind_a_trusted_proxy(review_store: Any, rv: Any) -> None:
+    from dialectbias.review.app._security import WebSettings
+    from dialectbias.review.app._throttle import LoginThrottle
+
+    def fail(url: str, forwarded: str) -> int:
+        opener = rv.browser_opener()
+        page = rv.http("GET", f"{url}/login", opener=opener)
+        return rv.http("POST", f"{url}/login", form={"token": "wrong", "csrf": rv.hidden(page.text)}, opener=opener,
+                       headers={"X-Forwarded-For": forwarded}).status
+
+    for trusted, second in ((("127.0.0.1",), 401), ((), 429)):
+        throttle = LoginThrottle(free_per_client=2, base_seconds=60.0, clock=Clock())
+        with rv.serve_app(review_store.path, rv.review_config(), throttle=throttle,
+                          web=WebSettings(trusted_proxies=trusted)) as url:
+            assert [fail(url, "198.51.100.1") for _ in range(3)] == [401, 401, 429]
+            # behind the trusted proxy another client is not held up; without it the header means nothing
+            assert fail(url, "198.51.100.2") == second
 
 
 # -- 4. the Host header (DNS rebinding) -------------------------------------------------------------------
@@ -396,8 +414,8 @@ def test_translation_score_anchors_are_distinct_and_plain() -> None:
     from dialectbias.review._kinds import ReviewConfig
     from dialectbias.review._targets import ReviewTarget
 
-    field = TranslationScoreQueue().fields(ReviewConfig(judge_ids=[], model_ids=[]), ReviewTarget(queue="translation_score", target_id="t",
-                                                                        item_id="i", dialect="sylhet", title="t"))[0]
+    target = ReviewTarget(queue="translation_score", target_id="t", item_id="i", dialect="sylhet", title="t")
+    field = TranslationScoreQueue().fields(ReviewConfig(judge_ids=[], model_ids=[]), target)[0]
     anchors = field.anchors
     assert anchors == TRANSLATION_SCORE_ANCHORS and sorted(anchors) == list(range(11))
     assert len(set(anchors.values())) == 11, "two scores read the same"

@@ -133,8 +133,8 @@ class JudgmentQueue(QueueKind):
         out = rubric_form(rubric)
         if has_script_column(rubric):
             out.append(FormField(name=SCRIPT_FIELD, label="dialect answer in the required script?", kind="choice",
-                                 description="no = the answer is not written in the required script (it then gets the lowest "
-                                             "score)",
+                                 description="no = the answer is not written in the required script (it "
+                                             "then gets the lowest score)",
                                  keys={"yes": "y", "no": "n"}, required=False))
         return out
 

@@ -249,11 +249,11 @@ class TranslationCorrectionQueue(_TranslationQueue):
     def fields(self, config: ReviewConfig, target: ReviewTarget) -> list[FormField]:
         parts = target.details.get("fields")
         if isinstance(parts, Mapping):  # an object variant: one box per text field (a list: one line each)
-            return [FormField(name=f"text.{key}", label=f"corrected {key}", kind="text", default=value,
-                              description="one option per line" if "\n" in value else "")
+            return [_correction_box(f"text.{key}", f"corrected {key}", value,
+                                    "one option per line" if "\n" in value else "")
                     for key, value in parts.items()]
-        return [FormField(name="text", label="corrected translation", kind="text", default=target.edit_text or "",
-                          description="leave it as it is when it is already right")]
+        return [_correction_box("text", "corrected translation", target.edit_text or "",
+                                "leave it as it is when it is already right")]
 
     def annotation(self, config: ReviewConfig, store: Store, target: ReviewTarget,
                    data: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,6 +273,18 @@ class TranslationCorrectionQueue(_TranslationQueue):
         if isinstance(text, Mapping):
             return {f"text.{k}": v for k, v in text.items()}
         return {"text": text}
+
+
+def _correction_box(name: str, label: str, text: str, description: str) -> FormField:
+    """A correction box starting from the machine's text; a text longer than a correction may be is not put
+    in the page (it could not be saved, and a megabyte-long box stalls the browser): the box starts empty
+    and says why."""
+    if len(text) > MAX_CORRECTION_CHARS:
+        return FormField(name=name, label=label, kind="text", default="",
+                         description=f"this translation is {len(text):,} characters long, more than the "
+                                     f"{MAX_CORRECTION_CHARS:,} a correction may have: skip it and tell your "
+                                     "annotation lead")
+    return FormField(name=name, label=label, kind="text", default=text, description=description)
 
 
 def _corrected(raw: Any, name: str) -> str:

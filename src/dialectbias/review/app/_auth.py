@@ -45,10 +45,10 @@ async def login(request: Request, state: State) -> Response:
     if wait > 0:
         seconds = math.ceil(wait)
         log.info("review app: a log-in was refused by the throttle (%d s to wait)", seconds)
-        response = state.login_page(429, f"Too many failed log-ins. Please wait {seconds} seconds, then try "
+        refused = state.login_page(429, f"Too many failed log-ins. Please wait {seconds} seconds, then try "
                                     "again.", kept=kept, next_page=next_page)
-        response.headers["Retry-After"] = str(seconds)
-        return response
+        refused.headers["Retry-After"] = str(seconds)
+        return refused
     if not same(str(form.get("csrf", "")), request.cookies.get(LOGIN_CSRF_COOKIE)):
         return state.login_page(403, "The form expired; please try again.", kept=kept, next_page=next_page)
     token = str(form.get("token", "")).strip()

@@ -12,12 +12,16 @@ those headers).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from starlette.types import Message, Receive
+
+#: ASGI's message and receive callable (as starlette.types names them; starlette comes with fastapi)
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
 
 MAX_BODY_BYTES = 1_000_000
 SECURITY_HEADERS = {
@@ -91,12 +95,22 @@ def host_allowed(settings: WebSettings, host_header: str, server: tuple[str, int
     name, port = parsed
     if name in {h.lower().rstrip(".") for h in settings.allowed_hosts}:
         return True
+    if name == settings.bind_host.lower().strip("[]") and not _is_ip(name):  # bound by a name (--host NAME)
+        return True
     local, local_port = server if server else (settings.bind_host, None)
     if port is not None and local_port is not None and port != local_port:
         return False
     if settings.loopback and name in LOOPBACK_NAMES:
         return True
     return _same_address(name, local) or _same_address(name, settings.bind_host)
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
 
 
 def _same_address(name: str, address: str) -> bool:
