@@ -338,6 +338,17 @@ def test_a_form_posted_after_a_restart_survives_the_login_and_is_stored_once(rev
         assert len(stored) == 1 and stored[0]["value"]["fields"] == LIKERT and stored[0]["comment"] == "মন্তব্য <b>"
 
 
+def test_a_task_link_opened_without_a_session_returns_to_the_task_after_login(served: Any, rv: Any) -> None:
+    task = _tasks(served, rv, "rahim")[0]["id"]
+    opener = rv.browser_opener()
+    page = rv.http("GET", f"{served.url}/task/{task}", opener=opener)
+    assert page.status == 401 and rv.hidden(page.text, "next") == f"/task/{task}"
+    reply = rv.http("POST", f"{served.url}/login", opener=opener, form={
+        "token": served.tokens["rahim"], "csrf": rv.hidden(page.text), "next": rv.hidden(page.text, "next")})
+    assert reply.status == 303 and reply.headers["location"] == f"/task/{task}"
+    assert "restored" not in rv.http("GET", f"{served.url}/task/{task}", opener=opener).text.lower()
+
+
 def test_the_login_page_never_sends_the_annotator_elsewhere(review_store: Any, rv: Any) -> None:
     from dialectbias.review import add_annotator
 
@@ -357,6 +368,72 @@ def _unescape(value: str) -> str:
     import html
 
     return html.unescape(value)
+
+
+def test_another_app_installing_the_middleware_gets_every_protection(rv: Any) -> None:
+    """The results explorer installs `limit_and_secure` from the review app: the cap on chunked bodies, the
+    Host check, the headers and Secure cookies hold for it too (with its own settings, or the defaults)."""
+    import contextlib
+    import http.client
+    import threading
+    import time
+
+    import uvicorn
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    from dialectbias.review.app._app import SECURITY_HEADERS, limit_and_secure
+    from dialectbias.review.app._security import WebSettings
+
+    app = FastAPI()
+    app.middleware("http")(limit_and_secure)
+
+    async def echo(request: Any) -> JSONResponse:  # a plain Starlette endpoint: it gets the request
+        reply = JSONResponse({"bytes": len(await request.body())})
+        reply.set_cookie("c", "1", httponly=True)
+        return reply
+
+    app.router.add_route("/echo", echo, methods=["POST"])
+
+    @contextlib.contextmanager
+    def running(web: WebSettings | None) -> Iterator[int]:
+        if web is not None:
+            app.state.web = web
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", proxy_headers=False))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.02)
+        try:
+            yield sock.getsockname()[1]
+        finally:
+            server.should_exit = True
+            thread.join(10)
+            sock.close()
+
+    with running(None) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/echo", body=iter([b"x" * 600_000, b"x" * 600_000]), encode_chunked=True)
+        assert conn.getresponse().status == 413
+        conn.close()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/echo", body=iter([b"x" * 1000, b"x" * 1000]), encode_chunked=True)
+        reply = conn.getresponse()
+        assert reply.status == 200 and reply.read() == b'{"bytes":2000}'
+        assert all(reply.getheader(k) == v for k, v in SECURITY_HEADERS.items())
+        assert "Secure" not in (reply.getheader("set-cookie") or "")
+        conn.request("POST", "/echo", body=b"{}", headers={"Host": "attacker.example"})
+        reply = conn.getresponse()
+        reply.read()
+        assert reply.status == 400
+        conn.close()
+    with running(WebSettings(secure_cookies=True)) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/echo", body=b"{}")
+        assert "Secure" in (conn.getresponse().getheader("set-cookie") or "")
+        conn.close()
 
 
 # -- 8. empty queues ------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dialectbias.review._kinds import ReviewConfig, queue_kinds
 from dialectbias.review._sample import stored_sample
 from dialectbias.review._targets import Panel, language_tag, text_direction
 from dialectbias.review.app._deps import PACKAGE_DIR, AppState, State, session_of
-from dialectbias.review.app._sessions import Session
+from dialectbias.review.app._sessions import Session, safe_next
 from dialectbias.store import Store, latest_annotations, stored_image
 
 router = APIRouter()
@@ -78,8 +78,8 @@ async def next_task(request: Request, state: State, queue: str, after: str = "")
 @router.get("/task/{task_id}", response_class=HTMLResponse)
 async def task_page(request: Request, state: State, task_id: str) -> Response:
     session = await run_in_threadpool(session_of, state, request)
-    if session is None:
-        return state.login_page(401)
+    if session is None:  # back to this item after the log-in
+        return state.login_page(401, next_page=safe_next(f"/task/{task_id}"))
     kept = state.sessions.take_restored(session, f"/task/{task_id}")
     restored = form_data(kept) if kept else None
     context = await run_in_threadpool(task_context, state, session, task_id, restored, None)
