@@ -414,24 +414,28 @@ def serve(experiment: ExperimentArg,
           port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8765,
           judge: JudgeOption = None,
           allowed_host: Annotated[list[str] | None, typer.Option(
-              "--allowed-host", help="a host name annotators reach the app by (repeat it), e.g. the TLS proxy's "
-                                     "public name; other Host headers get 400 (DNS rebinding). Always allowed: "
-                                     "the bound address, and localhost when bound to loopback")] = None,
+              "--allowed-host", metavar="NAME",
+              help="a host name annotators reach the app by (repeat it), e.g. the TLS proxy's public name; other "
+                   "Host headers get 400 (DNS rebinding). Always allowed: the bound address, and localhost when "
+                   "bound to loopback")] = None,
           secure_cookies: Annotated[bool, typer.Option(
               "--secure-cookies", help="every request arrives over TLS (a TLS proxy in front): mark the cookies "
                                        "Secure")] = False,
           trusted_proxy: Annotated[list[str] | None, typer.Option(
-              "--trusted-proxy", help="the address of a reverse proxy whose X-Forwarded-Proto: https (Secure "
-                                      "cookies) and X-Forwarded-For (the login throttle's client) are believed "
-                                      "(repeat it; default: none, the headers are ignored)")] = None) -> None:
+              "--trusted-proxy", metavar="IP",
+              help="the address of a reverse proxy whose X-Forwarded-Proto: https (Secure cookies) and "
+                   "X-Forwarded-For (the login throttle's client) are believed (repeat it; default: none, the "
+                   "headers are ignored)")] = None) -> None:
     """Serve the review app: annotators log in with their token and score, correct and code in a browser.
 
     Queues: judgments (low confidence, flagged or clipped; any rubric), translation_score (0–10),
     translation_correction, validation (0/1/2) and error_coding (images). Human scores replace the judge's
     in the report, exactly like `review import`. A JSON API (Authorization: Bearer TOKEN) serves scripts:
-    GET /api/tasks, GET /api/tasks/{id}, POST /api/tasks/{id}/annotation. Listens on 127.0.0.1 unless
-    --host says otherwise (put a TLS proxy in front before exposing it: --secure-cookies or --trusted-proxy,
-    and --allowed-host with its public name). Failed log-ins are throttled per address and overall.
+    GET /api/tasks, GET /api/tasks/{id} and POST /api/tasks/{id}/annotation.
+
+    It listens on 127.0.0.1 unless --host says otherwise. To expose it, put a TLS proxy in front and say so
+    (--secure-cookies, or --trusted-proxy IP), naming the public host with --allowed-host. Failed log-ins are
+    throttled per address and overall. See docs/review.md, "Security and deployment".
 
     Example: dialectbias review serve bn-qa.yaml --port 8765
     """

@@ -187,7 +187,8 @@ async def limit_and_secure(request: Request, call_next: Callable[[Request], Awai
     the security headers to every response."""
     settings = web_settings(request)
     server = request.scope.get("server")
-    if not host_allowed(settings, request.headers.get("host", ""), tuple(server) if server else None):
+    local = (str(server[0]), int(server[1])) if server and len(server) >= 2 else None
+    if not host_allowed(settings, request.headers.get("host", ""), local):
         response: Response = PlainTextResponse(
             "400 Bad Request: the Host header does not name this server (add the name with "
             "`review serve --allowed-host NAME`)", status_code=400)
