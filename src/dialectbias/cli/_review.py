@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -411,14 +412,30 @@ def serve(experiment: ExperimentArg,
           host: Annotated[str, typer.Option("--host", help="address to listen on (only this machine by default)")]
           = "127.0.0.1",
           port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8765,
-          judge: JudgeOption = None) -> None:
+          judge: JudgeOption = None,
+          allowed_host: Annotated[list[str] | None, typer.Option(
+              "--allowed-host", metavar="NAME",
+              help="a host name annotators reach the app by (repeat it), e.g. the TLS proxy's public name; other "
+                   "Host headers get 400 (DNS rebinding). Always allowed: the bound address, and localhost when "
+                   "bound to loopback")] = None,
+          secure_cookies: Annotated[bool, typer.Option(
+              "--secure-cookies", help="every request arrives over TLS (a TLS proxy in front): mark the cookies "
+                                       "Secure")] = False,
+          trusted_proxy: Annotated[list[str] | None, typer.Option(
+              "--trusted-proxy", metavar="IP",
+              help="the address of a reverse proxy whose X-Forwarded-Proto: https (Secure cookies) and "
+                   "X-Forwarded-For (the login throttle's client) are believed (repeat it; default: none, the "
+                   "headers are ignored)")] = None) -> None:
     """Serve the review app: annotators log in with their token and score, correct and code in a browser.
 
     Queues: judgments (low confidence, flagged or clipped; any rubric), translation_score (0–10),
     translation_correction, validation (0/1/2) and error_coding (images). Human scores replace the judge's
     in the report, exactly like `review import`. A JSON API (Authorization: Bearer TOKEN) serves scripts:
-    GET /api/tasks, GET /api/tasks/{id}, POST /api/tasks/{id}/annotation. Listens on 127.0.0.1 unless
-    --host says otherwise (put a TLS proxy in front before exposing it).
+    GET /api/tasks, GET /api/tasks/{id} and POST /api/tasks/{id}/annotation.
+
+    It listens on 127.0.0.1 unless --host says otherwise. To expose it, put a TLS proxy in front and say so
+    (--secure-cookies, or --trusted-proxy IP), naming the public host with --allowed-host. Failed log-ins are
+    throttled per address and overall. See docs/review.md, "Security and deployment".
 
     Example: dialectbias review serve bn-qa.yaml --port 8765
     """
@@ -430,6 +447,7 @@ def serve(experiment: ExperimentArg,
         import uvicorn
 
         from dialectbias.review.app import create_app
+        from dialectbias.review.app._security import WebSettings, split_host
     except ImportError as exc:
         raise ConfigError(f"the review app needs the `review` extra: pip install 'dialectbias[review]' "
                           f"({exc.name} is missing)") from None
@@ -438,16 +456,36 @@ def serve(experiment: ExperimentArg,
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}")
     with Store.open(exp.store_path, create=False) as store:
         config = _review_config(exp, task, store, judge)
-    app = create_app(exp.store_path, config, title=f"{exp.name} · review")
+    for name in allowed_host or []:
+        parsed = split_host(name)
+        if parsed is None or parsed[1] is not None or not parsed[0]:
+            raise ConfigError(f"--allowed-host {name!r}: give a host name or address without a port, e.g. "
+                              "review.example.org")
+    for proxy in trusted_proxy or []:
+        try:
+            ipaddress.ip_address(proxy)
+        except ValueError:
+            raise ConfigError(f"--trusted-proxy {proxy!r}: give the proxy's IP address as the app sees it, e.g. "
+                              "127.0.0.1") from None
+    web = WebSettings(bind_host=host, allowed_hosts=tuple(allowed_host or ()), secure_cookies=secure_cookies,
+                      trusted_proxies=tuple(trusted_proxy or ()))
+    app = create_app(exp.store_path, config, title=f"{exp.name} · review", web=web)
     if host not in ("127.0.0.1", "localhost", "::1"):
         _app.err_console.print(f"warning: listening on {host}: other machines can reach the app; the traffic "
                                "(tokens included) is not encrypted unless a TLS proxy is in front", highlight=False)
+        if not allowed_host:
+            _app.err_console.print("note: only requests naming the bound address in their Host header are "
+                                   "answered; add the names annotators use with --allowed-host NAME",
+                                   highlight=False)
     sock = _listen(host, port)  # before anything is printed: a busy port is one error line
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     _app.console.print(f"review app: http://{shown}:{port}/  (Ctrl+C stops it)", highlight=False)
     with sock, contextlib.suppress(KeyboardInterrupt):  # Ctrl+C or SIGTERM: uvicorn shut the app down
-        uvicorn.Server(uvicorn.Config(app, log_level="info", server_header=False)).run(sockets=[sock])
+        # proxy_headers off: uvicorn would believe any local peer's X-Forwarded-* (the app reads them itself,
+        # from --trusted-proxy only)
+        uvicorn.Server(uvicorn.Config(app, log_level="info", server_header=False, proxy_headers=False)
+                       ).run(sockets=[sock])
     _app.console.print("review app stopped", highlight=False)
 
 
