@@ -7,8 +7,19 @@ from collections.abc import Sequence
 
 import typer
 
-from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks, _train
-from dialectbias.cli import _view
+from dialectbias.cli import (
+    _build,
+    _commands,
+    _data,
+    _dialect_id,
+    _models,
+    _plan,
+    _quickstart,
+    _review,
+    _tasks,
+    _train,
+    _view,
+)
 from dialectbias.cli._app import app, handle_sigterm
 from dialectbias.cli._help import HelpApp
 from dialectbias.cli._index import index_app

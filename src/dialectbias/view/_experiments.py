@@ -12,6 +12,7 @@ from pathlib import Path
 from dialectbias.api import open_experiment
 from dialectbias.config import Experiment
 from dialectbias.errors import StoreError
+from dialectbias.judges import scoring_fingerprint
 from dialectbias.store import Store, judgments_to_rescore, open_read_only, overrides_to_rescore
 from dialectbias.tasks import Task
 from dialectbias.tasks._judgment_row import JudgedTask
@@ -57,7 +58,8 @@ class LoadedExperiment:
             fingerprint = self.task.scoring(judge.id)
             if next(judgments_to_rescore(store, judge.id, fingerprint, batch=1), None):
                 stale.append(judge.id)
-            elif next(overrides_to_rescore(store, judge.id, fingerprint, batch=1), None):
+            elif next(overrides_to_rescore(store, judge.id, scoring_fingerprint(self.task.rubrics[judge.id]),
+                                           batch=1), None):
                 stale.append(f"{judge.id} (human overrides)")
         if not stale:
             return None
