@@ -1,6 +1,6 @@
 """The explorer's study, built once per session: two qa_bias experiments on the package test server (A and B:
 B's item q02 is asked differently, so its answers and verdicts change; q01, q03, q04 are the same), markup in
-an item, an Urdu variant, a 30,000-character variant, a human override in A, and each one's report."""
+an item, an Urdu variant, a 36,000-character variant, a human override in A, and A's report."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ class ViewStudy:
     a: Any  # QAProject
     b: Any
     report_a: Path
-    report_b: Path
     override_target: str
 
 
@@ -41,7 +40,7 @@ def _items(qa: Any, changed: bool) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def view_study(session_server: Any, qa: Any, tmp_path_factory: pytest.TempPathFactory) -> ViewStudy:
+def view_study(session_server: Any, qa: Any, cli: Any, tmp_path_factory: pytest.TempPathFactory) -> ViewStudy:
     session_server.set_faults(None)
     root = tmp_path_factory.mktemp("view-study")
     projects = []
@@ -49,18 +48,15 @@ def view_study(session_server: Any, qa: Any, tmp_path_factory: pytest.TempPathFa
         project = qa.make_project(root / name, session_server.base_url, name=name, items=_items(qa, changed))
         project.config["options"] = {"n_resamples": 200}
         project.rewrite()
-        result = qa.run_subprocess("run", project.yaml_path, "--no-progress", timeout=120)
+        result = cli("run", project.yaml_path, "--no-progress")
         assert result.exit_code == 0, result.output
         projects.append(project)
     with Store.open(projects[0].store_path, create=False) as store:  # a human override of one judgment
         target = store.query("SELECT request_id FROM judgments WHERE model_id = 'model-a' AND item_id = 'q03' "
                              "AND variant = 'chittagong'")[0][0]
-        add_annotations(store, [NewAnnotation(target, "rahim", OVERRIDE_KIND, json.dumps({"fields": dict.fromkeys(RLAIF_FIELDS, 5), "script_valid": True}),
-                                              "checked by hand", time.time())])
-    reports = []
-    for project in projects:  # `report` re-scores the override (no model call) and writes the CSVs
-        out = project.dir / "report"
-        result = qa.run_subprocess("report", project.yaml_path, "--out", out, timeout=120)
-        assert result.exit_code == 0, result.output
-        reports.append(out)
-    return ViewStudy(projects[0], projects[1], reports[0], reports[1], target)
+        value = json.dumps({"fields": dict.fromkeys(RLAIF_FIELDS, 5), "script_valid": True})
+        add_annotations(store, [NewAnnotation(target, "rahim", OVERRIDE_KIND, value, "checked by hand", time.time())])
+    out = projects[0].dir / "report"  # `report` re-scores the override (no model call) and writes the CSVs
+    result = cli("report", projects[0].yaml_path, "--out", out)
+    assert result.exit_code == 0, result.output
+    return ViewStudy(projects[0], projects[1], out, target)

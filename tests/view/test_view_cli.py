@@ -92,18 +92,18 @@ def test_view_beyond_loopback_needs_the_printed_token(qa: Any, view_study: Any) 
         assert _get(url + "/exp/viewa", {"Authorization": f"Bearer {token}"})[0] == 200
 
 
-def test_view_errors_are_one_line(qa: Any, view_study: Any, session_server: Any, tmp_path: Path) -> None:
-    missing = qa.run_subprocess("view", tmp_path / "nope.yaml")
+def test_view_errors_are_one_line(qa: Any, cli: Any, view_study: Any, session_server: Any, tmp_path: Path) -> None:
+    missing = cli("view", tmp_path / "nope.yaml")
     assert missing.exit_code != 0 and "nope.yaml: no such experiment file" in missing.stderr
     assert "Traceback" not in missing.output
     fresh = qa.make_project(tmp_path / "fresh", session_server.base_url, name="fresh")
-    not_run = qa.run_subprocess("view", fresh.yaml_path)
+    not_run = cli("view", fresh.yaml_path)
     assert not_run.exit_code != 0 and "run `dialectbias run fresh.yaml` first" in not_run.stderr
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         port = busy.getsockname()[1]
-        taken = qa.run_subprocess("view", view_study.a.yaml_path, "--port", port)
+        taken = cli("view", view_study.a.yaml_path, "--port", port)
     assert taken.exit_code != 0 and f"port {port} on 127.0.0.1 is in use" in taken.stderr
     assert "Traceback" not in taken.output + not_run.output
     code = ("import sys; sys.modules['uvicorn'] = None; from dialectbias.cli import main; "
