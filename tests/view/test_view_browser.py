@@ -100,7 +100,7 @@ def test_sort_filter_and_click_through(browser: Any, url: str, view_study: Any) 
     assert page.is_visible(f"form[data-table='{gap}'] .count")
     if os.environ.get("DIALECTBIAS_EXPLORER_SCREENSHOT"):
         shot = _page(browser, 1000)
-        shot.goto(url + "/exp/viewa#t-qa_bias_model_by_dialect")
+        shot.goto(url + "/exp/viewa")
         shot.screenshot(path=os.environ["DIALECTBIAS_EXPLORER_SCREENSHOT"], full_page=False)
     page.click(f"table[data-table='{table}'] tbody tr:has(td[data-v='model-a']) td:nth-child({col + 1}) a")
     page.wait_for_selector("h1:has-text('Answers')")

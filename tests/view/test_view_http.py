@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,14 @@ def test_never_writes_and_ignores_a_running_lock(client: TestClient, view_study:
                                                    "model": "model-b"}).status_code == 200
     after = {p.name: _digest(p) for p in store.parent.glob(f"{store.name}*")}
     assert before[store.name] == after[store.name]
+    with Store.open(store, create=False) as writer:  # a run in the middle of a write transaction
+        writer._conn.execute("BEGIN IMMEDIATE")
+        writer._conn.execute("INSERT INTO meta VALUES ('view-test', 'uncommitted')")
+        started = time.monotonic()
+        assert client.get("/api/evidence", params={"experiment": "viewa", "item_id": "q02", "variant": "standard",
+                                                   "model": "model-a"}).status_code == 200
+        assert time.monotonic() - started < 10  # read beside the writer, not after it
+        writer._conn.execute("ROLLBACK")
 
 
 def test_access_token_beyond_loopback(view_study: Any) -> None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import csv
 import math
+import sqlite3
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialectbias.errors import DialectBiasError
 from dialectbias.report import Section, departures_section
 from dialectbias.report.build import write_tables
 from dialectbias.store import store_mark
@@ -121,7 +123,14 @@ def build_tables(loaded: LoadedExperiment) -> ExperimentTables:
             return ExperimentTables(mark, f"{loaded.exp.name}: {loaded.exp.task}", [], alert)
         with tempfile.TemporaryDirectory(prefix="dialectbias-view-") as tmp:
             out = Path(tmp)
-            content, validated = write_tables(loaded.task.report, store, out)
+            try:
+                content, validated = write_tables(loaded.task.report, store, out)
+            except DialectBiasError as exc:  # e.g. a checkpoint the report needs is missing
+                return ExperimentTables(mark, f"{loaded.exp.name}: {loaded.exp.task}", [], f"The report failed: {exc}")
+            except sqlite3.OperationalError as exc:  # the task's report wrote to the store: not here
+                return ExperimentTables(mark, f"{loaded.exp.name}: {loaded.exp.task}", [], (
+                    f"The {loaded.exp.task} report needs to write to the store ({exc}); run `dialectbias report "
+                    f"{loaded.exp.path.name} --out DIR` once, then reload: the explorer never writes."))
             departures = departures_section(loaded.exp, out)
             sections = [*content.sections, validated, *([departures] if departures else [])]
             used: set[int] = set()
