@@ -18,7 +18,7 @@ def test_read_only_store_refuses_writes(tmp_path: Path) -> None:
     store = open_read_only(path)
     try:
         assert store.schema_version == SCHEMA_VERSION
-        with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
+        with pytest.raises(sqlite3.OperationalError, match=r"readonly|read-only|query_only"):
             store.set_meta("x", "y")
     finally:
         store.close()
