@@ -104,7 +104,8 @@ async def require_token(request: Request, call_next: Callable[[Request], Awaitab
         rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
         query = urlencode(rest)
         response = RedirectResponse(request.url.path + (f"?{query}" if query else ""), status_code=303)
-        response.set_cookie(TOKEN_COOKIE, state.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(TOKEN_COOKIE, state.token, httponly=True, samesite="strict", path="/",
+                            secure=request.url.scheme == "https")
         return response
     scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
     for candidate in (request.cookies.get(TOKEN_COOKIE), bearer.strip() if scheme.lower() == "bearer" else None):

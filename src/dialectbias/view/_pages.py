@@ -198,4 +198,4 @@ async def compare_page(request: Request, state: State) -> Response:
 
     diffs, flips, alert = await run_in_threadpool(read)
     return state.page("compare.html", a=a, b=b, models=models, diffs=[d for d in diffs if d.rows],
-                      flips=flips, alert=alert, score=_score, text=lambda v, s: _text(a, v, s))
+                      flips=flips, alert=alert, score=_score, fmt=display)
