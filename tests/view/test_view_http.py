@@ -30,7 +30,7 @@ def _digest(path: Path) -> str:
 @pytest.fixture(scope="module")
 def client(view_study: Any) -> TestClient:
     loaded = [load_experiment_read_only(view_study.a.yaml_path), load_experiment_read_only(view_study.b.yaml_path)]
-    return TestClient(create_app(loaded))
+    return TestClient(create_app(loaded), base_url="http://localhost")
 
 
 def _csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -182,7 +182,7 @@ def test_never_writes_and_ignores_a_running_lock(client: TestClient, view_study:
 
 def test_access_token_beyond_loopback(view_study: Any) -> None:
     app = create_app([load_experiment_read_only(view_study.a.yaml_path)], token="s3cret")
-    c = TestClient(app)
+    c = TestClient(app, base_url="http://localhost")
     assert c.get("/api/evidence?item_id=q01&variant=sylhet&model=model-a").status_code == 401
     assert c.get("/exp/viewa").status_code == 401
     assert c.get("/exp/viewa?token=wrong").status_code == 401
@@ -190,8 +190,8 @@ def test_access_token_beyond_loopback(view_study: Any) -> None:
     assert ok.status_code == 303 and ok.headers["location"] == "/exp/viewa?x=1"
     assert "httponly" in ok.headers["set-cookie"].lower()
     assert c.get("/exp/viewa").status_code == 200  # the cookie
-    bearer = TestClient(app).get("/api/evidence?item_id=q01&variant=sylhet&model=model-a",
-                                 headers={"Authorization": "Bearer s3cret"})
+    bearer = TestClient(app, base_url="http://localhost").get(
+        "/api/evidence?item_id=q01&variant=sylhet&model=model-a", headers={"Authorization": "Bearer s3cret"})
     assert bearer.status_code == 200 and bearer.json()["judgments"]
 
 
@@ -203,6 +203,6 @@ def test_stale_scores_are_refused(view_study: Any, qa: Any, tmp_path: Path) -> N
     shutil.copytree(view_study.a.dir, copy)
     project = qa.QAProject(copy, copy / "viewa.yaml", dict(view_study.a.config))
     project.rewrite(review={"confidence_threshold": 2})
-    c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]))
+    c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]), base_url="http://localhost")
     data = c.get("/api/tables").json()
     assert data["tables"] == [] and "dialectbias report viewa.yaml" in data["alert"]

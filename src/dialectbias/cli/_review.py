@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dialectbias.config import Experiment
     from dialectbias.judges import Rubric
     from dialectbias.review import ReviewConfig, ReviewQueue
+    from dialectbias.review.app._security import WebSettings
     from dialectbias.store import Store
     from dialectbias.tasks import Task
 
@@ -407,25 +408,28 @@ def add_annotator(experiment: ExperimentArg,
     typer.echo(token)
 
 
+#: the web guard's options, shared by `review serve` and `view` (review/app/_security.py)
+AllowedHostOpt = Annotated[list[str] | None, typer.Option(
+    "--allowed-host", metavar="NAME",
+    help="a host name users reach the app by (repeat it), e.g. the TLS proxy's public name; other Host headers "
+         "get 400 (DNS rebinding). Always allowed: the bound address, and localhost when bound to loopback")]
+SecureCookiesOpt = Annotated[bool, typer.Option(
+    "--secure-cookies", help="every request arrives over TLS (a TLS proxy in front): mark the cookies Secure")]
+TrustedProxyOpt = Annotated[list[str] | None, typer.Option(
+    "--trusted-proxy", metavar="IP",
+    help="the address of a reverse proxy whose X-Forwarded-Proto: https (Secure cookies) and X-Forwarded-For "
+         "(the login throttle's client) are believed (repeat it; default: none, the headers are ignored)")]
+
+
 @clear_errors
 def serve(experiment: ExperimentArg,
           host: Annotated[str, typer.Option("--host", help="address to listen on (only this machine by default)")]
           = "127.0.0.1",
           port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8765,
           judge: JudgeOption = None,
-          allowed_host: Annotated[list[str] | None, typer.Option(
-              "--allowed-host", metavar="NAME",
-              help="a host name annotators reach the app by (repeat it), e.g. the TLS proxy's public name; other "
-                   "Host headers get 400 (DNS rebinding). Always allowed: the bound address, and localhost when "
-                   "bound to loopback")] = None,
-          secure_cookies: Annotated[bool, typer.Option(
-              "--secure-cookies", help="every request arrives over TLS (a TLS proxy in front): mark the cookies "
-                                       "Secure")] = False,
-          trusted_proxy: Annotated[list[str] | None, typer.Option(
-              "--trusted-proxy", metavar="IP",
-              help="the address of a reverse proxy whose X-Forwarded-Proto: https (Secure cookies) and "
-                   "X-Forwarded-For (the login throttle's client) are believed (repeat it; default: none, the "
-                   "headers are ignored)")] = None) -> None:
+          allowed_host: AllowedHostOpt = None,
+          secure_cookies: SecureCookiesOpt = False,
+          trusted_proxy: TrustedProxyOpt = None) -> None:
     """Serve the review app: annotators log in with their token and score, correct and code in a browser.
 
     Queues: judgments (low confidence, flagged or clipped; any rubric), translation_score (0–10),
@@ -447,7 +451,6 @@ def serve(experiment: ExperimentArg,
         import uvicorn
 
         from dialectbias.review.app import create_app
-        from dialectbias.review.app._security import WebSettings, split_host
     except ImportError as exc:
         raise ConfigError(f"the review app needs the `review` extra: pip install 'dialectbias[review]' "
                           f"({exc.name} is missing)") from None
@@ -456,19 +459,7 @@ def serve(experiment: ExperimentArg,
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}")
     with Store.open(exp.store_path, create=False) as store:
         config = _review_config(exp, task, store, judge)
-    for name in allowed_host or []:
-        parsed = split_host(name)
-        if parsed is None or parsed[1] is not None or not parsed[0]:
-            raise ConfigError(f"--allowed-host {name!r}: give a host name or address without a port, e.g. "
-                              "review.example.org")
-    for proxy in trusted_proxy or []:
-        try:
-            ipaddress.ip_address(proxy)
-        except ValueError:
-            raise ConfigError(f"--trusted-proxy {proxy!r}: give the proxy's IP address as the app sees it, e.g. "
-                              "127.0.0.1") from None
-    web = WebSettings(bind_host=host, allowed_hosts=tuple(allowed_host or ()), secure_cookies=secure_cookies,
-                      trusted_proxies=tuple(trusted_proxy or ()))
+    web = web_settings(host, allowed_host, secure_cookies, trusted_proxy)
     app = create_app(exp.store_path, config, title=f"{exp.name} · review", web=web)
     if host not in ("127.0.0.1", "localhost", "::1"):
         _app.err_console.print(f"warning: listening on {host}: other machines can reach the app; the traffic "
@@ -487,6 +478,27 @@ def serve(experiment: ExperimentArg,
         uvicorn.Server(uvicorn.Config(app, log_level="info", server_header=False, proxy_headers=False)
                        ).run(sockets=[sock])
     _app.console.print("review app stopped", highlight=False)
+
+
+def web_settings(host: str, allowed_host: list[str] | None, secure_cookies: bool,
+                 trusted_proxy: list[str] | None) -> WebSettings:
+    """The web guard's settings from the serving commands' options (`review serve`, `view`), checked."""
+    from dialectbias.errors import ConfigError
+    from dialectbias.review.app._security import WebSettings, split_host
+
+    for name in allowed_host or []:
+        parsed = split_host(name)
+        if parsed is None or parsed[1] is not None or not parsed[0]:
+            raise ConfigError(f"--allowed-host {name!r}: give a host name or address without a port, e.g. "
+                              "review.example.org")
+    for proxy in trusted_proxy or []:
+        try:
+            ipaddress.ip_address(proxy)
+        except ValueError:
+            raise ConfigError(f"--trusted-proxy {proxy!r}: give the proxy's IP address as the app sees it, e.g. "
+                              "127.0.0.1") from None
+    return WebSettings(bind_host=host, allowed_hosts=tuple(allowed_host or ()), secure_cookies=secure_cookies,
+                       trusted_proxies=tuple(trusted_proxy or ()))
 
 
 def _listen(host: str, port: int) -> socket.socket:

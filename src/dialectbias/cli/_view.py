@@ -11,6 +11,7 @@ import typer
 
 from dialectbias.cli import _app
 from dialectbias.cli._app import clear_errors
+from dialectbias.cli._review import AllowedHostOpt, SecureCookiesOpt, TrustedProxyOpt
 
 
 @clear_errors
@@ -18,18 +19,22 @@ def view(experiments: Annotated[list[Path], typer.Argument(help="experiment YAML
                                                            "compared", show_default=False)],
          host: Annotated[str, typer.Option("--host", help="address to listen on (only this machine by default; "
                                            "any other needs the access token printed at start)")] = "127.0.0.1",
-         port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8766) -> None:
+         port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8766,
+         allowed_host: AllowedHostOpt = None,
+         secure_cookies: SecureCookiesOpt = False,
+         trusted_proxy: TrustedProxyOpt = None) -> None:
     """Explore the results in a browser, read-only: every table of the report, sortable and filterable; a figure
     leads to the answers behind it, an answer to its evidence (prompts, answers, each judge's parsed fields,
     checks, flags, human overrides, request ids, re-asks). Two experiments, or two models of one, compared
     cell by cell with the answers whose verdict flipped. JSON: GET /api/evidence?item_id=&variant=&model=.
 
     Never writes to the stores (a run may go on meanwhile). Listens on 127.0.0.1 unless --host says otherwise;
-    then every request needs the access token printed at start.
+    then every request needs the access token printed at start, and only the bound address
+    and the --allowed-host names are answered (docs/review.md, "Security and deployment").
 
     Example: dialectbias view bn-qa.yaml bn-qa-v2.yaml --port 8766
     """
-    from dialectbias.cli._review import _listen
+    from dialectbias.cli._review import _listen, web_settings
     from dialectbias.errors import ConfigError
 
     try:
@@ -42,10 +47,11 @@ def view(experiments: Annotated[list[Path], typer.Argument(help="experiment YAML
     for path in experiments:
         if not path.is_file():
             raise ConfigError(f"{path}: no such experiment file")
+    web = web_settings(host, allowed_host, secure_cookies, trusted_proxy)
     loaded = [load_experiment_read_only(path) for path in experiments]
     loopback = host in ("127.0.0.1", "localhost", "::1")
     token = None if loopback else secrets.token_urlsafe(24)
-    app = create_app(loaded, token=token, title="dialectbias view")
+    app = create_app(loaded, token=token, title="dialectbias view", web=web)
     sock = _listen(host, port)  # before anything is printed: a busy port is one error line
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
@@ -56,5 +62,7 @@ def view(experiments: Annotated[list[Path], typer.Argument(help="experiment YAML
                                "unless a TLS proxy is in front", highlight=False, soft_wrap=True)
     _app.console.print(f"explorer (read-only): {url}  (Ctrl+C stops it)", highlight=False, soft_wrap=True)
     with sock, contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False)).run(sockets=[sock])
+        # proxy_headers off: the web guard reads X-Forwarded-* itself, from --trusted-proxy only
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False, proxy_headers=False)
+                       ).run(sockets=[sock])
     _app.console.print("explorer stopped", highlight=False)

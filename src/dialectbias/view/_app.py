@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from dialectbias.review.app._app import limit_and_secure
+from dialectbias.review.app._security import WebSettings
 from dialectbias.view._experiments import LoadedExperiment
 from dialectbias.view._tables import TableCache
 
@@ -78,12 +79,14 @@ def unique_keys(loaded: Sequence[LoadedExperiment]) -> dict[str, LoadedExperimen
 
 
 def create_app(experiments: Sequence[LoadedExperiment], *, token: str | None = None,
-               title: str = "dialectbias view") -> FastAPI:
-    """The explorer over the experiments (each opened read-only). With `token`, every request must carry it."""
+               title: str = "dialectbias view", web: WebSettings | None = None) -> FastAPI:
+    """The explorer over the experiments (each opened read-only). With `token`, every request must carry it.
+    `web`: how it is reached (bound address, allowed host names, TLS, trusted proxies), for the web guard."""
     from dialectbias.view import _api, _pages
 
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.view = ViewState(unique_keys(experiments), title, token)
+    app.state.web = web or WebSettings()
     app.middleware("http")(require_token)
     app.middleware("http")(limit_and_secure)
     app.mount("/static", StaticFiles(directory=str(PACKAGE_DIR / "static")), name="static")

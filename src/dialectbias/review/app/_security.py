@@ -191,7 +191,7 @@ async def limit_and_secure(request: Request, call_next: Callable[[Request], Awai
     if not host_allowed(settings, request.headers.get("host", ""), local):
         response: Response = PlainTextResponse(
             "400 Bad Request: the Host header does not name this server (add the name with "
-            "`review serve --allowed-host NAME`)", status_code=400)
+            "--allowed-host NAME)", status_code=400)
         return _secured(response, False)
     length = request.headers.get("content-length")
     if length and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
