@@ -69,7 +69,7 @@ class JudgeConsistencyQueue(QueueKind):
     name = HCS_KIND
     order = 60
     title = "How well the automatic judge judged"
-    description = ("rate the automatic judge's verdict: is its decision right (0–50), does its reasoning support "
+    description = ("rate the automatic judge's verdict: is its conclusion right (0–50), does its reasoning support "
                    "it (0–40), is its explanation clear (0–10). Its scores are not changed.")
     annotation_kind = HCS_KIND
     opt_in = True  # every judgment is a target: only annotators given this queue by name see it
