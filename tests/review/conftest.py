@@ -141,18 +141,20 @@ class Served:
 
 
 @contextlib.contextmanager
-def serve_app(store_path: Path, config: ReviewConfig) -> Iterator[str]:
-    """Run the app with uvicorn in a thread on 127.0.0.1 (a free port); yields its base URL."""
+def serve_app(store_path: Path, config: ReviewConfig, *, port: int = 0, **app_options: Any) -> Iterator[str]:
+    """Run the app with uvicorn in a thread on 127.0.0.1 (a free port, or `port`); yields its base URL.
+    `app_options` go to `create_app` (web settings, the login throttle)."""
     import uvicorn
 
     from dialectbias.review.app import create_app
 
-    app = create_app(store_path, config)
+    app = create_app(store_path, config, **app_options)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                            proxy_headers=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -46,7 +46,7 @@ def test_judgment_targets_are_the_judgments_needing_review(review_store: Any, rv
     assert one is not None and one == next(t for t in targets if t.target_id == one.target_id)
     labels = [p.label for p in one.panels]
     assert labels == ["standard question", "chittagong question", "answer to the standard question",
-                      "answer to the chittagong question", "judge's reasoning (judge-1)"]
+                      "answer to the chittagong question", "the automatic judge's reasoning"]
     assert one.panels[3].text.startswith("আঞ্চলিক") and one.panels[4].text == rv.SCRIPT
 
 

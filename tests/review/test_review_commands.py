@@ -267,3 +267,27 @@ def test_a_miscalibrated_fallback_judge_does_not_replace_the_primary(qa_server: 
     html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "sent to review, not to the fallback judge" in html
     assert "judge-2&#x27;s scores replace" not in html and "judge-2's scores replace" not in html
+
+
+def test_serve_flags_reach_the_app(reviewed_project: Any, cli: Any, serve: Any, rv: Any) -> None:
+    """`review serve --secure-cookies --allowed-host NAME --trusted-proxy IP`: the cookies are Secure, the
+    named host is answered and another gets 400; malformed values are refused with a clear message."""
+    import http.client
+
+    token = add(cli, reviewed_project, "rahim", "--dialects", "chittagong", "--queues", "judgments")[0]
+    url, _, port = serve("--secure-cookies", "--allowed-host", "review.example.org", "--trusted-proxy", "127.0.0.1")
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/login", headers={"Host": "review.example.org"})
+    reply = conn.getresponse()
+    reply.read()
+    assert reply.status == 200 and "Secure" in (reply.getheader("set-cookie") or "")
+    conn.request("GET", "/login", headers={"Host": "attacker.example"})
+    reply = conn.getresponse()
+    reply.read()
+    assert reply.status == 400
+    conn.close()
+    assert rv.http("GET", f"{url}/api/tasks", token=token).status == 200
+    bad = cli("review", "serve", reviewed_project.yaml_path, "--allowed-host", "a.example:8080")
+    assert bad.exit_code == 1 and "without a port" in bad.output
+    bad = cli("review", "serve", reviewed_project.yaml_path, "--trusted-proxy", "proxy.local")
+    assert bad.exit_code == 1 and "IP address" in bad.output

@@ -218,7 +218,15 @@ def export(experiment: ExperimentArg,
            inspect_dataset: Annotated[Path | None, typer.Option(
                "--inspect-dataset", help="write the prompts as an inspect_ai dataset JSONL")] = None,
            lm_eval_task: Annotated[Path | None, typer.Option(
-               "--lm-eval-task", help="write the prompts as an lm-eval task folder")] = None) -> None:
+               "--lm-eval-task", help="write the prompts as an lm-eval task folder")] = None,
+           hf_dataset: Annotated[Path | None, typer.Option(
+               "--hf-dataset", help="write a Hugging Face dataset folder here: Parquet configs and a README.md "
+               "card (docs/publish-dataset.md)")] = None,
+           license: Annotated[str | None, typer.Option(
+               "--license", help="with --hf-dataset: the card's licence (a Hub identifier, e.g. cc-by-4.0; "
+               "default unknown)")] = None,
+           force: Annotated[bool, typer.Option(
+               "--force", help="with --hf-dataset: replace a folder an earlier --hf-dataset wrote")] = False) -> None:
     """Dump generations, judgments, re-asks and annotations with every field; superseded rows (no longer
     part of the experiment) are kept with current=false and counted.
 
@@ -229,11 +237,16 @@ def export(experiment: ExperimentArg,
     Before a run, the items are written as the experiment reads them (e.g. a folder in the BanglaVerse
     layout as the flat JSONL that translate reads); relative image paths are rewritten for the file's folder.
 
-    Example: dialectbias export bn-qa.yaml --format csv --out exports/
-    Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
+    With --hf-dataset, write a Hugging Face dataset folder (never uploaded): the items, their variants with
+    provenance and the tables above as Parquet configs, and a README.md card (docs/publish-dataset.md).
 
     With --inspect-dataset / --lm-eval-task, write every prompt the run would send for inspect_ai or
     lm-evaluation-harness; `import-generations --from` reads their answers back (docs/other-harnesses.md).
+
+    Example: dialectbias export bn-qa.yaml --format csv --out exports/
+    Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
+    Example: dialectbias export qa.yaml --hf-dataset hf/ --license cc-by-4.0
+    Example: dialectbias export qa.yaml --inspect-dataset prompts.jsonl --lm-eval-task lm-task/
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
@@ -245,8 +258,20 @@ def export(experiment: ExperimentArg,
         from dialectbias.interop import export_prompts
         for line in export_prompts(*open_experiment(experiment), inspect_dataset, lm_eval_task):
             console.print(line, highlight=False)
-    elif out is None and items is None:
-        raise ConfigError("give --out DIR (the store's tables) and/or --items FILE.jsonl (the items)")
+    elif out is None and items is None and hf_dataset is None:
+        raise ConfigError("give --out DIR (the store's tables), --items FILE.jsonl (the items), --hf-dataset DIR "
+                          "(a Hugging Face dataset folder) and/or --inspect-dataset F.jsonl / --lm-eval-task DIR "
+                          "(the prompts for inspect_ai / lm-eval)")
+    if hf_dataset is None and (license is not None or force):
+        raise ConfigError("--license and --force go with --hf-dataset DIR")
+    if hf_dataset is not None:
+        from dialectbias.publish import publish_hf_dataset
+
+        published = publish_hf_dataset(experiment, hf_dataset, license=license, force=force)
+        for line in published.warnings:
+            err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
+        for line in published.lines():
+            console.print(line, highlight=False)
     if items is not None:
         exp, task = open_experiment(experiment)
         if _has_items(exp.store_path):

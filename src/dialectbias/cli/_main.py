@@ -7,7 +7,19 @@ from collections.abc import Sequence
 
 import typer
 
-from dialectbias.cli import _build, _commands, _data, _dialect_id, _models, _plan, _quickstart, _review, _tasks, _train
+from dialectbias.cli import (
+    _build,
+    _commands,
+    _data,
+    _dialect_id,
+    _models,
+    _plan,
+    _quickstart,
+    _review,
+    _tasks,
+    _train,
+    _view,
+)
 from dialectbias.cli._app import app, handle_sigterm
 from dialectbias.cli._help import HelpApp
 from dialectbias.cli._index import index_app
@@ -22,6 +34,7 @@ app.command()(_plan.plan)
 app.command()(_commands.status)
 app.command()(_commands.export)
 app.command()(_commands.report)
+app.command()(_view.view)
 app.command("import-generations")(_data.import_generations)
 app.add_typer(build_app, name="build")
 build_app.command("questions")(_data.questions)

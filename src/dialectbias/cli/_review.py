@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from dialectbias.config import Experiment
     from dialectbias.judges import Rubric
     from dialectbias.review import ReviewConfig, ReviewQueue
+    from dialectbias.review.app._security import WebSettings
     from dialectbias.store import Store
     from dialectbias.tasks import Task
 
@@ -406,19 +408,38 @@ def add_annotator(experiment: ExperimentArg,
     typer.echo(token)
 
 
+#: the web guard's options, shared by `review serve` and `view` (review/app/_security.py)
+AllowedHostOpt = Annotated[list[str] | None, typer.Option(
+    "--allowed-host", metavar="NAME",
+    help="a host name users reach the app by (repeat it), e.g. the TLS proxy's public name; other Host headers "
+         "get 400 (DNS rebinding). Always allowed: the bound address, and localhost when bound to loopback")]
+SecureCookiesOpt = Annotated[bool, typer.Option(
+    "--secure-cookies", help="every request arrives over TLS (a TLS proxy in front): mark the cookies Secure")]
+TrustedProxyOpt = Annotated[list[str] | None, typer.Option(
+    "--trusted-proxy", metavar="IP",
+    help="the address of a reverse proxy whose X-Forwarded-Proto: https (Secure cookies) and X-Forwarded-For "
+         "(the login throttle's client) are believed (repeat it; default: none, the headers are ignored)")]
+
+
 @clear_errors
 def serve(experiment: ExperimentArg,
           host: Annotated[str, typer.Option("--host", help="address to listen on (only this machine by default)")]
           = "127.0.0.1",
           port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port")] = 8765,
-          judge: JudgeOption = None) -> None:
+          judge: JudgeOption = None,
+          allowed_host: AllowedHostOpt = None,
+          secure_cookies: SecureCookiesOpt = False,
+          trusted_proxy: TrustedProxyOpt = None) -> None:
     """Serve the review app: annotators log in with their token and score, correct and code in a browser.
 
     Queues: judgments (low confidence, flagged or clipped; any rubric), translation_score (0–10),
     translation_correction, validation (0/1/2) and error_coding (images). Human scores replace the judge's
     in the report, exactly like `review import`. A JSON API (Authorization: Bearer TOKEN) serves scripts:
-    GET /api/tasks, GET /api/tasks/{id}, POST /api/tasks/{id}/annotation. Listens on 127.0.0.1 unless
-    --host says otherwise (put a TLS proxy in front before exposing it).
+    GET /api/tasks, GET /api/tasks/{id} and POST /api/tasks/{id}/annotation.
+
+    It listens on 127.0.0.1 unless --host says otherwise. To expose it, put a TLS proxy in front and say so
+    (--secure-cookies, or --trusted-proxy IP), naming the public host with --allowed-host. Failed log-ins are
+    throttled per address and overall. See docs/review.md, "Security and deployment".
 
     Example: dialectbias review serve bn-qa.yaml --port 8765
     """
@@ -438,17 +459,46 @@ def serve(experiment: ExperimentArg,
         raise ConfigError(f"{exp.path}: no judge with id {judge!r}")
     with Store.open(exp.store_path, create=False) as store:
         config = _review_config(exp, task, store, judge)
-    app = create_app(exp.store_path, config, title=f"{exp.name} · review")
+    web = web_settings(host, allowed_host, secure_cookies, trusted_proxy)
+    app = create_app(exp.store_path, config, title=f"{exp.name} · review", web=web)
     if host not in ("127.0.0.1", "localhost", "::1"):
         _app.err_console.print(f"warning: listening on {host}: other machines can reach the app; the traffic "
                                "(tokens included) is not encrypted unless a TLS proxy is in front", highlight=False)
+        if not allowed_host:
+            _app.err_console.print("note: only requests naming the bound address in their Host header are "
+                                   "answered; add the names annotators use with --allowed-host NAME",
+                                   highlight=False)
     sock = _listen(host, port)  # before anything is printed: a busy port is one error line
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     _app.console.print(f"review app: http://{shown}:{port}/  (Ctrl+C stops it)", highlight=False)
     with sock, contextlib.suppress(KeyboardInterrupt):  # Ctrl+C or SIGTERM: uvicorn shut the app down
-        uvicorn.Server(uvicorn.Config(app, log_level="info", server_header=False)).run(sockets=[sock])
+        # proxy_headers off: uvicorn would believe any local peer's X-Forwarded-* (the app reads them itself,
+        # from --trusted-proxy only)
+        uvicorn.Server(uvicorn.Config(app, log_level="info", server_header=False, proxy_headers=False)
+                       ).run(sockets=[sock])
     _app.console.print("review app stopped", highlight=False)
+
+
+def web_settings(host: str, allowed_host: list[str] | None, secure_cookies: bool,
+                 trusted_proxy: list[str] | None) -> WebSettings:
+    """The web guard's settings from the serving commands' options (`review serve`, `view`), checked."""
+    from dialectbias.errors import ConfigError
+    from dialectbias.review.app._security import WebSettings, split_host
+
+    for name in allowed_host or []:
+        parsed = split_host(name)
+        if parsed is None or parsed[1] is not None or not parsed[0]:
+            raise ConfigError(f"--allowed-host {name!r}: give a host name or address without a port, e.g. "
+                              "review.example.org")
+    for proxy in trusted_proxy or []:
+        try:
+            ipaddress.ip_address(proxy)
+        except ValueError:
+            raise ConfigError(f"--trusted-proxy {proxy!r}: give the proxy's IP address as the app sees it, e.g. "
+                              "127.0.0.1") from None
+    return WebSettings(bind_host=host, allowed_hosts=tuple(allowed_host or ()), secure_cookies=secure_cookies,
+                       trusted_proxies=tuple(trusted_proxy or ()))
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -28,8 +28,7 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with Store.open(exp.store_path, create=False) as store:
-        result = task_report(store, out)
-        validated = human_validated_section(store, out)
+        result, validated = write_tables(task_report, store, out)
         calls = call_totals(store)
         changed = departures_changed(exp, store.get_meta("departures"))
         imported = [] if exp.models else models_with_imports(store, "generate")
@@ -44,6 +43,13 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
     sections = [*result.sections, validated, *([departures] if departures else [])]
     return write_html(out / "index.html", result.title, sections, metadata, note=exp.note,
                       alerts=[*alerts, *([changed] if changed else [])])
+
+
+def write_tables(task_report: TaskReport, store: Store, out: Path) -> tuple[ReportContent, Section]:
+    """Write every CSV table of the report into `out` (the task's, then `human_validated.csv`; `departures.csv`
+    is the experiment file's, `departures_section`) and return the task's content and the human-validated
+    section. `dialectbias view` reads its tables through here too, so both show the same figures."""
+    return task_report(store, out), human_validated_section(store, out)
 
 
 def human_validated_section(store: Store, out: Path) -> Section:

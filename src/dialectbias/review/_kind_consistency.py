@@ -68,9 +68,9 @@ def rating_total(value: Mapping[str, Any]) -> int | None:
 class JudgeConsistencyQueue(QueueKind):
     name = HCS_KIND
     order = 60
-    title = "Judge consistency (HCS)"
-    description = ("rate the judge's judgment: decision accuracy (0–50), reasoning alignment (0–40), explanation "
-                   "clarity (0–10); the sum is its Human Consistency Score. Scores are not changed.")
+    title = "How well the automatic judge judged"
+    description = ("rate the automatic judge's verdict: is its conclusion right (0–50), does its reasoning support "
+                   "it (0–40), is its explanation clear (0–10). Its scores are not changed.")
     annotation_kind = HCS_KIND
     opt_in = True  # every judgment is a target: only annotators given this queue by name see it
 
@@ -95,12 +95,12 @@ class JudgeConsistencyQueue(QueueKind):
         parsed = record.parsed or {}
         panels = judgment_panels(config.judgment_panels, store, record, variants)
         scores = ", ".join(f"{f.name} {parsed.get(f.name, '—')}" for f in rubric.numeric_fields)
-        panels.append(Panel(label=f"judge's scores ({record.judge_id})", text=scores or "(none)", role="info",
+        panels.append(Panel(label="the automatic judge's scores", text=scores or "(none)", role="info",
                             name="judge_scores"))
         for field in (rubric.reasoning_field if rubric.reasoning else None,
                       rubric.explanation_field if rubric.explanation else None):
             if field and parsed.get(field):
-                panels.append(Panel(label=f"judge's {field.replace('_', ' ')}", text=str(parsed[field]),
+                panels.append(Panel(label=f"the automatic judge's {field.replace('_', ' ')}", text=str(parsed[field]),
                                     role="reasoning", name=field))
         details = {"judge score": record.score, "rubric": rubric.name, "model": record.model_id,
                    JUDGE_DETAIL: record.judge_id}

@@ -89,7 +89,7 @@ class JudgmentQueue(QueueKind):
     name = "judgments"
     order = 10
     title = "Judgments to check"
-    description = ("low-confidence, flagged or clipped judgments of the primary judge (any rubric); your scores "
+    description = ("answers the automatic judge was unsure about or that its checks questioned; your scores "
                    "replace the judge's")
     annotation_kind = OVERRIDE_KIND
 
@@ -118,7 +118,7 @@ class JudgmentQueue(QueueKind):
         if not reasoning and rubric.explanation:
             reasoning = parsed.get(rubric.explanation_field, "")
         panels = judgment_panels(config.judgment_panels, store, record, variants)
-        panels.append(Panel(label=f"judge's reasoning ({record.judge_id})", text=str(reasoning or "(none)"),
+        panels.append(Panel(label="the automatic judge's reasoning", text=str(reasoning or "(none)"),
                             role="reasoning"))
         details = {f"judge {f.name}": parsed.get(f.name, "") for f in rubric.numeric_fields}
         details |= {"judge score": record.score, "confidence": record.confidence,
@@ -133,7 +133,8 @@ class JudgmentQueue(QueueKind):
         out = rubric_form(rubric)
         if has_script_column(rubric):
             out.append(FormField(name=SCRIPT_FIELD, label="dialect answer in the required script?", kind="choice",
-                                 description="no = not in the required script: the score is the rubric's lowest",
+                                 description="no = the answer is not written in the required script (it "
+                                             "then gets the lowest score)",
                                  keys={"yes": "y", "no": "n"}, required=False))
         return out
 

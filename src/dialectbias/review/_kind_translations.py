@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dialectbias.judges import load_rubric
 from dialectbias.review._kinds import AnnotationError, QueueKind, Rating, ReviewConfig
 from dialectbias.review._targets import FormField, Panel, ReviewTarget, scale_keys
 from dialectbias.store import ItemRecord, Store, item_records, stage_outputs
@@ -35,6 +34,32 @@ MAX_CORRECTION_CHARS = 20_000
 
 #: BanglaVerse Table 9 / SPEC §4 P1 Gold labelling
 VALIDATION_ANCHORS = {0: "inaccurate", 1: "acceptable with minor revisions", 2: "flawless"}
+
+#: What each 0–10 fidelity score means, in the plain words a native speaker annotator reads on the form (the
+#: app's `translation_score` queue, its CSV README). The scale is the Bengali paper's (Sami et al., arXiv
+#: 2603.21359, §3.1.3 and App. A "Step 3 — Strict Scoring Rubric (0–10)": 10 only exempt differences, 9
+#: exactly one valid dialectal synonym, 8 one slightly off word with the meaning completely preserved, 7 the
+#: hard ceiling for exactly one inaccurate word or meaning shift, 6/5 exactly two inaccuracies with the
+#: meaning mostly preserved / noticeably diminished, 4/3 three inaccuracies with the gist preserved /
+#: partially right, "1–2: four or more inaccuracies, or drastically altered meaning", 0 complete failure,
+#: wrong dialect/language or hallucination). The judge's prompt keeps the paper's wording
+#: (resources/rubrics/translation_fidelity.yaml); people get the same scale without the rubric's terms, and
+#: the paper's shared 1–2 band is split so that the two scores read differently: 2 when four or more
+#: words are wrong but the main idea survives, 1 when the meaning is drastically changed. Both stay inside
+#: the paper's band, so every score means what the paper's scale says (this is not a departure).
+TRANSLATION_SCORE_ANCHORS = {
+    10: "as good as the reference: only spelling, spacing or punctuation differ",
+    9: "one word differs, but it is a correct word of the dialect with the same meaning",
+    8: "one word is slightly off; the meaning is fully kept",
+    7: "one word is wrong, or one word changes the meaning or the politeness",
+    6: "two words are wrong; the meaning mostly comes through",
+    5: "two words are wrong; the meaning is noticeably weaker",
+    4: "three words are wrong; the main idea still comes through",
+    3: "three words are wrong; the sentence is only partly right",
+    2: "four or more words are wrong, but the main idea can still be recognised",
+    1: "the meaning is badly changed: little of the original sentence is left",
+    0: "useless: the wrong dialect or language, or made-up text",
+}
 
 
 #: keys of an object variant that are not text to show or correct
@@ -181,11 +206,10 @@ class TranslationScoreQueue(_TranslationQueue):
     annotation_kind = "translation_score"
 
     def fields(self, config: ReviewConfig, target: ReviewTarget) -> list[FormField]:
-        f = load_rubric("translation_fidelity").field("score_integer")
         values = list(range(11))
-        return [FormField(name="score", label="fidelity", kind="scale", values=values,
-                          description="phonetically equivalent spellings, number forms, spacing and punctuation "
-                                      "are not errors", anchors={int(k): v for k, v in (f.anchors or {}).items()},
+        return [FormField(name="score", label="how faithful is the translation?", kind="scale", values=values,
+                          description="spellings that sound the same, digits instead of number words, spacing and "
+                                      "punctuation are not mistakes", anchors=dict(TRANSLATION_SCORE_ANCHORS),
                           keys=scale_keys(values))]
 
     def annotation(self, config: ReviewConfig, store: Store, target: ReviewTarget,
@@ -225,11 +249,11 @@ class TranslationCorrectionQueue(_TranslationQueue):
     def fields(self, config: ReviewConfig, target: ReviewTarget) -> list[FormField]:
         parts = target.details.get("fields")
         if isinstance(parts, Mapping):  # an object variant: one box per text field (a list: one line each)
-            return [FormField(name=f"text.{key}", label=f"corrected {key}", kind="text", default=value,
-                              description="one option per line" if "\n" in value else "")
+            return [_correction_box(f"text.{key}", f"corrected {key}", value,
+                                    "one option per line" if "\n" in value else "")
                     for key, value in parts.items()]
-        return [FormField(name="text", label="corrected translation", kind="text", default=target.edit_text or "",
-                          description="leave it as it is when it is already right")]
+        return [_correction_box("text", "corrected translation", target.edit_text or "",
+                                "leave it as it is when it is already right")]
 
     def annotation(self, config: ReviewConfig, store: Store, target: ReviewTarget,
                    data: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,6 +273,18 @@ class TranslationCorrectionQueue(_TranslationQueue):
         if isinstance(text, Mapping):
             return {f"text.{k}": v for k, v in text.items()}
         return {"text": text}
+
+
+def _correction_box(name: str, label: str, text: str, description: str) -> FormField:
+    """A correction box starting from the machine's text; a text longer than a correction may be is not put
+    in the page (it could not be saved, and a megabyte-long box stalls the browser): the box starts empty
+    and says why."""
+    if len(text) > MAX_CORRECTION_CHARS:
+        return FormField(name=name, label=label, kind="text", default="",
+                         description=f"this translation is {len(text):,} characters long, more than the "
+                                     f"{MAX_CORRECTION_CHARS:,} a correction may have: skip it and tell your "
+                                     "annotation lead")
+    return FormField(name=name, label=label, kind="text", default=text, description=description)
 
 
 def _corrected(raw: Any, name: str) -> str:

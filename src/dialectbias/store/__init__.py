@@ -181,3 +181,21 @@ __all__ += ["AnnotatorRow", "AssignmentRow", "ImageAnswer", "ItemRecord", "Lates
             "item_variants", "judgment_overrides", "judgment_variants", "latest_annotations", "latest_snapshot",
             "queue_holders", "ref_outputs", "replace_annotation", "request_keys", "save_annotator",
             "save_snapshot_rows", "snapshot_rows", "stage_outputs", "stored_image"]
+
+from dialectbias.store._evidence_reads import (  # noqa: E402  (the results explorer's reads, issue 22)
+    MAX_CELL_ROWS,
+    CellRow,
+    JudgmentEvidence,
+    OverrideEvidence,
+    RequestEvidence,
+    cell_rows,
+    item_requests,
+    judgments_of,
+    open_read_only,
+    overrides_of,
+    request_evidence,
+    store_mark,
+)
+
+__all__ += ["MAX_CELL_ROWS", "CellRow", "JudgmentEvidence", "OverrideEvidence", "RequestEvidence", "cell_rows",
+            "item_requests", "judgments_of", "open_read_only", "overrides_of", "request_evidence", "store_mark"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 #: item fields holding a path relative to the data file's folder (rewritten for the output's folder)
 PATH_FIELDS = ("image",)
+#: set by `export --hf-dataset` (`publish`), which copies each image into its own folder: a path that would lead
+#: out of the output's folder is written absolute instead of refused
+ABSOLUTE_OUTSIDE: ContextVar[bool] = ContextVar("absolute_outside", default=False)
 
 
 @dataclass
@@ -113,7 +117,10 @@ def rebase_paths(row: dict[str, Any], data_dir: Path | None, out_dir: Path, item
             continue
         target = (data_dir / ref).resolve()
         rel = os.path.relpath(target, out_dir)
-        if rel.startswith(".."):
+        if rel.startswith("..") and ABSOLUTE_OUTSIDE.get():
+            row[name] = target.as_posix()
+        elif rel.startswith(".."):
             raise DataError(f"item {item_id!r}: {name} {ref!r} would lie outside the folder of the items file "
                             f"({out_dir}); write the items into {data_dir} or a folder above it")
-        row[name] = Path(rel).as_posix()
+        else:
+            row[name] = Path(rel).as_posix()

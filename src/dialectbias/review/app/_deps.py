@@ -21,7 +21,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from dialectbias.review._annotators import Annotator, annotator_for_token, assign
 from dialectbias.review._kinds import ReviewConfig
-from dialectbias.review.app._sessions import LOGIN_CSRF_COOKIE, SESSION_COOKIE, Session, Sessions, same
+from dialectbias.review.app._sessions import LOGIN_CSRF_COOKIE, SESSION_COOKIE, Kept, Session, Sessions, same
+from dialectbias.review.app._throttle import LoginThrottle
 from dialectbias.store import Store, annotator_token_hash
 
 log = logging.getLogger("dialectbias.review")
@@ -45,6 +46,7 @@ class AppState:
     config: ReviewConfig
     title: str
     sessions: Sessions
+    throttle: LoginThrottle
     env: Environment = field(default_factory=templates)
     last_assign: float = 0.0
     assign_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -61,10 +63,15 @@ class AppState:
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(self.env.get_template(name).render(title=self.title, **context), status_code=status)
 
-    def login_page(self, status: int, error: str = "") -> HTMLResponse:
-        """The login form with a fresh CSRF token (also in a cookie scoped to /login)."""
+    def login_page(self, status: int, error: str = "", *, kept: Kept | None = None, next_page: str = "",
+                   notice: str = "") -> HTMLResponse:
+        """The login form with a fresh CSRF token (also in a cookie scoped to /login); `kept`: the values of
+        a form posted after the session ended, carried through the login (hidden fields) back to
+        `next_page`, where the annotator checks and saves them."""
         csrf = secrets.token_urlsafe(32)
-        response = self.page("login.html", status, csrf=csrf, error=error)
+        fields = [(name, v) for name, values in (kept or {}).items() for v in values]
+        response = self.page("login.html", status, csrf=csrf, error=error, kept=fields, next_page=next_page,
+                             notice=notice)
         response.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", max_age=3600, path="/login")
         return response
 

@@ -8,17 +8,24 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from dialectbias.review._annotators import Annotator, Task, annotator_named, task_of, tasks_of
 from dialectbias.review._kinds import ReviewConfig, queue_kinds
 from dialectbias.review._sample import stored_sample
 from dialectbias.review._targets import Panel, language_tag, text_direction
 from dialectbias.review.app._deps import PACKAGE_DIR, AppState, State, session_of
-from dialectbias.review.app._sessions import Session
+from dialectbias.review.app._sessions import Session, safe_next
 from dialectbias.store import Store, latest_annotations, stored_image
 
 router = APIRouter()
+
+#: at most this many characters of a text are on the page (a 1 MB text made a 6 MB page that took minutes
+#: to render); the whole text is one click away (`/task/{id}/text/{panel}`), behind the same session
+PANEL_CHARS = 10_000
+#: the judge's values shown under the texts (internal names left out: the annotator needs the scores)
+HIDDEN_DETAILS = frozenset({"rubric", "judge", "flags", "field group", "fields", "model"})
+DETAIL_CHARS = 500
 
 STATIC_FILES = {"review.css": "text/css; charset=utf-8", "review.js": "text/javascript; charset=utf-8"}
 
@@ -41,7 +48,9 @@ async def home(request: Request, state: State, done: str = "") -> Response:
     if context is None:
         return state.login_page(401)
     finished = queue_kinds()[done].title if done in queue_kinds() else ""
-    return state.page("home.html", csrf=session.csrf, finished=finished, **context)
+    return state.page("home.html", csrf=session.csrf, finished=finished, **context,
+                      listed=[q for q in context["queues"] if q["total"]],
+                      empty=[q for q in context["queues"] if not q["total"]])
 
 
 @router.get("/queue/{queue}")
@@ -69,14 +78,29 @@ async def next_task(request: Request, state: State, queue: str, after: str = "")
 @router.get("/task/{task_id}", response_class=HTMLResponse)
 async def task_page(request: Request, state: State, task_id: str) -> Response:
     session = await run_in_threadpool(session_of, state, request)
-    if session is None:
-        return state.login_page(401)
-    context = await run_in_threadpool(task_context, state, session, task_id, None, None)
+    if session is None:  # back to this item after the log-in
+        return state.login_page(401, next_page=safe_next(f"/task/{task_id}"))
+    kept = state.sessions.take_restored(session, f"/task/{task_id}")
+    restored = form_data(kept) if kept else None
+    context = await run_in_threadpool(task_context, state, session, task_id, restored, None)
     if context is None:
         return state.page("message.html", 404, message="No such task.", csrf=session.csrf)
     if context["target"] is not None and context["target"].image:
         state.sessions.allow_image(session, context["target"].image)
-    return state.page("task.html", csrf=session.csrf, **context)
+    return state.page("task.html", csrf=session.csrf, restored=restored is not None, **context)
+
+
+@router.get("/task/{task_id}/text/{index}")
+async def panel_text(request: Request, state: State, task_id: str, index: int) -> Response:
+    """The whole text of one of a task's panels (the page shows at most PANEL_CHARS of it), as plain text."""
+    session = await run_in_threadpool(session_of, state, request)
+    if session is None:
+        return Response(status_code=401)
+    context = await run_in_threadpool(task_context, state, session, task_id, None, None)
+    target = context["target"] if context else None
+    if target is None or not 0 <= index < len(target.panels):
+        return Response(status_code=404)
+    return PlainTextResponse(target.panels[index].text)
 
 
 @router.get("/image/{sha256}")
@@ -104,6 +128,16 @@ async def static(name: str) -> Response:
 
 
 # -- what the pages show ---------------------------------------------------------------------------------
+
+
+def form_data(pairs: list[tuple[str, str]] | Mapping[str, list[str]]) -> dict[str, Any]:
+    """A posted form as the queue kinds read it: one value per field, a list for repeated fields (and
+    always for `categories`, the error codes' boxes)."""
+    grouped: dict[str, list[str]] = {}
+    for key, value in (pairs.items() if isinstance(pairs, Mapping) else
+                       [(k, [v]) for k, v in pairs]):
+        grouped.setdefault(key, []).extend(value)
+    return {k: v if len(v) > 1 or k == "categories" else v[0] for k, v in grouped.items()}
 
 
 def _next_open(tasks: list[Task], after: str) -> Task | None:
@@ -157,15 +191,33 @@ def task_context(state: AppState, session: Session, task_id: str, submitted: Map
     lang = language_tag(task.dialect, config.dialects, config.language)
     return {"annotator": annotator, "task": task, "kind": kind, "target": target, "fields": fields,
             "values": values, "comment": comment, "errors": dict(errors or {}),
-            "panels": [_panel_view(config, p) for p in (target.panels if target else [])],
+            "panels": [_panel_view(config, p, f"/task/{task_id}/text/{i}")
+                       for i, p in enumerate(target.panels if target else [])],
+            "shown_details": _shown_details(target.details if target else {}),
             "dialect_lang": lang, "dialect_dir": text_direction(lang),
             "progress": {"done": sum(t.done for t in queue_tasks), "total": len(queue_tasks),
                          "position": next((i + 1 for i, t in enumerate(queue_tasks) if t.task_id == task_id), 0)},
             "previous": mine is not None}
 
 
-def _panel_view(config: ReviewConfig, panel: Panel) -> dict[str, Any]:
+def _panel_view(config: ReviewConfig, panel: Panel, whole: str) -> dict[str, Any]:
+    """A panel as the page shows it: at most PANEL_CHARS characters, and when there are more, how many and
+    where the whole text is."""
     lang = language_tag(panel.variant, config.dialects, config.language) if panel.variant else None
-    return {"label": panel.label, "text": panel.text, "role": panel.role, "lang": lang,
-            "dir": text_direction(lang) if lang else "auto",
-            "wide": panel.role in ("reasoning", "info", "reference")}
+    shortened = len(panel.text) > PANEL_CHARS
+    return {"label": panel.label, "text": panel.text[:PANEL_CHARS] if shortened else panel.text,
+            "role": panel.role, "lang": lang, "dir": text_direction(lang) if lang else "auto",
+            "wide": panel.role in ("reasoning", "info", "reference"),
+            "shortened": f"{len(panel.text):,}" if shortened else "", "whole": whole, "shown": f"{PANEL_CHARS:,}"}
+
+
+def _shown_details(details: Mapping[str, Any]) -> dict[str, str]:
+    """The automatic judge's values in plain words ("judge factual_correctness" -> "factual correctness")."""
+    out = {}
+    for key, value in details.items():
+        if key in HIDDEN_DETAILS or isinstance(value, Mapping):
+            continue
+        label = key.removeprefix("judge ").replace("_", " ")
+        text = "" if value is None else str(value)
+        out[label] = text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + " …"
+    return out

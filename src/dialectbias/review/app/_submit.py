@@ -13,8 +13,8 @@ from fastapi.responses import RedirectResponse, Response
 from dialectbias.review._annotators import Task, annotator_named, task_of
 from dialectbias.review._kinds import AnnotationError, ReviewConfig, queue_kinds, save_annotation
 from dialectbias.review.app._deps import State, log, session_of
-from dialectbias.review.app._items import task_context
-from dialectbias.review.app._sessions import same
+from dialectbias.review.app._items import form_data, task_context
+from dialectbias.review.app._sessions import keep_form, safe_next, same
 from dialectbias.store import Store
 
 router = APIRouter()
@@ -24,16 +24,17 @@ MAX_COMMENT_CHARS = 5000
 @router.post("/task/{task_id}")
 async def submit(request: Request, state: State, task_id: str) -> Response:
     session = await run_in_threadpool(session_of, state, request)
-    if session is None:
-        return state.login_page(401)
     form = await request.form()
+    if session is None:  # the server restarted or the session ended: keep the answer through the log-in
+        kept = keep_form([(k, str(v)) for k, v in form.multi_items()])
+        return state.login_page(401, kept=kept, next_page=safe_next(f"/task/{task_id}") if kept else "",
+                                notice="You were logged out (the review server restarted or your session ended). "
+                                       "Log in again: your answers are kept, and you can check them before "
+                                       "saving." if kept else "")
     if not same(str(form.get("csrf", "")), session.csrf):
-        return state.page("message.html", 403, message="The form expired (missing or wrong CSRF token); reload the "
-                          "page and submit again.", csrf=session.csrf)
-    data: dict[str, Any] = {}
-    for key in form:
-        values = [str(v) for v in form.getlist(key)]
-        data[key] = values if len(values) > 1 or key == "categories" else values[0]
+        return state.page("message.html", 403, message="The form expired; reload the page and submit again.",
+                          csrf=session.csrf)
+    data = form_data([(k, str(v)) for k, v in form.multi_items()])
 
     def write() -> tuple[str, Any]:
         with state.open() as store:
