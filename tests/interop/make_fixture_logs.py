@@ -23,6 +23,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from interop_fixture import fixture_experiment  # noqa: E402
 from interop_harness import run_inspect, run_lm_eval  # noqa: E402
 
+import conftest  # noqa: E402  (a script run on its own: tests/conftest.py is the only conftest on its path)
 from dialectbias.api import open_experiment  # noqa: E402
 from dialectbias.interop import write_inspect_dataset, write_lm_eval_task  # noqa: E402
 from dialectbias.testing import TestServer  # noqa: E402
@@ -33,7 +34,7 @@ FIXTURES = HERE / "fixtures"
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, TestServer(responder="dialectbias.testing:qa_responder") as server:
         root = Path(tmp)
-        exp, task = open_experiment(fixture_experiment(root / "exp", server.base_url))
+        exp, task = open_experiment(fixture_experiment(conftest, root / "exp", server.base_url))
         dataset = root / "dataset.jsonl"
         write_inspect_dataset(exp, task, dataset)
         shutil.copy(run_inspect(dataset, server.base_url, "model-a", root / "logs"), FIXTURES / "inspect.eval")

@@ -44,8 +44,9 @@ def stored_requests(store: Path) -> dict[tuple[str, str, str], tuple[str, list[d
     return {(m, i, v): (r, json.loads(msgs), json.loads(params)) for m, i, v, r, msgs, params in rows}
 
 
-def test_the_inspect_dataset_holds_the_prompts_the_run_sent(cli: Any, session_server: Any, tmp_path: Path) -> None:
-    exp = fixture_experiment(tmp_path / "exp", session_server.base_url)
+def test_the_inspect_dataset_holds_the_prompts_the_run_sent(
+        qa: Any, cli: Any, session_server: Any, tmp_path: Path) -> None:
+    exp = fixture_experiment(qa, tmp_path / "exp", session_server.base_url)
     assert cli("run", exp, "--no-progress").exit_code == 0
     out = tmp_path / "ds.jsonl"
     result = cli("export", exp, "--inspect-dataset", out)
@@ -65,8 +66,9 @@ def test_the_inspect_dataset_holds_the_prompts_the_run_sent(cli: Any, session_se
             assert messages == [{"role": "user", "content": row["input"]}]  # the very text the run sent
 
 
-def test_the_lm_eval_task_sends_the_run_s_prompt_and_settings(cli: Any, session_server: Any, tmp_path: Path) -> None:
-    exp = fixture_experiment(tmp_path / "exp", session_server.base_url)
+def test_the_lm_eval_task_sends_the_run_s_prompt_and_settings(
+        qa: Any, cli: Any, session_server: Any, tmp_path: Path) -> None:
+    exp = fixture_experiment(qa, tmp_path / "exp", session_server.base_url)
     assert cli("run", exp, "--no-progress").exit_code == 0
     out = tmp_path / "lm"
     result = cli("export", exp, "--lm-eval-task", out)
@@ -93,9 +95,9 @@ def test_the_lm_eval_task_sends_the_run_s_prompt_and_settings(cli: Any, session_
     assert config["generation_kwargs"]["max_gen_toks"] == 77
 
 
-def test_an_experiment_without_models_exports_the_same_prompts(cli: Any, tmp_path: Path) -> None:
-    listed = fixture_experiment(tmp_path / "a")
-    bare = fixture_experiment(tmp_path / "b")
+def test_an_experiment_without_models_exports_the_same_prompts(qa: Any, cli: Any, tmp_path: Path) -> None:
+    listed = fixture_experiment(qa, tmp_path / "a")
+    bare = fixture_experiment(qa, tmp_path / "b")
     raw = yaml.safe_load(bare.read_text(encoding="utf-8"))
     del raw["models"]
     bare.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
@@ -109,7 +111,7 @@ def test_an_experiment_without_models_exports_the_same_prompts(cli: Any, tmp_pat
 def test_images_go_to_inspect_and_are_refused_for_lm_eval(cli: Any, tmp_path: Path, qa: Any) -> None:
     from PIL import Image
 
-    exp = fixture_experiment(tmp_path / "exp")
+    exp = fixture_experiment(qa, tmp_path / "exp")
     Image.new("RGB", (4, 4), "red").save(tmp_path / "exp" / "map.png")
     items = [{**qa.qa_item(0), "image": "map.png"}]
     qa.write_jsonl(tmp_path / "exp" / "items.jsonl", items)

@@ -59,8 +59,8 @@ def _zstd(zf: zipfile.ZipFile, info: zipfile.ZipInfo, zstandard: Any) -> Any:
 
 
 @pytest.fixture
-def exp_path(tmp_path: Path) -> Path:
-    return fixture_experiment(tmp_path / "exp")
+def exp_path(qa: Any, tmp_path: Path) -> Path:
+    return fixture_experiment(qa, tmp_path / "exp")
 
 
 @pytest.mark.parametrize("name", ["inspect.eval", "inspect.json"])

@@ -44,8 +44,9 @@ def probe_server() -> Iterator[Any]:
         yield server
 
 
-def test_qa_bias_judges_an_imported_inspect_log_without_models(cli: Any, qa_server: Any, tmp_path: Path) -> None:
-    exp = without_models(fixture_experiment(tmp_path / "exp", qa_server.base_url))
+def test_qa_bias_judges_an_imported_inspect_log_without_models(
+        qa: Any, cli: Any, qa_server: Any, tmp_path: Path) -> None:
+    exp = without_models(fixture_experiment(qa, tmp_path / "exp", qa_server.base_url))
     result = cli("run", exp, "--no-progress")  # nothing imported yet: said so, nothing scored
     assert result.exit_code == 4 and "lists no models and no generation was imported" in result.output
     result = cli("import-generations", exp, FIXTURES / "inspect.eval", "--from", "inspect", "--model", "qwen-x")
@@ -62,9 +63,10 @@ def test_qa_bias_judges_an_imported_inspect_log_without_models(cli: Any, qa_serv
     assert task.review_model_ids() == ["qwen-x"]
 
 
-def test_qa_bias_without_models_runs_only_the_imported_requests(cli: Any, qa_server: Any, tmp_path: Path) -> None:
+def test_qa_bias_without_models_runs_only_the_imported_requests(
+        qa: Any, cli: Any, qa_server: Any, tmp_path: Path) -> None:
     """Half a log imported: the other half has no model to ask, so it is skipped, not sent."""
-    exp = without_models(fixture_experiment(tmp_path / "exp", qa_server.base_url))
+    exp = without_models(fixture_experiment(qa, tmp_path / "exp", qa_server.base_url))
     full = (FIXTURES / "lm_eval_samples.jsonl").read_text(encoding="utf-8").splitlines()
     part = tmp_path / "part.jsonl"
     part.write_text("\n".join(x for x in full if json.loads(x)["doc"]["item_id"] == "q01") + "\n", encoding="utf-8")

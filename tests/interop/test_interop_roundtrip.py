@@ -36,11 +36,11 @@ def generations(store: Path) -> dict[tuple[str, str, str], str]:
     return {(m, i, v): o for m, i, v, o in rows}
 
 
-def test_inspect_and_lm_eval_answers_are_imported_judged_and_reported(cli: Any, qa_server: Any,
+def test_inspect_and_lm_eval_answers_are_imported_judged_and_reported(qa: Any, cli: Any, qa_server: Any,
                                                                      tmp_path: Path) -> None:
     from interop_harness import run_inspect, run_lm_eval
 
-    exp = fixture_experiment(tmp_path / "exp", qa_server.base_url)
+    exp = fixture_experiment(qa, tmp_path / "exp", qa_server.base_url)
     assert cli("export", exp, "--inspect-dataset", tmp_path / "ds.jsonl", "--lm-eval-task", tmp_path / "lm"
                ).exit_code == 0
     log = run_inspect(tmp_path / "ds.jsonl", qa_server.base_url, "model-a", tmp_path / "logs")
@@ -58,18 +58,18 @@ def test_inspect_and_lm_eval_answers_are_imported_judged_and_reported(cli: Any, 
     matrix = (tmp_path / "report" / "qa_bias_model_by_dialect.csv").read_text(encoding="utf-8")
     assert "model-a" in matrix and "model-b" in matrix
     # the same study run by dialectbias alone gets exactly the answers the harnesses got
-    alone = fixture_experiment(tmp_path / "alone", qa_server.base_url)
+    alone = fixture_experiment(qa, tmp_path / "alone", qa_server.base_url)
     assert cli("run", alone, "--no-progress").exit_code == 0
     imported = generations(tmp_path / "exp" / "bnqa.sqlite")
     assert len(imported) == 18 and imported == generations(tmp_path / "alone" / "bnqa.sqlite")
 
 
-def test_a_reimported_log_of_a_run_study_changes_nothing(cli: Any, qa_server: Any, tmp_path: Path) -> None:
+def test_a_reimported_log_of_a_run_study_changes_nothing(qa: Any, cli: Any, qa_server: Any, tmp_path: Path) -> None:
     """Answers `dialectbias run` stored first: inspect's answers to the exported prompts are the same, so the
     import finds every one already stored."""
     from interop_harness import run_inspect
 
-    exp = fixture_experiment(tmp_path / "exp", qa_server.base_url)
+    exp = fixture_experiment(qa, tmp_path / "exp", qa_server.base_url)
     assert cli("run", exp, "--no-progress").exit_code == 0
     assert cli("export", exp, "--inspect-dataset", tmp_path / "ds.jsonl").exit_code == 0
     log = run_inspect(tmp_path / "ds.jsonl", qa_server.base_url, "model-b", tmp_path / "logs", log_format="json")
