@@ -30,15 +30,16 @@ def scores(report_dir: Path) -> str:
 
 
 def test_retry_unscored_asks_again_and_keeps_the_old_judgments_superseded(
-        qa_server: Any, qa_project: Any, cli: Any, qa: Any, tmp_path: Path) -> None:
+        qa_server: Any, qa_project: Any, cli: Any, qa: Any, tmp_path: Path, monkeypatch: Any) -> None:
     project = unscored_project(qa, qa_server, qa_project)
+    monkeypatch.chdir(project.dir)  # the hint names the file as the user would type it
     first = run(cli, project)
     assert "judge judge-1: 8 judgments · 4 unscored" in first.stdout
-    assert f"dialectbias run {project.yaml_path} --retry unscored" in first.output  # the summary says how
+    hint = "4 unscored judgments: dialectbias run bnqa.yaml --retry unscored"
+    assert hint in first.stdout.splitlines()  # the summary says how
     status = cli("status", project.yaml_path)
-    assert f"4 unscored judgments: `dialectbias run {project.yaml_path} --retry unscored`" in status.stdout
-    assert all(len(line) <= 80 for line in status.stdout.splitlines() if "--retry" in line
-               and str(project.yaml_path) not in line)
+    assert hint in status.stdout.splitlines() and len(hint) <= 80
+    assert "--retry failed" not in status.stdout
 
     qa_server.reset_stats()
     run(cli, project)  # without --retry an unscored judgment is final: nothing is sent
@@ -78,13 +79,15 @@ def test_retry_unscored_asks_again_and_keeps_the_old_judgments_superseded(
     assert scores(tmp_path / "report") == scores(tmp_path / "clean")
 
 
-def test_retry_failed_resends_failed_reasks_only(qa_server: Any, qa_project: Any, cli: Any, qa: Any) -> None:
+def test_retry_failed_resends_failed_reasks_only(qa_server: Any, qa_project: Any, cli: Any, qa: Any,
+                                                 monkeypatch: Any) -> None:
     qa_server.set_faults([{"kind": "500", "match": REASK_TEXT, "times": 4},
                           {"kind": "invalid_json", "per_prompt_first_n": 1, "match": qa.judge_match(qa.PLACES[0])}])
     project = qa_project(qa_server.base_url, n_items=2, judge={"max_retries": 0})
+    monkeypatch.chdir(project.dir)
     run(cli, project)
     status = cli("status", project.yaml_path).stdout
-    assert f"4 judgments whose re-ask failed: `dialectbias run {project.yaml_path} --retry failed`" in status
+    assert "4 failed requests: dialectbias run bnqa.yaml --retry failed" in status.splitlines()
     assert "--retry unscored" not in status
     qa_server.reset_stats()
     run(cli, project, "--retry", "unscored")  # not what failed here: nothing is sent

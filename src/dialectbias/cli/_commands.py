@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -84,6 +85,21 @@ def print_summary(summary: RunSummary) -> None:
     console.print(f"store: {summary.store}", highlight=False, overflow="fold")
 
 
+class RetryKind(str, Enum):
+    """`run --retry` values (`dialectbias.run.RETRY_KINDS`)."""
+
+    unscored = "unscored"
+    failed = "failed"
+    all = "all"
+
+
+def _print_retry_hints(unscored: int, failed: int, experiment: Path) -> None:
+    from dialectbias.run import retry_hints
+
+    for line in retry_hints(unscored, failed, experiment):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
 @clear_errors
 def run(experiment: ExperimentArg,
         progress: Annotated[bool, typer.Option(
@@ -96,8 +112,12 @@ def run(experiment: ExperimentArg,
             "--plan/--no-plan", help="print the plan first, to stderr (default: when a model has prices)",
             show_default=False)] = None,
         take_over: TakeOverOpt = False,
+        retry: Annotated[RetryKind | None, typer.Option(
+            "--retry", help="also ask again: unscored judgments (the judge's answer did not validate), failed "
+            "requests (re-asks included), or all; the old rows are kept as superseded", show_default=False)] = None,
         ) -> None:
-    """Run or resume an experiment: generation, then judging. Only missing results are requested.
+    """Run or resume an experiment: generation, then judging. Only missing results are requested
+    (and failed ones; --retry also asks again what was stored as unscored or whose re-ask failed).
 
     When a model has prices (or with --plan), the plan (`dialectbias plan`) is printed first, to stderr;
     when its cost is above --confirm-above, the run asks before its first call (--yes skips the question;
@@ -115,11 +135,12 @@ def run(experiment: ExperimentArg,
     """
     from dialectbias.api import open_experiment
     from dialectbias.cli._plan import confirm_plan
-    from dialectbias.run import run_task
+    from dialectbias.run import RETRY_KINDS, run_task
 
     exp, task = open_experiment(experiment, take_over=take_over)  # once: the plan and the run share the task
     confirm_plan(exp, task, yes, confirm_above, show=show_plan)
-    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over)
+    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over,
+                       retry=RETRY_KINDS[retry.value] if retry else ())
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)
@@ -131,6 +152,7 @@ def run(experiment: ExperimentArg,
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     if summary.failed:
         console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
+    _print_retry_hints(summary.retry_unscored, summary.retry_failed, exp.path)
     if summary.empty or summary.failed:
         raise typer.Exit(EXIT_EMPTY if summary.empty else EXIT_FAILURES)
 
@@ -172,6 +194,7 @@ def status(experiment: ExperimentArg) -> None:
         console.print(line, highlight=False, soft_wrap=True)
     for validated in _validated_lines(exp.store_path):
         console.print(validated, highlight=False, soft_wrap=True)
+    _print_retry_hints(report.retry.unscored, report.retry.failed, exp.path)
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
 
 

@@ -17,7 +17,7 @@ from dialectbias.run._runner import run_task
 from dialectbias.run._specs import RequestSpec, content_hash, draw_seed
 from dialectbias.run._stage import Outcome, Skipped, Stage, StagedTask, StageYield, Write
 from dialectbias.run._status import read_status
-from dialectbias.run._summary import RunSummary, StageStats
+from dialectbias.run._summary import RETRY_KINDS, RunSummary, StageStats, retry_hints
 
 __all__ = [
     "IMPORTED_PROVIDER",
@@ -33,6 +33,8 @@ __all__ = [
     "PostCall",
     "RequestSpec",
     "RunSummary",
+    "RETRY_KINDS",
+    "retry_hints",
     "Skipped",
     "Stage",
     "StageStats",

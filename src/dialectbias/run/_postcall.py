@@ -19,7 +19,7 @@ from typing import Any
 from dialectbias.errors import ProviderError
 from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
 from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
-from dialectbias.run._specs import RequestSpec
+from dialectbias.run._specs import RequestSpec, retry_cache_key
 from dialectbias.run._stage import Outcome, Stage, Write
 from dialectbias.run._summary import StageStats
 from dialectbias.store import REASK_SUFFIX, Store
@@ -190,6 +190,8 @@ class PostCall:
             params=request.params, json_schema=request.json_schema, refs=[first_id],
             meta={**json.loads(row["meta"]), "reask_of": first_id})
         reask = spec.to_row()
+        if attempt := json.loads(row["meta"]).get("attempt"):  # a retried request's re-ask is asked afresh too
+            reask["cache_key"] = retry_cache_key(reask["cache_key"], attempt)
         cached = self.store.cached(reask["cache_key"])
         return NeedsReask(first=row, row=reask, request=spec.chat_request(),
                           cached=None if cached is None else Call.from_cache(cached), outcome=outcome,

@@ -11,10 +11,12 @@ from dialectbias.config import Experiment
 from dialectbias.run._stage import Stage
 from dialectbias.store import (
     REASK_SUFFIX,
+    RetryCounts,
     Store,
     judgment_tallies,
     judgment_tallies_by_judge,
     request_tallies,
+    retry_counts,
 )
 
 State = Literal["compiled", "outdated", "not compiled", "superseded"]
@@ -74,6 +76,8 @@ class StatusReport:
     blocks: list[StageBlock] = field(default_factory=list)
     judgments: JudgmentCounts = field(default_factory=JudgmentCounts)
     judges: list[JudgeReview] = field(default_factory=list)
+    #: what `run --retry` would ask again (`store.retry_counts`)
+    retry: RetryCounts = field(default_factory=RetryCounts)
 
 
 def read_status(exp: Experiment, stages: list[Stage], store: Store,
@@ -126,6 +130,7 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
         else:
             report.judgments.superseded = t.judgments
     report.judges = _per_judge(exp, store, routed)
+    report.retry = retry_counts(store)
     return report
 
 

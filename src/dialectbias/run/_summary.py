@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pydantic import BaseModel
+
+#: `run --retry` values: what each asks again (`store/_retries.py`)
+RETRY_KINDS = {"unscored": ("unscored",), "failed": ("failed",), "all": ("unscored", "failed")}
+
+
+def retry_hints(unscored: int, failed: int, experiment: Path) -> list[str]:
+    """One line per kind of thing `run --retry` can ask again, naming the exact command (the experiment file
+    relative to the working directory when it is under it, so the line fits 80 columns)."""
+    relative = os.path.relpath(experiment)
+    shown = relative if not relative.startswith("..") else str(experiment)
+    lines = [f"{unscored} unscored judgment{'s' if unscored != 1 else ''}: dialectbias run {shown} --retry unscored"
+             if unscored else "",
+             f"{failed} failed request{'s' if failed != 1 else ''}: dialectbias run {shown} --retry failed"
+             if failed else ""]
+    return [line for line in lines if line]
 
 
 class StageStats(BaseModel):
@@ -43,6 +61,9 @@ class RunSummary(BaseModel):
     warnings: list[str] = []
     #: one line per stage that produced no usable result for any model (the run exits with EXIT_EMPTY)
     empty: list[str] = []
+    #: after the run: current unscored judgments and failed requests (`store.retry_counts`: `run --retry`)
+    retry_unscored: int = 0
+    retry_failed: int = 0
 
     @property
     def calls_made(self) -> int:
