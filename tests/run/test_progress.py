@@ -89,7 +89,7 @@ def test_failed_requests_are_not_counted_in_the_rate() -> None:
     """Issue 24: `16/60 · 76.40/s · errors 16` counted failures as throughput. 10 requests in 2 s, 6 failed:
     4 answers (1 of them a cache hit) = 2.00/s; 50 left at 2/s = 25 s."""
     now = [0.0]
-    console, out = plain_console()
+    console, _ = plain_console()
     view = ProgressView(console, True, interval=60, clock=lambda: now[0])
     stats = StageStats(stage="judge", model_id="j", total=60, cached=1)
     view.add("judge", {"j": stats})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -85,7 +85,7 @@ def print_summary(summary: RunSummary) -> None:
     console.print(f"store: {summary.store}", highlight=False, overflow="fold")
 
 
-class RetryKind(str, Enum):
+class RetryKind(StrEnum):
     """`run --retry` values (`dialectbias.run.RETRY_KINDS`)."""
 
     unscored = "unscored"
@@ -327,13 +327,16 @@ def report(experiment: ExperimentArg,
     """Write the HTML report (index.html) and the task's CSV tables.
 
     When a stage has nothing scored (no successful generation, no scored judgment, no accepted answer), the
-    report says so at its top, the command says so first and exits with code 4.
+    report says so at its top, the command says so first and exits with code 4. A library's warning while
+    plotting (e.g. matplotlib's) is one `warning:` line naming the library; deprecation notices are dropped.
 
     Example: dialectbias report bn-qa.yaml --out report/
     """
     from dialectbias.api import report_experiment
 
     written = report_experiment(experiment, out)
+    for line in written.warnings:  # a library's warnings, one line each (never raw)
+        err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
     for line in written.empty:
         err_console.print("[bold red]error:[/] nothing scored:", escape(line), highlight=False, soft_wrap=True)
     console.print(f"report: {written.index}", highlight=False, overflow="fold")

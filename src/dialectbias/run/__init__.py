@@ -22,6 +22,7 @@ from dialectbias.run._summary import RETRY_KINDS, RunSummary, StageStats, retry_
 __all__ = [
     "IMPORTED_PROVIDER",
     "RECORD_KEYS",
+    "RETRY_KINDS",
     "Call",
     "Done",
     "Executor",
@@ -33,8 +34,6 @@ __all__ = [
     "PostCall",
     "RequestSpec",
     "RunSummary",
-    "RETRY_KINDS",
-    "retry_hints",
     "Skipped",
     "Stage",
     "StageStats",
@@ -54,5 +53,6 @@ __all__ = [
     "importing",
     "read_status",
     "register_executor",
+    "retry_hints",
     "run_task",
 ]
