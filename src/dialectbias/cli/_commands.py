@@ -72,7 +72,7 @@ def print_summary(summary: RunSummary) -> None:
         pairs = [*_count("requests", s.total, always=True), *_count("already done", s.already_done, always=True),
                  *_count("calls", s.calls, always=True), *_count("failed", s.failed, always=True, bad=True),
                  *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
-                 *_count("parse failed", s.parse_failed, bad=True),
+                 *_count("parse failed", s.parse_failed, bad=True), *_count("invalid values", s.invalid_values, bad=True),
                  *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
                  *_count("tokens in", s.tokens_in), *_count("tokens out", s.tokens_out), *_cost(s.cost)]
         _print_block(f"{s.stage} · {s.model_id}", pairs)
@@ -184,7 +184,8 @@ def status(experiment: ExperimentArg) -> None:
         _print_block(f"{b.stage} · {b.model_id}", pairs, [b.note] if b.note else [])
     j = report.judgments
     if j.total or j.superseded:
-        pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored}", ""),
+        pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored - j.invalid}", ""),
+                 *([("unscored (invalid values):", f"{j.invalid}", "")] if j.invalid else []),
                  ("needs review:", f"{j.needs_review}", ""), ("reviewed:", f"{j.reviewed}", ""),
                  ("flagged:", f"{j.flagged}", ""), *(
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
@@ -208,7 +209,7 @@ def _judge_lines(judges: Sequence[JudgeReview], width: int) -> list[Text]:
         routed = f" ({j.routed} routed: on_miscalibrated)" if j.routed else ""
         pairs: list[Pair] = [(f"judge {j.judge_id} ({j.role}): {j.judgments:,}", "judgments", ""),
                              (f"{j.needs_review:,}", f"need review{routed}", ""), (f"{j.reviewed:,}", "reviewed", ""),
-                             *_count("unscored", j.unscored)]
+                             *_count("unscored", j.unscored), *_count("of them invalid values", j.invalid)]
         lines += _folded(pairs, width, first="")
         if j.needs_review and j.in_default_queue:
             lines.append(Text("  in the default review queue (`review export`, the review app)"))

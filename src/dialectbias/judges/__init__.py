@@ -1,6 +1,8 @@
 """Judge rubrics, JSON schemas, parsing/repair, score computation and the script/refusal decision."""
 
 from dialectbias.judges._judgment import (
+    INVALID_VALUES_PREFIX,
+    unscored_text,
     CheckSettings,
     CodeChecks,
     JudgmentValues,
@@ -20,6 +22,7 @@ from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDec
 
 __all__ = [
     "CHECKS",
+    "INVALID_VALUES_PREFIX",
     "REVIEW_PREFIX",
     "RLAIF_CATEGORIES",
     "ZEROED_PREFIX",
@@ -49,5 +52,6 @@ __all__ = [
     "rlaif_score",
     "run_checks",
     "scoring_fingerprint",
+    "unscored_text",
     "script_refusal_verdict",
 ]

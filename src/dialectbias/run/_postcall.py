@@ -123,7 +123,9 @@ class PostCall:
         if call.error is not None:
             self.stats.retries += call.retries
             self.stats.note(f"re-ask failed: {call.error}")
-            outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {call.error}")
+            failure = outcome.parsed.failure if outcome.parsed else None  # the first answer's
+            outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {call.error}",
+                                             failure=failure)
             writes.append(("results", result_row(reask_id, "failed", None, error=str(call.error),
                                                  retries=call.retries)))
         else:
@@ -200,7 +202,9 @@ class PostCall:
     def _finish(self, row: sqlite3.Row, call: Call, outcome: Outcome, writes: list[Write]) -> Done:
         if outcome.parsed is not None:
             self.stats.repaired += outcome.parsed.status == "repaired"
-            self.stats.parse_failed += outcome.parsed.status == "failed"
+            failed = outcome.parsed.status == "failed"
+            self.stats.invalid_values += failed and outcome.parsed.failure == "values"
+            self.stats.parse_failed += failed and outcome.parsed.failure != "values"
         self.successes += 1
         self.consecutive_failures = 0
         self.progress(self.config.id, 1, 0)

@@ -32,7 +32,10 @@ class StageStats(BaseModel):
     cached: int = 0
     retries: int = 0
     failed: int = 0
+    #: structured answers unusable after repair and re-ask: not JSON, or keys missing (`parse_failed`), or a
+    #: JSON object whose values failed validation, e.g. out of range (`invalid_values`; issue 24 item 6)
     parse_failed: int = 0
+    invalid_values: int = 0
     repaired: int = 0
     reasked: int = 0
     tokens_in: int = 0

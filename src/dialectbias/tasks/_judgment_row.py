@@ -11,6 +11,7 @@ from typing import Any
 
 from dialectbias.config import Experiment
 from dialectbias.judges import (
+    unscored_text,
     CheckSettings,
     CodeChecks,
     JudgmentValues,
@@ -157,7 +158,7 @@ def judge_stage_yields(store: Store, judges: Sequence[ModelConfig]) -> list[Stag
     for judge in judges:
         y = yields.get(judge.id)
         scored = y.scored if y else 0
-        detail = (f"{scored} of {y.requests} judge requests scored ({y.unscored} unscored: parse failed)"
+        detail = (f"{scored} of {y.requests} judge requests scored ({unscored_text(y.unscored, y.invalid)})"
                   if y and y.requests else "no judgments")
         out.append(StageYield("judge", judge.id, scored, detail))
     return out
@@ -169,6 +170,6 @@ def judge_summary_lines(store: Store, judges: Sequence[ModelConfig], review_note
     lines = []
     for judge in judges:
         c = counts.get(judge.id, JudgeCounts())
-        lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed) · "
+        lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)} · "
                      f"{c.needs_review} for human review{review_note}")
     return lines
