@@ -72,7 +72,8 @@ def print_summary(summary: RunSummary) -> None:
         pairs = [*_count("requests", s.total, always=True), *_count("already done", s.already_done, always=True),
                  *_count("calls", s.calls, always=True), *_count("failed", s.failed, always=True, bad=True),
                  *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
-                 *_count("parse failed", s.parse_failed, bad=True), *_count("invalid values", s.invalid_values, bad=True),
+                 *_count("parse failed", s.parse_failed, bad=True),
+                 *_count("invalid values", s.invalid_values, bad=True),
                  *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
                  *_count("tokens in", s.tokens_in), *_count("tokens out", s.tokens_out), *_cost(s.cost)]
         _print_block(f"{s.stage} · {s.model_id}", pairs)

@@ -2,7 +2,6 @@
 
 from dialectbias.judges._judgment import (
     INVALID_VALUES_PREFIX,
-    unscored_text,
     CheckSettings,
     CodeChecks,
     JudgmentValues,
@@ -13,6 +12,7 @@ from dialectbias.judges._judgment import (
     rescore_override,
     run_checks,
     scoring_fingerprint,
+    unscored_text,
 )
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
 from dialectbias.judges._rubric import CHECKS, Ceiling, Condition, Rubric, RubricField, RubricResult, count_items
@@ -52,6 +52,6 @@ __all__ = [
     "rlaif_score",
     "run_checks",
     "scoring_fingerprint",
-    "unscored_text",
     "script_refusal_verdict",
+    "unscored_text",
 ]

@@ -77,8 +77,9 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
     item_id, variant, score (the judge's), human_score (`human`: the latest override's, or the mean of each
     annotator's latest; else None), confidence,
     needs_review, flagged, zeroed (the script/refusal rule set the score), unscored (0: scored; 1: the answer
-    did not parse; 2: it parsed but its values were invalid, `INVALID_SQL`), and one column per name in `fields`: that field's value in `parsed` (None when absent, e.g.
-    another rubric's field, or unparsed; booleans read as 0/1).
+    did not parse; 2: it parsed but its values were invalid, `INVALID_SQL`), and one column per name in
+    `fields`: that field's value in `parsed` (None when absent, e.g. another rubric's field, or unparsed;
+    booleans read as 0/1).
 
     Rows come in storage order (one sequential scan, no raw output read): when a key (judge, model, item,
     variant) has several current judgments, the last one is the latest.

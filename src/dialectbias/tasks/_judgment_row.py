@@ -11,7 +11,6 @@ from typing import Any
 
 from dialectbias.config import Experiment
 from dialectbias.judges import (
-    unscored_text,
     CheckSettings,
     CodeChecks,
     JudgmentValues,
@@ -22,6 +21,7 @@ from dialectbias.judges import (
     rescore_override,
     run_checks,
     scoring_fingerprint,
+    unscored_text,
 )
 from dialectbias.providers import ModelConfig
 from dialectbias.run import Outcome, StageYield, Write
