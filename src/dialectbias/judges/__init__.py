@@ -12,6 +12,7 @@ from dialectbias.judges._judgment import (
     rescore_override,
     run_checks,
     scoring_fingerprint,
+    unscored_kinds,
     unscored_text,
 )
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
@@ -53,5 +54,6 @@ __all__ = [
     "run_checks",
     "scoring_fingerprint",
     "script_refusal_verdict",
+    "unscored_kinds",
     "unscored_text",
 ]

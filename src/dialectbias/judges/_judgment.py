@@ -77,14 +77,20 @@ def run_checks(names: Sequence[str], text: str, settings: CheckSettings = CheckS
 INVALID_VALUES_PREFIX = "invalid values: "
 
 
+def unscored_kinds(unscored: int, invalid: int) -> str:
+    """Why `unscored` judgments, `invalid` of them with invalid values, are unscored: "parse failed",
+    "invalid values", or "3 parse failed, 1 invalid values"."""
+    if not invalid:
+        return "parse failed"
+    if invalid == unscored:
+        return "invalid values"
+    return f"{unscored - invalid} parse failed, {invalid} invalid values"
+
+
 def unscored_text(unscored: int, invalid: int) -> str:
     """How summaries name `unscored` judgments of which `invalid` had invalid values: "4 unscored (parse
     failed)", "4 unscored (invalid values)", or "4 unscored (3 parse failed, 1 invalid values)"."""
-    if not invalid:
-        return f"{unscored} unscored (parse failed)"
-    if invalid == unscored:
-        return f"{unscored} unscored (invalid values)"
-    return f"{unscored} unscored ({unscored - invalid} parse failed, {invalid} invalid values)"
+    return f"{unscored} unscored ({unscored_kinds(unscored, invalid)})"
 
 
 class JudgmentValues(BaseModel):

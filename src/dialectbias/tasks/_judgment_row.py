@@ -21,6 +21,7 @@ from dialectbias.judges import (
     rescore_override,
     run_checks,
     scoring_fingerprint,
+    unscored_kinds,
     unscored_text,
 )
 from dialectbias.providers import ModelConfig
@@ -158,7 +159,8 @@ def judge_stage_yields(store: Store, judges: Sequence[ModelConfig]) -> list[Stag
     for judge in judges:
         y = yields.get(judge.id)
         scored = y.scored if y else 0
-        detail = (f"{scored} of {y.requests} judge requests scored ({unscored_text(y.unscored, y.invalid)})"
+        detail = (f"{scored} of {y.requests} judge requests scored ({y.unscored} unscored: "
+                  f"{unscored_kinds(y.unscored, y.invalid)})"
                   if y and y.requests else "no judgments")
         out.append(StageYield("judge", judge.id, scored, detail))
     return out

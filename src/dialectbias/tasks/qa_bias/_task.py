@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.errors import ConfigError
-from dialectbias.judges import CheckSettings, Rubric, load_rubric, unscored_text
+from dialectbias.judges import CheckSettings, Rubric, load_rubric, unscored_kinds, unscored_text
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields, result_output
@@ -280,8 +280,9 @@ class QABiasTask(JudgedTask, Task):
         for judge in self.exp.judges:
             y = yields.get(judge.id, JudgeYield())
             n, scored, unscored = y.requests, y.scored, y.unscored
-            detail = (f"{scored} of {n} judgments scored ({unscored_text(unscored, y.invalid)}: the judge's "
-                      f"answer failed validation; {n - scored - unscored} with no answer)" if n
+            kinds = f" ({unscored_kinds(unscored, y.invalid)})" if y.invalid else ""
+            detail = (f"{scored} of {n} judgments scored ({unscored} unscored{kinds}: the judge's answer failed "
+                      f"validation; {n - scored - unscored} with no answer)" if n
                       else "no judge requests (no successful generation pair to judge)")
             out.append(StageYield("judge", judge.id, scored, detail))
         return out
