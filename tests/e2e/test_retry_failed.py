@@ -106,3 +106,14 @@ def test_retry_all_and_a_bad_value(qa_server: Any, qa_project: Any, cli: Any, qa
     assert "4 unscored" not in retried.stdout
     bad = cli("run", project.yaml_path, "--no-progress", "--retry", "everything")
     assert bad.exit_code == 2 and "everything" in bad.output
+
+
+def test_a_long_path_puts_the_command_on_a_line_of_its_own(tmp_path: Path) -> None:
+    from dialectbias.run import retry_hints
+
+    short = retry_hints(4, 1, Path("bnqa.yaml"))
+    assert short == ["4 unscored judgments: dialectbias run bnqa.yaml --retry unscored",
+                     "1 failed request: dialectbias run bnqa.yaml --retry failed"]
+    deep = tmp_path.parent.parent / ("d" * 40) / "bn-qa.yaml"  # not under the working directory: absolute
+    lines = retry_hints(2, 0, deep)
+    assert lines == ["2 unscored judgments: to ask again,", f"  dialectbias run {deep} --retry unscored"]

@@ -97,7 +97,7 @@ class RetryKind(StrEnum):
 def _print_retry_hints(unscored: int, failed: int, experiment: Path) -> None:
     from dialectbias.run import retry_hints
 
-    for line in retry_hints(unscored, failed, experiment):
+    for line in retry_hints(unscored, failed, experiment, console.width):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 

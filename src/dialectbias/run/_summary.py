@@ -11,16 +11,19 @@ from pydantic import BaseModel
 RETRY_KINDS = {"unscored": ("unscored",), "failed": ("failed",), "all": ("unscored", "failed")}
 
 
-def retry_hints(unscored: int, failed: int, experiment: Path) -> list[str]:
+def retry_hints(unscored: int, failed: int, experiment: Path, width: int = 80) -> list[str]:
     """One line per kind of thing `run --retry` can ask again, naming the exact command (the experiment file
-    relative to the working directory when it is under it, so the line fits 80 columns)."""
+    relative to the working directory when it is under it); a line wider than `width` puts the command on a
+    line of its own (never folded inside: it is copied as is)."""
     relative = os.path.relpath(experiment)
     shown = relative if not relative.startswith("..") else str(experiment)
-    lines = [f"{unscored} unscored judgment{'s' if unscored != 1 else ''}: dialectbias run {shown} --retry unscored"
-             if unscored else "",
-             f"{failed} failed request{'s' if failed != 1 else ''}: dialectbias run {shown} --retry failed"
-             if failed else ""]
-    return [line for line in lines if line]
+    lines: list[str] = []
+    for n, what, kind in ((unscored, "unscored judgment", "unscored"), (failed, "failed request", "failed")):
+        if n:
+            head, command = f"{n} {what}{'s' if n != 1 else ''}:", f"dialectbias run {shown} --retry {kind}"
+            fits = len(head) + 1 + len(command) <= width
+            lines += [f"{head} {command}"] if fits else [f"{head} to ask again,", f"  {command}"]
+    return lines
 
 
 class StageStats(BaseModel):
