@@ -127,10 +127,9 @@ def test_anchor_is_what_the_heading_is_linked_as() -> None:
                     reason="the `docs` extra is not installed (pip install -e '.[docs]'); CI's docs step builds "
                            "the site with --strict")
 def test_site_builds_strict(tmp_path: Path) -> None:
-    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or "mkdocs"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     cli_page = (tmp_path / "site" / "cli" / "index.html").read_text(encoding="utf-8")
     assert 'id="dialectbias-review-export"' in cli_page and "&lt;!-- cli-reference --&gt;" not in cli_page

@@ -134,9 +134,9 @@ def test_a_translate_experiment_needs_no_models_but_a_translator(tmp_path: Path)
 def test_other_tasks_still_need_models(tmp_path: Path) -> None:
     path = write(tmp_path, {})
     config = yaml.safe_load(path.read_text("utf-8"))
-    config.update(task="qa_bias", options={})
+    config.update(task="perplexity", options={})  # a task that needs the models' own logprobs
     path.write_text(yaml.safe_dump(config), "utf-8")
-    with pytest.raises(ConfigError, match="models: task 'qa_bias' needs at least one model"):
+    with pytest.raises(ConfigError, match="models: task 'perplexity' needs at least one model"):
         load_experiment(path)
 
 

@@ -158,7 +158,7 @@ def test_a_missing_image_skips_the_item_and_counts_it(tmp_path: Path) -> None:
     assert any("secretfood_002" in w and "image missing or unreadable" in w for w in task.input_warnings())
 
 
-def test_only_vqa_and_caption_may_list_no_models(tmp_path: Path, cli: Any) -> None:
+def test_vqa_may_list_no_models_perplexity_may_not(tmp_path: Path, cli: Any) -> None:
     path = project(tmp_path)
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     del config["models"]
@@ -166,9 +166,10 @@ def test_only_vqa_and_caption_may_list_no_models(tmp_path: Path, cli: Any) -> No
     result = cli("run", path, "--no-progress")  # nothing imported yet: nothing to score, said so
     assert result.exit_code == 4
     assert "lists no models and no generation was imported" in result.output
-    config.update(task="qa_bias", data="qa.jsonl")
+    config.update(task="perplexity", data="qa.jsonl")  # every generating task may list none (issue 22) but this
     (tmp_path / "qa.jsonl").write_text('{"id": "q1", "variants": {"standard": "ক?", "sylhet": "কিতা?"}}\n',
                                        encoding="utf-8")
     path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(ConfigError, match="task 'qa_bias' needs at least one model"):
+    with pytest.raises(ConfigError, match=r"task 'perplexity' needs at least one model \(perplexity needs each "
+                       "model's own prompt token logprobs"):
         open_experiment(path)

@@ -240,6 +240,10 @@ def export(experiment: ExperimentArg,
            items: Annotated[Path | None, typer.Option(
                "--items", help="write the experiment's items to this JSONL file (a `data:` file for any task), "
                "with a translate run's new variants and the review's corrections applied")] = None,
+           inspect_dataset: Annotated[Path | None, typer.Option(
+               "--inspect-dataset", help="write the prompts as an inspect_ai dataset JSONL")] = None,
+           lm_eval_task: Annotated[Path | None, typer.Option(
+               "--lm-eval-task", help="write the prompts as an lm-eval task folder")] = None,
            hf_dataset: Annotated[Path | None, typer.Option(
                "--hf-dataset", help="write a Hugging Face dataset folder here: Parquet configs and a README.md "
                "card (docs/publish-dataset.md)")] = None,
@@ -261,9 +265,13 @@ def export(experiment: ExperimentArg,
     With --hf-dataset, write a Hugging Face dataset folder (never uploaded): the items, their variants with
     provenance and the tables above as Parquet configs, and a README.md card (docs/publish-dataset.md).
 
+    With --inspect-dataset / --lm-eval-task, write every prompt the run would send for inspect_ai or
+    lm-evaluation-harness; `import-generations --from` reads their answers back (docs/other-harnesses.md).
+
     Example: dialectbias export bn-qa.yaml --format csv --out exports/
     Example: dialectbias export bn-translate.yaml --items items.sylhet.jsonl
     Example: dialectbias export qa.yaml --hf-dataset hf/ --license cc-by-4.0
+    Example: dialectbias export qa.yaml --inspect-dataset prompts.jsonl --lm-eval-task lm-task/
     """
     from dialectbias.api import open_experiment
     from dialectbias.errors import ConfigError
@@ -271,9 +279,14 @@ def export(experiment: ExperimentArg,
     from dialectbias.store import Store
     from dialectbias.store._export import export_store, write_rows
 
-    if out is None and items is None and hf_dataset is None:
-        raise ConfigError("give --out DIR (the store's tables), --items FILE.jsonl (the items) and/or "
-                          "--hf-dataset DIR (a Hugging Face dataset folder)")
+    if inspect_dataset is not None or lm_eval_task is not None:  # docs/other-harnesses.md
+        from dialectbias.interop import export_prompts
+        for line in export_prompts(*open_experiment(experiment), inspect_dataset, lm_eval_task):
+            console.print(line, highlight=False)
+    elif out is None and items is None and hf_dataset is None:
+        raise ConfigError("give --out DIR (the store's tables), --items FILE.jsonl (the items), --hf-dataset DIR "
+                          "(a Hugging Face dataset folder) and/or --inspect-dataset F.jsonl / --lm-eval-task DIR "
+                          "(the prompts for inspect_ai / lm-eval)")
     if hf_dataset is None and (license is not None or force):
         raise ConfigError("--license and --force go with --hf-dataset DIR")
     if hf_dataset is not None:

@@ -17,25 +17,36 @@ from dialectbias.cli._app import ExperimentArg, clear_errors
 @clear_errors
 def import_generations(
         experiment: ExperimentArg,
-        file: Annotated[Path, typer.Argument(help="JSONL: one {item_id, variant, model, output} per line",
-                                             show_default=False)],
-        take_over: _app.TakeOverOpt = False) -> None:
+        file: Annotated[Path, typer.Argument(help="JSONL: one {item_id, variant, model, output} per line; "
+                                             "with --from, that harness's log", show_default=False)],
+        take_over: _app.TakeOverOpt = False,
+        source: Annotated[str, typer.Option("--from", help="dialectbias (our JSONL), inspect (an inspect_ai "
+                                            ".eval/.json log) or lm-eval (--log_samples JSONL)")] = "dialectbias",
+        model: Annotated[str | None, typer.Option("--model", help="with --from inspect/lm-eval: the model id to "
+                                                  "store the answers under")] = None) -> None:
     """Store model outputs produced elsewhere as generations; `dialectbias run` then only judges them.
 
     One JSON object per line: item_id, variant, model (a model id of the experiment), output; optional
     finish_reason, tokens_in, tokens_out, latency_s, metadata; and the task's request keys that pick one of
-    its requests (strategy, scenario, prefix …: `dialectbias tasks NAME` lists them). vqa and caption
-    experiments may list no models when every generation is imported. All or nothing; re-importing the same
+    its requests (strategy, scenario, prefix …: `dialectbias tasks NAME` lists them). An experiment may list
+    no models when every generation is imported. All or nothing; re-importing the same
     file is a no-op; an output that differs from a stored one is an error.
 
+    With --from inspect or lm-eval, FILE is another harness's output on the prompts `dialectbias export
+    --inspect-dataset / --lm-eval-task` wrote, and --model ID names the model (docs/other-harnesses.md).
+
     Example: dialectbias import-generations bn-qa.yaml outputs/qwen3-8b.jsonl
+    Example: dialectbias import-generations bn-qa.yaml logs/run.eval --from inspect --model qwen3-8b
     """
     from dialectbias.api import open_experiment
+    from dialectbias.interop import foreign_records
     from dialectbias.run import import_generations as run_import
 
+    records = foreign_records(source, file, model)  # None: our own JSONL
     exp, task = open_experiment(experiment, take_over=take_over)
-    summary = run_import(exp, task, file, take_over=take_over)
-    _app.console.print(f"{file}: {summary.lines} line(s): {summary.imported} imported, {summary.unchanged} "
+    summary = run_import(exp, task, file, take_over=take_over, records=records)
+    unit = "line(s)" if records is None else "sample(s)"
+    _app.console.print(f"{file}: {summary.lines} {unit}: {summary.imported} imported, {summary.unchanged} "
                        f"unchanged (already stored) → {exp.store_path}", highlight=False)
 
 

@@ -133,6 +133,8 @@ def import_lines(cls: Any, width: int) -> list[str]:
         return ["  import-generations: not supported", *_wrap(cls.no_imports, "    ", width)]
     lines = ["  import-generations: (one JSON object per line)"]
     lines.extend(_wrap(f"keys: {', '.join(RECORD_KEYS)}", "    ", width))
+    lines.extend(_wrap("or --from inspect / lm-eval LOG --model ID (docs/other-harnesses.md); `models:` may be "
+                       "left out when every generation is imported", "    ", width))
     if cls.request_keys:
         lines.extend(_wrap("request keys (give those that tell apart the requests of the line's model × item × "
                            "variant; a line matching several is an error naming the key):", "    ", width))

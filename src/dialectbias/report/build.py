@@ -13,7 +13,7 @@ from dialectbias.config import Experiment
 from dialectbias.report._content import ReportContent
 from dialectbias.report._departures import departures_changed, departures_section
 from dialectbias.report._html import Section, write_html
-from dialectbias.store import Store, call_totals
+from dialectbias.store import Store, call_totals, models_with_imports
 
 HUMAN_VALIDATED_CSV = "human_validated.csv"
 
@@ -31,8 +31,10 @@ def write_report(exp: Experiment, task_report: TaskReport, out_dir: str | Path, 
         result, validated = write_tables(task_report, store, out)
         calls = call_totals(store)
         changed = departures_changed(exp, store.get_meta("departures"))
+        imported = [] if exp.models else models_with_imports(store, "generate")
     metadata = {"experiment": exp.name, "task": exp.task, "experiment file": str(exp.path),
-                "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models),
+                "store": str(exp.store_path), "models": ", ".join(m.id for m in exp.models)
+                or (f"{', '.join(imported)} (generations imported)" if imported else "none"),
                 "judges": ", ".join(f"{j.id} ({j.role or 'primary'})" for j in exp.judges) or "none",
                 "results stored": calls.results, "failed requests": calls.failed,
                 "tokens in/out": f"{calls.tokens_in:,} / {calls.tokens_out:,}", "replicate": exp.replicate,

@@ -11,7 +11,7 @@ file), `results.cache_hit = 0`, and the file's `finish_reason`/token counts.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,17 +132,23 @@ def _read(path: Path, task_name: str, request_keys: Mapping[str, str]) -> Iterat
         except ValidationError as exc:
             details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors())
             raise DataError(f"{path}:{lineno}: {details}") from None
-        unknown = [k for k in record.coordinates if k not in request_keys]
-        if unknown:
-            keys = (f"task {task_name!r} also takes {', '.join(request_keys)}" if request_keys
-                    else f"task {task_name!r} takes no request keys")
-            raise DataError(f"{path}:{lineno}: {', '.join(unknown)}: unknown key (keys: "
-                            f"{', '.join(RECORD_KEYS)}; {keys}: `dialectbias tasks {task_name}`)")
-        bad = [k for k, v in record.coordinates.items() if not isinstance(v, str | int) or isinstance(v, bool)]
-        if bad:
-            raise DataError(f"{path}:{lineno}: {bad[0]}: a request key's value is a string or an integer "
-                            f"(got {record.coordinates[bad[0]]!r})")
+        check_keys(record, f"{path}:{lineno}", task_name, request_keys)
         yield lineno, record
+
+
+def check_keys(record: GenerationRecord, where: str, task_name: str, request_keys: Mapping[str, str]) -> None:
+    """DataError naming `where` when the record gives a key the task does not take, or a key value that is
+    neither a string nor an integer."""
+    unknown = [k for k in record.coordinates if k not in request_keys]
+    if unknown:
+        keys = (f"task {task_name!r} also takes {', '.join(request_keys)}" if request_keys
+                else f"task {task_name!r} takes no request keys")
+        raise DataError(f"{where}: {', '.join(unknown)}: unknown key (keys: "
+                        f"{', '.join(RECORD_KEYS)}; {keys}: `dialectbias tasks {task_name}`)")
+    bad = [k for k, v in record.coordinates.items() if not isinstance(v, str | int) or isinstance(v, bool)]
+    if bad:
+        raise DataError(f"{where}: {bad[0]}: a request key's value is a string or an integer "
+                        f"(got {record.coordinates[bad[0]]!r})")
 
 
 def _coordinate(spec: RequestSpec, key: str) -> Any:
@@ -181,7 +187,8 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def import_generations(exp: Experiment, task: ImportTarget, path: str | Path, *,
-                       take_over: bool = False) -> GenerationImport:
+                       take_over: bool = False, records: Sequence[tuple[str, GenerationRecord]] | None = None
+                       ) -> GenerationImport:
     """Store the outputs of a JSONL file ({item_id, variant, model, output, optional finish_reason, tokens_in,
     tokens_out, latency_s, metadata, and the task's request keys}) as generations of the experiment, all or
     nothing.
@@ -192,6 +199,10 @@ def import_generations(exp: Experiment, task: ImportTarget, path: str | Path, *,
 
     Re-importing the same file is a no-op. Raises DataError naming the file and line for unknown
     models/items/variants/keys, and naming both sides when an output differs from a stored one.
+
+    `records`, when given, are the file's records already read (another harness's log, `dialectbias.interop`),
+    each with where it was read ("LOG: sample q1|sylhet"); they are checked against the task's request keys
+    and stored exactly as lines of our own JSONL.
     """
     path = Path(path).expanduser().resolve()
     stage = next((s for s in task.stages() if s.name == GENERATE_STAGE), None)
@@ -199,15 +210,24 @@ def import_generations(exp: Experiment, task: ImportTarget, path: str | Path, *,
         why = f": {task.no_imports}" if task.no_imports else ""
         raise ConfigError(f"{exp.path}: task {exp.task!r} has no generation stage to import into{why}")
     models = {m.id: m for m in stage.models}
-    records = list(_read(path, exp.task, task.request_keys))
+    if records is None:
+        records = [(f"{path}:{line}", rec) for line, rec in _read(path, exp.task, task.request_keys)]
+    else:
+        records = list(records)
+        for where, rec in records:
+            check_keys(rec, where, exp.task, task.request_keys)
     if not exp.models:  # every generation is imported: a model is known by its id alone
         models.update({rec.model: imported_model(rec.model) for _, rec in records if rec.model not in models})
     summary = GenerationImport(lines=len(records))
     problems: list[str] = []
-    for line, rec in records:
+    unknown: dict[str, list[str]] = {}
+    for where, rec in records:
         if rec.model not in models:
-            problems.append(f"{path}:{line}: model {rec.model!r} is not a model of {exp.path.name} "
-                            f"(models: {', '.join(models)})")
+            unknown.setdefault(rec.model, []).append(where)
+    for model_id, wheres in unknown.items():  # once per model: a harness's log has one model throughout
+        more = f" (and {len(wheres) - 1} more record(s) of it)" if len(wheres) > 1 else ""
+        problems.append(f"{wheres[0]}: model {model_id!r} is not a model of {exp.path.name} "
+                        f"(models: {', '.join(models)}){more}")
     _raise(path, problems)
 
     with RunLock(exp.store_path, "import-generations"), Store.open(exp.store_path) as store:
@@ -226,10 +246,9 @@ def import_generations(exp: Experiment, task: ImportTarget, path: str | Path, *,
         finally:
             importing.reset(token)
 
-        seen: dict[str, tuple[int, str]] = {}
+        seen: dict[str, tuple[str, str]] = {}
         todo: list[ImportedGeneration] = []
-        for line, rec in records:
-            where = f"{path}:{line}"
+        for where, rec in records:
             label = "/".join([rec.model, rec.item_id, rec.variant, *map(str, rec.coordinates.values())])
             candidates = built.get((rec.model, rec.item_id, rec.variant), [])
             matches = [s for s in candidates
@@ -252,14 +271,15 @@ def import_generations(exp: Experiment, task: ImportTarget, path: str | Path, *,
             spec = matches[0]
             request_id = spec.request_id()
             if request_id in seen:
-                first_line, first_output = seen[request_id]
+                first_where, first_output = seen[request_id]
                 if first_output != rec.output:
-                    problems.append(f"{where}: {label}: output differs from line {first_line} of the same "
-                                    f"file ({_short(rec.output)} vs {_short(first_output)})")
+                    ref = first_where.removeprefix(f"{path}:").strip()
+                    problems.append(f"{where}: {label}: output differs from {'line ' if ref.isdigit() else ''}"
+                                    f"{ref} of the same file ({_short(rec.output)} vs {_short(first_output)})")
                 else:
                     summary.unchanged += 1
                 continue
-            seen[request_id] = (line, rec.output)
+            seen[request_id] = (where, rec.output)
             stored = stored_generation(store, request_id)
             if stored is not None and stored.status == "ok":
                 if stored.output == rec.output:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -29,8 +29,18 @@ from dialectbias.data import (
     unknown_variant_message,
 )
 from dialectbias.errors import ConfigError, DataError, DialectBiasError
-from dialectbias.run import Stage, StageYield
-from dialectbias.store import ResultCounts, Store
+from dialectbias.providers import ModelConfig
+from dialectbias.run import (
+    IMPORTED_PROVIDER,
+    RequestSpec,
+    Skipped,
+    Stage,
+    StageYield,
+    imported_model,
+    imported_model_ids,
+    importing,
+)
+from dialectbias.store import ResultCounts, Store, ok_request_ids
 
 if TYPE_CHECKING:
     from dialectbias.judges import Rubric
@@ -61,8 +71,9 @@ class Task(ABC):
     required_roles: ClassVar[tuple[str, ...]] = ()
     #: False for a task that sends requests to role models only (translate): `models:` may then be empty
     uses_models: ClassVar[bool] = True
-    #: True: an experiment may list no `models:` when all its generations are imported (import-generations)
-    imports_only: ClassVar[bool] = False
+    #: True: an experiment may list no `models:` when all its generations are imported (import-generations);
+    #: every task with a generate stage (`generation_stage`) can; a task with `no_imports` never can
+    imports_only: ClassVar[bool] = True
     #: key -> what it is: the keys of a generation request's `meta` that tell apart the requests the task builds
     #: for one model × item × variant; an `import-generations` line gives those it needs (listed by
     #: `dialectbias tasks NAME`)
@@ -78,13 +89,16 @@ class Task(ABC):
         #: each judge's rubric (judge id -> rubric), as the task reads it: the judge's `rubric:`, else the task's
         #: default; empty for a task without a judge stage. The review commands and the app score with these.
         self.rubrics: dict[str, Rubric] = {}
+        self._imported: list[ModelConfig] | None = None
 
     def check_roles(self) -> None:
         """ConfigError naming the task and the role when the experiment has no model for a required role (or
         no model under test at all, unless the task scores imported generations alone, `imports_only`, or
         sends requests to role models only, `uses_models` false)."""
-        if not self.exp.models and self.uses_models and not self.imports_only:
-            raise ConfigError(f"{self.exp.where('models')}: models: task {self.name!r} needs at least one model")
+        if not self.exp.models and self.uses_models and (self.no_imports or not self.imports_only):
+            why = f" ({self.no_imports})" if self.no_imports else ""
+            raise ConfigError(f"{self.exp.where('models')}: models: task {self.name!r} needs at least one model"
+                              f"{why}")
         for role in self.required_roles:
             if role not in self.exp.roles:
                 raise ConfigError(f"{self.exp.where('roles')}: task {self.name!r} needs a model for role {role!r}: "
@@ -132,6 +146,8 @@ class Task(ABC):
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Usable results per stage × model among the current requests; by default successful results.
         Tasks override this for stages whose results can be unusable (unscored judgments, rejected answers)."""
+        if none := self.no_model_yield():
+            return none
         counts = store.result_counts()
         out = []
         for stage in self.stages():
@@ -210,8 +226,44 @@ class Task(ABC):
 
     def review_model_ids(self) -> list[str]:
         """What the judges judged besides the experiment's `models:`, for the `judgments` review queue (e.g.
-        translation_quality's systems); none by default."""
-        return []
+        translation_quality's systems); by default the models known only by imported generations."""
+        return [m.id for m in self.imported_models()]
+
+    # -- models known by their imported generations ---------------------------------------------------
+    def imported_models(self) -> list[ModelConfig]:
+        """Models known only by generations imported into the store (`import-generations` into an experiment
+        that lists no `models:`); empty when the experiment lists models."""
+        if self._imported is None:
+            self._imported = [] if self.exp.models else [imported_model(m) for m in imported_model_ids(self.exp)]
+        return self._imported
+
+    def generation_models(self) -> list[ModelConfig]:
+        """The models whose answers the task scores: the experiment's `models:`, else those known by imports."""
+        return [*self.exp.models, *self.imported_models()]
+
+    def generation_stage(self, build: Callable[[Store, ModelConfig], Iterator[RequestSpec | Skipped]],
+                         name: str = "generate") -> Stage:
+        """The generate stage over `generation_models`: a model known only by its imports gets, at run time,
+        only the requests it has an imported result for (it is never called); while importing, all of them."""
+        def built(store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
+            if model.provider != IMPORTED_PROVIDER or importing.get():
+                yield from build(store, model)
+                return
+            done = ok_request_ids(store, name, model.id)
+            for spec in build(store, model):
+                if isinstance(spec, Skipped) or spec.request_id() in done:
+                    yield spec
+                else:
+                    yield Skipped(f"{model.id}/{spec.item_id}/{spec.variant}",
+                                  kind="no imported generation (the model is not listed under models:)")
+        return Stage(name, self.generation_models(), built)
+
+    def no_model_yield(self) -> list[StageYield]:
+        """The run's verdict when there is no model at all (none listed, none imported), else empty."""
+        if self.generation_models():
+            return []
+        return [StageYield("generate", "(no model)", 0, "the experiment lists no models and no generation was "
+                           "imported: add `models:` or run `dialectbias import-generations` first")]
 
     def export_tables(self, store: Store) -> dict[str, list[dict[str, Any]]]:
         """The task's own per-row tables for `dialectbias export --out DIR` (table name -> rows), written beside

@@ -180,7 +180,7 @@ def _csv(df: pd.DataFrame, path: Path) -> None:
 
 def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportContent:
     judge = task.exp.primary_judge
-    models = [m.id for m in task.exp.models]
+    models = [m.id for m in task.generation_models()]
     instructions, instructions_line = instruction_section(task, store, out_dir)
     if judge is None:
         return ReportContent(title=f"{task.exp.name}: qa_bias", sections=[Section(
@@ -287,7 +287,7 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportCont
                                            f"{what}, (n scored judgments); (none) = items without a {what}; "
                                            "no interval with fewer than 2"} if groups else {}),
                     qa.ALL: f"the model's judgments of every {what} pooled"}))
-    sizes = qa.model_size_table(table, task.exp.models, max_score=hi, gaps=gaps)
+    sizes = qa.model_size_table(table, task.generation_models(), max_score=hi, gaps=gaps)
     _csv(sizes, out_dir / "qa_bias_by_model_size.csv")
     scale = qa.scale_spearman(sizes)
     _csv(scale, out_dir / "qa_bias_scale_by_family.csv")

@@ -231,7 +231,7 @@ class QABiasTask(JudgedTask, Task):
         template, render_user = self._judge_prompts(judge)
         schema, scale = rubric.json_schema(), rubric.scale_text()
         system_cache: dict[str, str] = {}
-        for model in self.exp.models:
+        for model in self.generation_models():
             answers = _generations(store, model.id)
             for item in store.iter_items():
                 std = answers.get((item.id, STANDARD))
@@ -264,7 +264,7 @@ class QABiasTask(JudgedTask, Task):
         return asdict(self.check_settings)
 
     def stages(self) -> list[Stage]:
-        stages = [Stage("generate", self.exp.models, self._generation_requests)]
+        stages = [self.generation_stage(self._generation_requests)]
         if self.exp.judges:
             stages.append(Stage("judge", self.exp.judges, self._judge_requests, finalize=self.finalize_judgment,
                                 rubrics={j.id: self.rubrics[j.id].validator() for j in self.exp.judges}))

@@ -36,9 +36,6 @@ from dialectbias.run import (
     IMPORTED_PROVIDER,
     RequestSpec,
     Skipped,
-    StageYield,
-    imported_model,
-    imported_model_ids,
     importing,
 )
 from dialectbias.store import Store, ok_request_ids
@@ -96,7 +93,6 @@ class VLMTask(Task):
         o = self.options
         self.templates = experiment.resolve(o.templates_dir) if o.templates_dir else None
         self._images: dict[str, bytes] = {}
-        self._imported: list[ModelConfig] | None = None
         self.without_image: list[str] = []
         self.cut: int = 0
 
@@ -255,27 +251,6 @@ class VLMTask(Task):
 
     def max_tokens(self, strategy: str) -> int:
         return self.options.cot_max_tokens if strategy == "cot" else self.options.max_tokens
-
-    # -- models ---------------------------------------------------------------------------------------
-    def imported_models(self) -> list[ModelConfig]:
-        """Models known only by generations imported into the store (an experiment without them listed)."""
-        if self._imported is None:
-            self._imported = [imported_model(m) for m in imported_model_ids(self.exp)]
-        return self._imported
-
-    def generation_models(self) -> list[ModelConfig]:
-        return [*self.exp.models, *self.imported_models()]
-
-    def review_model_ids(self) -> list[str]:
-        """Models known only by imported generations: their answers are judged too, so the review queues list
-        those judgments as well."""
-        return [m.id for m in self.imported_models()]
-
-    def stage_yields(self, store: Store) -> list[StageYield]:
-        if not self.generation_models():
-            return [StageYield("generate", "(no model)", 0, "the experiment lists no models and no generation was "
-                               "imported: add `models:` or run `dialectbias import-generations` first")]
-        return super().stage_yields(store)
 
     def generation_requests(self, store: Store, model: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         """One request per evaluated item × variant with an entry × strategy. A model known only by imported

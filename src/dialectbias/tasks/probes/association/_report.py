@@ -174,7 +174,7 @@ def _setting_sections(main: pd.DataFrame, out_dir: Path, n_res: int, seed: int, 
 
 def _size_sections(task: AssociationTask, main: pd.DataFrame, out_dir: Path, n_res: int,
                    seed: int, student: bool = False) -> list[Section]:
-    sizes = _write(family_table(main, task.exp.models, ["setting", "trait"], n_resamples=n_res, seed=seed,
+    sizes = _write(family_table(main, task.generation_models(), ["setting", "trait"], n_resamples=n_res, seed=seed,
                                 student=student), out_dir, "association_model_size.csv")
     legend = {**FAMILY_LEGEND, "setting": STAT_LEGEND["setting"], "trait": STAT_LEGEND["trait"]}
     return [Section(heading="Larger vs smaller model of a family", table=sizes, legend=legend,
@@ -257,7 +257,7 @@ def _scored_frame(task: AssociationTask, store: Store, models: Sequence[str]) ->
 
 
 def write_association_report(task: AssociationTask, store: Store, out_dir: Path) -> ReportContent:
-    models = [m.id for m in task.exp.models]
+    models = [m.id for m in task.generation_models()]
     o = task.options
     variant = " · equal-option variant (App. B.3: bias_fallback)" if o.allow_neutral else ""
     setting = "naming and usage settings" if o.setting == "both" else f"{o.setting} setting"

@@ -138,7 +138,7 @@ class AssociationTask(ProbeTask):
                           "prefix": prefix, **({"equal_option": equal_option} if separate else {})})
 
     def stages(self) -> list[Stage]:
-        return [Stage("generate", self.exp.models, self._requests), *label_stages(self)]
+        return [self.generation_stage(self._requests), *label_stages(self)]
 
     def scored_rows(self, store: Store) -> Iterator[dict[str, Any]]:
         """One row per answered prompt: parse verdict and bias (None when rejected)."""
@@ -176,7 +176,9 @@ class AssociationTask(ProbeTask):
 
     def stage_yields(self, store: Store) -> list[StageYield]:
         """Answers accepted by strict parsing, per model (a rejected answer carries no bias score)."""
-        counts = {m.id: [0, 0] for m in self.exp.models}
+        if none := self.no_model_yield():
+            return none
+        counts = {m.id: [0, 0] for m in self.generation_models()}
         for row in store.stage_results("generate", template_prefix="association/"):
             counts.setdefault(row.model_id, [0, 0])[0 if self._score(row)["accepted"] else 1] += 1
         base = {y.model_id: y for y in super().stage_yields(store)}

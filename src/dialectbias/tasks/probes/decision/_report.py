@@ -168,7 +168,7 @@ def _generations(task: DecisionTask, store: Store) -> Iterator[tuple[str, str]]:
 
 
 def write_decision_report(task: DecisionTask, store: Store, out_dir: Path) -> ReportContent:
-    models = [m.id for m in task.exp.models]
+    models = [m.id for m in task.generation_models()]
     o = task.options
     setting = "naming and usage settings" if o.setting == "both" else f"{o.setting} setting"
     variant = " · equal-option variant (App. B.3)" if o.allow_neutral else ""
@@ -305,7 +305,7 @@ def _noise_sections(rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int, st
 def _size_sections(task: DecisionTask, rows: pd.DataFrame, out_dir: Path, n_res: int, seed: int,
                    student: bool = False) -> list[Section]:
     """Larger against smaller model of each `family` (models with `family` and `params_b`)."""
-    table = family_table(rows, task.exp.models, ["setting", "prefix", "trait"], n_resamples=n_res, seed=seed,
+    table = family_table(rows, task.generation_models(), ["setting", "prefix", "trait"], n_resamples=n_res, seed=seed,
                          value="score", student=student)
     if table.empty:
         return []

@@ -190,7 +190,7 @@ class DecisionTask(ProbeTask):
     def _extractions(self, store: Store, extractor: ModelConfig) -> Iterator[RequestSpec | Skipped]:
         params = {"temperature": self.options.extractor_temperature, "max_tokens": self.options.extractor_max_tokens,
                   **extractor.params}
-        for model in self.exp.models:
+        for model in self.generation_models():
             for row in store.stage_results("generate", model.id, template_prefix="decision/", ordered=True):
                 prompt = DecisionPrompt.model_validate(row.meta["prompt"])
                 if self.options.extraction_format == "lines":  # the paper's prompt, no schema (App. A.8)
@@ -230,7 +230,7 @@ class DecisionTask(ProbeTask):
         return [("judgments", record)]
 
     def stages(self) -> list[Stage]:
-        return [Stage("generate", self.exp.models, self._requests),
+        return [self.generation_stage(self._requests),
                 Stage("extract", [self.exp.role(EXTRACTOR_ROLE)], self._extractions,
                       rubric=None if self.options.extraction_format == "lines" else ExtractorAnswer,
                       finalize=self._finalize_extraction), *label_stages(self)]
