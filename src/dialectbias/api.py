@@ -5,7 +5,7 @@ report, so neither of them looks tasks up (the sub-packages import each other in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
@@ -59,16 +59,19 @@ def run_experiment(path: str | Path, *, progress: bool = True, console: Console 
 
 @dataclass(frozen=True)
 class ReportOutcome:
-    """A written report: its index.html, and one line per stage that produced no usable result (nothing of
-    it is scored; `dialectbias report` then exits non-zero)."""
+    """A written report: its index.html, one line per stage that produced no usable result (nothing of
+    it is scored; `dialectbias report` then exits non-zero), and one line per distinct third-party warning
+    raised while it was built (`report/_warnings.py`)."""
 
     index: Path
     empty: list[str]
+    warnings: list[str] = field(default_factory=list)
 
 
 def report_experiment(path: str | Path, out_dir: str | Path) -> ReportOutcome:
     """Write the task's CSV tables and `out_dir/index.html`, saying at its top when a stage has nothing
     scored (no successful generation, no scored judgment, no accepted answer)."""
+    from dialectbias.report._warnings import report_warnings
     from dialectbias.report.build import write_report
 
     exp, task = open_experiment(path)
@@ -76,7 +79,9 @@ def report_experiment(path: str | Path, out_dir: str | Path) -> ReportOutcome:
         empty, _ = yield_problems(task.stage_yields(store))
     alerts = [f"Nothing scored: {line}. Run the experiment (`dialectbias run`) and look at its summary."
               for line in empty]
-    return ReportOutcome(write_report(exp, task.report, out_dir, alerts=alerts), empty)
+    with report_warnings() as warned:
+        index = write_report(exp, task.report, out_dir, alerts=alerts)
+    return ReportOutcome(index, empty, warned)
 
 
 def build_report(path: str | Path, out_dir: str | Path) -> Path:

@@ -16,9 +16,10 @@ from dialectbias.run import RunSummary
 from dialectbias.run._summary import StageStats
 
 SUMMARY_LABELS = ("requests", "already done", "calls", "failed", "cached", "retried", "skipped", "parse failed",
-                  "repaired/re-asked", "tokens in", "tokens out", "cost")
+                  "invalid values", "repaired/re-asked", "tokens in", "tokens out", "cost")
 STATUS_LABELS = ("requests", "done", "failed", "pending", "superseded", "cache hits", "tokens in", "tokens out",
-                 "cost", "judgments:", "unscored (parse failed):", "needs review:", "reviewed:", "flagged:",
+                 "cost", "judgments:", "unscored (parse failed):", "unscored (invalid values):",
+                 "needs review:", "reviewed:", "flagged:",
                  "superseded:")
 
 
@@ -30,7 +31,7 @@ def realistic_summary() -> RunSummary:
                               StageStats(stage="generate", model_id="llama-3.1-8b", total=114_000,
                                          already_done=114_000),
                               StageStats(stage="judge", model_id="gemini-2.5-flash", total=205_200, calls=205_200,
-                                         parse_failed=17, repaired=40, reasked=112, skipped=9,
+                                         parse_failed=17, invalid_values=5, repaired=40, reasked=112, skipped=9,
                                          tokens_in=184_680_000, tokens_out=61_560_000, cost=92.34)])
 
 
@@ -57,6 +58,7 @@ def test_run_summary_fits_the_width_with_whole_labels(width: int) -> None:
     assert_folded(lines, SUMMARY_LABELS, width)
     text = "\n".join(lines)
     assert "tokens out 48,765,432" in text and "cost 1,234.5678" in text and "repaired/re-asked 40/112" in text
+    assert "parse failed 17 · invalid values 5" in " ".join(text.split())
 
 
 def test_run_summary_drops_zero_only_counts() -> None:

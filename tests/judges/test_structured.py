@@ -74,7 +74,7 @@ def test_extra_field_fails() -> None:
 
 @pytest.mark.parametrize("text", ["", "   \n"])
 def test_empty_output_fails(text: str) -> None:
-    assert parse(text).model_dump() == {"value": None, "status": "failed", "error": "empty output"}
+    assert parse(text).model_dump() == {"value": None, "status": "failed", "error": "empty output", "failure": "parse"}
 
 
 def test_prose_without_json_fails() -> None:

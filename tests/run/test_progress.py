@@ -82,7 +82,31 @@ def test_a_model_that_stops_early_gets_a_final_line_with_what_was_not_sent() -> 
         view.hook("m", 1, 1)
         view.hook("m", 1, 1)
         now[0] = 4.0
-    assert out.getvalue() == "stopped generate · m: 2/5 in 0:04 · 0.50/s · errors 2 · 3 not sent\n"
+    assert out.getvalue() == "stopped generate · m: 2/5 in 0:04 · errors 2 · 3 not sent\n"  # no answer: no rate
+
+
+def test_failed_requests_are_not_counted_in_the_rate() -> None:
+    """Issue 24: `16/60 · 76.40/s · errors 16` counted failures as throughput. 10 requests in 2 s, 6 failed:
+    4 answers (1 of them a cache hit) = 2.00/s; 50 left at 2/s = 25 s."""
+    now = [0.0]
+    console, _ = plain_console()
+    view = ProgressView(console, True, interval=60, clock=lambda: now[0])
+    stats = StageStats(stage="judge", model_id="j", total=60, cached=1)
+    view.add("judge", {"j": stats})
+    for failed in (1, 0, 1, 1, 0, 1, 0, 1, 0, 1):
+        view.hook("j", 1, failed)
+        stats.failed += failed
+    now[0] = 2.0
+    assert view.tracks["j"].line(now[0], width=120) == (
+        "progress judge · j: 10/60 (17%) · 2.00/s · ETA 0:25 · cached 1 · errors 6 · 0:02 elapsed")
+    only_failures = ProgressView(console, True, interval=60, clock=lambda: now[0])
+    down = StageStats(stage="judge", model_id="k", total=5)
+    only_failures.add("judge", {"k": down})
+    for _ in range(3):
+        only_failures.hook("k", 1, 1)
+        down.failed += 1
+    assert only_failures.tracks["k"].line(now[0], width=120) == (
+        "progress judge · k: 3/5 (60%) · no answer yet · errors 3 · 0:00 elapsed")
 
 
 def test_nothing_is_printed_in_a_terminal_or_when_disabled() -> None:

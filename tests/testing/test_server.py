@@ -215,6 +215,7 @@ def test_api_key_required() -> None:
         ("bad_body", lambda s, h, c: s == 200 and not _is_json(c)),
         ("empty_content", lambda s, h, c: s == 200 and _content(c) == ""),
         ("invalid_json", lambda s, h, c: s == 200 and not _is_json(_content(c))),
+        ("out_of_range", lambda s, h, c: s == 200 and 1023984765 in json.loads(_content(c)).values()),
         ("truncated_json", lambda s, h, c: s == 200 and _content(c).startswith("{")
          and not _is_json(_content(c))),
         ("length", lambda s, h, c: s == 200

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -72,6 +73,7 @@ def print_summary(summary: RunSummary) -> None:
                  *_count("calls", s.calls, always=True), *_count("failed", s.failed, always=True, bad=True),
                  *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
                  *_count("parse failed", s.parse_failed, bad=True),
+                 *_count("invalid values", s.invalid_values, bad=True),
                  *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
                  *_count("tokens in", s.tokens_in), *_count("tokens out", s.tokens_out), *_cost(s.cost)]
         _print_block(f"{s.stage} · {s.model_id}", pairs)
@@ -82,6 +84,21 @@ def print_summary(summary: RunSummary) -> None:
     for line in summary.outcome:
         console.print(line, highlight=False, markup=False)
     console.print(f"store: {summary.store}", highlight=False, overflow="fold")
+
+
+class RetryKind(StrEnum):
+    """`run --retry` values (`dialectbias.run.RETRY_KINDS`)."""
+
+    unscored = "unscored"
+    failed = "failed"
+    all = "all"
+
+
+def _print_retry_hints(unscored: int, failed: int, experiment: Path) -> None:
+    from dialectbias.run import retry_hints
+
+    for line in retry_hints(unscored, failed, experiment, console.width):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @clear_errors
@@ -96,8 +113,12 @@ def run(experiment: ExperimentArg,
             "--plan/--no-plan", help="print the plan first, to stderr (default: when a model has prices)",
             show_default=False)] = None,
         take_over: TakeOverOpt = False,
+        retry: Annotated[RetryKind | None, typer.Option(
+            "--retry", help="also ask again: unscored judgments (the judge's answer did not validate), failed "
+            "requests (re-asks included), or all; the old rows are kept as superseded", show_default=False)] = None,
         ) -> None:
-    """Run or resume an experiment: generation, then judging. Only missing results are requested.
+    """Run or resume an experiment: generation, then judging. Only missing results are requested
+    (and failed ones; --retry also asks again what was stored as unscored or whose re-ask failed).
 
     When a model has prices (or with --plan), the plan (`dialectbias plan`) is printed first, to stderr;
     when its cost is above --confirm-above, the run asks before its first call (--yes skips the question;
@@ -115,11 +136,12 @@ def run(experiment: ExperimentArg,
     """
     from dialectbias.api import open_experiment
     from dialectbias.cli._plan import confirm_plan
-    from dialectbias.run import run_task
+    from dialectbias.run import RETRY_KINDS, run_task
 
     exp, task = open_experiment(experiment, take_over=take_over)  # once: the plan and the run share the task
     confirm_plan(exp, task, yes, confirm_above, show=show_plan)
-    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over)
+    summary = run_task(exp, task, progress=progress, console=console, take_over=take_over,
+                       retry=RETRY_KINDS[retry.value] if retry else ())
     for line in summary.stopped:  # the cause first: a stopped model explains the rest of the summary
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     print_summary(summary)
@@ -131,6 +153,7 @@ def run(experiment: ExperimentArg,
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
     if summary.failed:
         console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
+    _print_retry_hints(summary.retry_unscored, summary.retry_failed, exp.path)
     if summary.empty or summary.failed:
         raise typer.Exit(EXIT_EMPTY if summary.empty else EXIT_FAILURES)
 
@@ -162,7 +185,8 @@ def status(experiment: ExperimentArg) -> None:
         _print_block(f"{b.stage} · {b.model_id}", pairs, [b.note] if b.note else [])
     j = report.judgments
     if j.total or j.superseded:
-        pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored}", ""),
+        pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored - j.invalid}", ""),
+                 *([("unscored (invalid values):", f"{j.invalid}", "")] if j.invalid else []),
                  ("needs review:", f"{j.needs_review}", ""), ("reviewed:", f"{j.reviewed}", ""),
                  ("flagged:", f"{j.flagged}", ""), *(
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
@@ -172,6 +196,7 @@ def status(experiment: ExperimentArg) -> None:
         console.print(line, highlight=False, soft_wrap=True)
     for validated in _validated_lines(exp.store_path):
         console.print(validated, highlight=False, soft_wrap=True)
+    _print_retry_hints(report.retry.unscored, report.retry.failed, exp.path)
     console.print(f"store: {exp.store_path}", highlight=False, overflow="fold")
 
 
@@ -185,7 +210,7 @@ def _judge_lines(judges: Sequence[JudgeReview], width: int) -> list[Text]:
         routed = f" ({j.routed} routed: on_miscalibrated)" if j.routed else ""
         pairs: list[Pair] = [(f"judge {j.judge_id} ({j.role}): {j.judgments:,}", "judgments", ""),
                              (f"{j.needs_review:,}", f"need review{routed}", ""), (f"{j.reviewed:,}", "reviewed", ""),
-                             *_count("unscored", j.unscored)]
+                             *_count("unscored", j.unscored), *_count("of them invalid values", j.invalid)]
         lines += _folded(pairs, width, first="")
         if j.needs_review and j.in_default_queue:
             lines.append(Text("  in the default review queue (`review export`, the review app)"))
@@ -317,13 +342,16 @@ def report(experiment: ExperimentArg,
     """Write the HTML report (index.html) and the task's CSV tables.
 
     When a stage has nothing scored (no successful generation, no scored judgment, no accepted answer), the
-    report says so at its top, the command says so first and exits with code 4.
+    report says so at its top, the command says so first and exits with code 4. A library's warning while
+    plotting (e.g. matplotlib's) is one `warning:` line naming the library; deprecation notices are dropped.
 
     Example: dialectbias report bn-qa.yaml --out report/
     """
     from dialectbias.api import report_experiment
 
     written = report_experiment(experiment, out)
+    for line in written.warnings:  # a library's warnings, one line each (never raw)
+        err_console.print("[yellow]warning:[/]", escape(line), highlight=False, soft_wrap=True)
     for line in written.empty:
         err_console.print("[bold red]error:[/] nothing scored:", escape(line), highlight=False, soft_wrap=True)
     console.print(f"report: {written.index}", highlight=False, overflow="fold")

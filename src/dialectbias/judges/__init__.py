@@ -1,6 +1,7 @@
 """Judge rubrics, JSON schemas, parsing/repair, score computation and the script/refusal decision."""
 
 from dialectbias.judges._judgment import (
+    INVALID_VALUES_PREFIX,
     CheckSettings,
     CodeChecks,
     JudgmentValues,
@@ -11,6 +12,8 @@ from dialectbias.judges._judgment import (
     rescore_override,
     run_checks,
     scoring_fingerprint,
+    unscored_kinds,
+    unscored_text,
 )
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
 from dialectbias.judges._rubric import CHECKS, Ceiling, Condition, Rubric, RubricField, RubricResult, count_items
@@ -20,6 +23,7 @@ from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDec
 
 __all__ = [
     "CHECKS",
+    "INVALID_VALUES_PREFIX",
     "REVIEW_PREFIX",
     "RLAIF_CATEGORIES",
     "ZEROED_PREFIX",
@@ -50,4 +54,6 @@ __all__ = [
     "run_checks",
     "scoring_fingerprint",
     "script_refusal_verdict",
+    "unscored_kinds",
+    "unscored_text",
 ]

@@ -71,6 +71,28 @@ def run_checks(names: Sequence[str], text: str, settings: CheckSettings = CheckS
     return CodeChecks(ran=tuple(names), script=script, refusal=refusal, zero_rule=settings.zero_rule)
 
 
+#: `reason` of an unscored judgment whose (last) answer was a JSON object of the rubric's shape with values that
+#: failed validation (out of range, wrong type): counted as "invalid values", apart from "parse failed"
+#: (issue 24 item 6). `parse_status` stays "failed" (unscored) for both: stores of any version read alike.
+INVALID_VALUES_PREFIX = "invalid values: "
+
+
+def unscored_kinds(unscored: int, invalid: int) -> str:
+    """Why `unscored` judgments, `invalid` of them with invalid values, are unscored: "parse failed",
+    "invalid values", or "3 parse failed, 1 invalid values"."""
+    if not invalid:
+        return "parse failed"
+    if invalid == unscored:
+        return "invalid values"
+    return f"{unscored - invalid} parse failed, {invalid} invalid values"
+
+
+def unscored_text(unscored: int, invalid: int) -> str:
+    """How summaries name `unscored` judgments of which `invalid` had invalid values: "4 unscored (parse
+    failed)", "4 unscored (invalid values)", or "4 unscored (3 parse failed, 1 invalid values)"."""
+    return f"{unscored} unscored ({unscored_kinds(unscored, invalid)})"
+
+
 class JudgmentValues(BaseModel):
     """The derived part of one judgment row: what the rubric, the checks and the review rule made of the
     judge's answer. `parsed` is the answer with its fields after ceilings (None when it did not parse);
@@ -105,11 +127,15 @@ def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: Code
     `refusal` verdicts (when the rubric has them) and the code's go through `script_refusal_verdict`
     (Bengali paper §3.3: zeroed = the rubric's lowest score, e.g. RLAIF 0; disagreements flagged).
     Review: confidence ≤ `review_threshold`, flagged, or clipped by a ceiling. Not parsed: unscored
-    (never 0), needs review, `reason` = the parse error."""
+    (never 0), needs review, `reason` = the parse error (prefixed `INVALID_VALUES_PREFIX` when the JSON
+    parsed but its values failed validation)."""
     checks = code.as_json()
     if parsed is None or parsed.value is None:
+        reason = (parsed.error if parsed else None) or "no answer to parse"
+        if parsed is not None and parsed.failure == "values":
+            reason = INVALID_VALUES_PREFIX + reason
         return JudgmentValues(rubric=rubric.name, parse_status=parsed.status if parsed else "failed",
-                              checks=checks, reason=(parsed.error if parsed else None) or "no answer to parse")
+                              checks=checks, reason=reason)
     value = parsed.value
     answer = value.model_dump() if isinstance(value, BaseModel) else dict(value)
     result = rubric.evaluate(value)

@@ -19,10 +19,20 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
+#: why an answer was not usable: `parse` = no JSON object, or keys missing or unknown (the answer did not
+#: parse into the rubric's shape); `values` = a JSON object with the rubric's keys whose values failed
+#: validation (out of range, wrong type, too long): counted apart as "invalid values" (issue 24 item 6)
+FailureKind = Literal["parse", "values"]
+#: pydantic error types that mean the object's shape is wrong (a parse failure), not one of its values
+_SHAPE_ERRORS = frozenset({"missing", "extra_forbidden", "model_type", "model_attributes_type", "dict_type"})
+
+
 class StructuredParse(BaseModel):
     value: Any = None
     status: ParseStatus
     error: str | None = None
+    #: with status "failed": what failed (`FailureKind`)
+    failure: FailureKind | None = None
 
 
 def _candidates(text: str) -> list[str]:
@@ -39,10 +49,13 @@ def _candidates(text: str) -> list[str]:
 
 
 def parse_structured(text: str, model: type[T]) -> StructuredParse:
-    """Return the validated object (`ok`, or `repaired` when the raw text needed fixing) or `failed`."""
+    """Return the validated object (`ok`, or `repaired` when the raw text needed fixing) or `failed`, with
+    `failure` "values" when a candidate was a JSON object of the right shape whose values failed validation
+    (its error is the one given), else "parse"."""
     if not text or not text.strip():
-        return StructuredParse(status="failed", error="empty output")
+        return StructuredParse(status="failed", error="empty output", failure="parse")
     error = "no JSON object found"
+    values_error: str | None = None
     for i, candidate in enumerate(_candidates(text)):
         try:
             data = json.loads(candidate)
@@ -54,9 +67,13 @@ def parse_structured(text: str, model: type[T]) -> StructuredParse:
         except ValidationError as exc:
             first = exc.errors()[0]
             error = f"{'.'.join(str(p) for p in first['loc']) or 'object'}: {first['msg']}"
+            if isinstance(data, dict) and all(e["loc"] and e["type"] not in _SHAPE_ERRORS for e in exc.errors()):
+                values_error = values_error or error
             continue
         return StructuredParse(value=value, status="ok" if i == 0 else "repaired")
-    return StructuredParse(status="failed", error=error)
+    if values_error is not None:
+        return StructuredParse(status="failed", error=values_error, failure="values")
+    return StructuredParse(status="failed", error=error, failure="parse")
 
 
 def reask_messages(messages: list[ChatMessage], bad_output: str, error: str) -> list[ChatMessage]:

@@ -17,11 +17,12 @@ from dialectbias.run._runner import run_task
 from dialectbias.run._specs import RequestSpec, content_hash, draw_seed
 from dialectbias.run._stage import Outcome, Skipped, Stage, StagedTask, StageYield, Write
 from dialectbias.run._status import read_status
-from dialectbias.run._summary import RunSummary, StageStats
+from dialectbias.run._summary import RETRY_KINDS, RunSummary, StageStats, retry_hints
 
 __all__ = [
     "IMPORTED_PROVIDER",
     "RECORD_KEYS",
+    "RETRY_KINDS",
     "Call",
     "Done",
     "Executor",
@@ -52,5 +53,6 @@ __all__ = [
     "importing",
     "read_status",
     "register_executor",
+    "retry_hints",
     "run_task",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 from dialectbias.errors import ProviderError
 from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
 from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
-from dialectbias.run._specs import RequestSpec
+from dialectbias.run._specs import RequestSpec, retry_cache_key
 from dialectbias.run._stage import Outcome, Stage, Write
 from dialectbias.run._summary import StageStats
 from dialectbias.store import REASK_SUFFIX, Store
@@ -123,7 +123,9 @@ class PostCall:
         if call.error is not None:
             self.stats.retries += call.retries
             self.stats.note(f"re-ask failed: {call.error}")
-            outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {call.error}")
+            failure = outcome.parsed.failure if outcome.parsed else None  # the first answer's
+            outcome.parsed = StructuredParse(status="failed", error=f"{error}; re-ask failed: {call.error}",
+                                             failure=failure)
             writes.append(("results", result_row(reask_id, "failed", None, error=str(call.error),
                                                  retries=call.retries)))
         else:
@@ -190,6 +192,8 @@ class PostCall:
             params=request.params, json_schema=request.json_schema, refs=[first_id],
             meta={**json.loads(row["meta"]), "reask_of": first_id})
         reask = spec.to_row()
+        if attempt := json.loads(row["meta"]).get("attempt"):  # a retried request's re-ask is asked afresh too
+            reask["cache_key"] = retry_cache_key(reask["cache_key"], attempt)
         cached = self.store.cached(reask["cache_key"])
         return NeedsReask(first=row, row=reask, request=spec.chat_request(),
                           cached=None if cached is None else Call.from_cache(cached), outcome=outcome,
@@ -198,7 +202,9 @@ class PostCall:
     def _finish(self, row: sqlite3.Row, call: Call, outcome: Outcome, writes: list[Write]) -> Done:
         if outcome.parsed is not None:
             self.stats.repaired += outcome.parsed.status == "repaired"
-            self.stats.parse_failed += outcome.parsed.status == "failed"
+            failed = outcome.parsed.status == "failed"
+            self.stats.invalid_values += failed and outcome.parsed.failure == "values"
+            self.stats.parse_failed += failed and outcome.parsed.failure != "values"
         self.successes += 1
         self.consecutive_failures = 0
         self.progress(self.config.id, 1, 0)

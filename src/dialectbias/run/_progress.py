@@ -13,6 +13,12 @@ than pass the console's width (80 columns in a log). A final line says what happ
 requests were not sent), nothing to send (and why: e.g. every item skipped because no generation
 succeeded), or all done by an earlier run.
 
+The rate (bar and lines) is answers per second: requests this run finished with an answer, cache hits
+included (they are results, and a run made of them ends that fast). Failed requests are not throughput:
+they are counted in `errors`, never in the rate, so a server failing fast does not look busy (issue 24:
+`16/60 · 76.40/s · errors 16` counted its failures). The ETA is the requests left at that rate; before the
+first answer there is none (`no answer yet` once requests have failed).
+
 The interval defaults to 10 s; set it with the environment variable DIALECTBIAS_PROGRESS_INTERVAL
 (seconds) or the `interval` argument.
 """
@@ -73,7 +79,13 @@ class _Track:
     started: float
     task: TaskID
     done: int = 0
+    #: of `done`, the requests that failed (not answers: left out of the rate)
+    failed: int = 0
     finished: bool = False
+
+    def rate(self, elapsed: float) -> float:
+        """Answers per second (cache hits included, failures not)."""
+        return (self.done - self.failed) / elapsed
 
     @property
     def target(self) -> int:
@@ -93,18 +105,21 @@ class _Track:
             if not self.target:
                 return _fold([f"done {where}: {complete}/{s.total}", "all done by an earlier run"], width)
             earlier = [f"{s.already_done} done by an earlier run"] * bool(s.already_done)
-            took, speed = f"in {_clock(elapsed)}", f"{self.done / elapsed:,.2f}/s"
+            took = f"in {_clock(elapsed)}"
+            speed = [f"{self.rate(elapsed):,.2f}/s"] * (self.done > self.failed)
             if self.done < self.target:
-                return _fold([f"stopped {where}: {complete}/{s.total} {took}", speed, *counts,
+                return _fold([f"stopped {where}: {complete}/{s.total} {took}", *speed, *counts,
                               f"{self.target - self.done} not sent", *earlier], width)
             if s.failed >= self.done:  # every request this run sent failed
-                return _fold([f"failed {where}: failed {s.failed}/{self.target} {took}", speed, *earlier], width)
-            return _fold([f"done {where}: {complete}/{s.total} {took}", speed, *counts], width)
+                return _fold([f"failed {where}: failed {s.failed}/{self.target} {took}", *speed, *earlier], width)
+            return _fold([f"done {where}: {complete}/{s.total} {took}", *speed, *counts], width)
         percent = f" ({complete / s.total:.0%})" if s.total else ""
         if not self.done:
             rate = ["waiting for the first result"]
+        elif self.done <= self.failed:
+            rate = ["no answer yet"]
         else:
-            per_s = self.done / elapsed
+            per_s = self.rate(elapsed)
             rate = [f"{per_s:,.2f}/s", f"ETA {_clock((self.target - self.done) / per_s)}"]
         return _fold([f"progress {where}: {complete}/{s.total}{percent}", *rate, *counts,
                       f"{_clock(elapsed)} elapsed"], width)
@@ -220,10 +235,11 @@ class ProgressView:
         with self._lock:
             track = self.tracks[model_id]
             track.done += advance
+            track.failed += errors
             s = track.stats
             elapsed = max(self.clock() - track.started, 1e-6)
             counts = " · ".join([f"cached {s.cached}"] * bool(s.cached) + [f"errors {s.failed}"] * bool(s.failed))
-            self.progress.update(track.task, advance=advance, counts=counts, rate=f"{track.done / elapsed:,.1f}/s")
+            self.progress.update(track.task, advance=advance, counts=counts, rate=f"{track.rate(elapsed):,.1f}/s")
             if track.done >= track.target:
                 self._finish(track)
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Collection
 from typing import Any
 
 from rich.console import Console
@@ -15,37 +16,55 @@ from dialectbias.config import Experiment
 from dialectbias.providers import ModelConfig
 from dialectbias.run._executors import Executor, get_executor
 from dialectbias.run._progress import ProgressView
-from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, engine_seed_note
+from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, engine_seed_note, retry_row
 from dialectbias.run._stage import Skipped, Stage, StagedTask, yield_problems
 from dialectbias.run._summary import RunSummary, StageStats
-from dialectbias.store import SCHEMA_VERSION, RunLock, Store, claim_store, earlier_stores, ok_results_mark
+from dialectbias.store import (
+    SCHEMA_VERSION,
+    RunLock,
+    Store,
+    claim_store,
+    earlier_stores,
+    ok_results_mark,
+    retry_attempts,
+    retry_counts,
+    retry_targets,
+)
 
 
 def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model: ModelConfig,
-                 upstream: tuple[Any, ...]) -> str | None:
-    """Everything a stage's request set for one model depends on; None = unknown (always rebuild)."""
+                 upstream: tuple[Any, ...], attempts: dict[str, int] | None = None) -> str | None:
+    """Everything a stage's request set for one model depends on; None = unknown (always rebuild).
+    `attempts`: the retried requests' attempts (`run --retry`), folded in only when there are some."""
     if inputs is None:
         return None
     return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "rules": REQUEST_RULES, "stage": stage.name,
                          "model": model.model_dump(mode="json"), "experiment": exp.model_dump(mode="json"),
-                         "inputs": inputs, "upstream": upstream, "departures": exp.departure_rows()})
+                         "inputs": inputs, "upstream": upstream, "departures": exp.departure_rows(),
+                         **({"retries": sorted(attempts.items())} if attempts else {})})
 
 
 def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str], store: Store,
-             model_stats: dict[str, StageStats]) -> None:
-    """Build the stage's requests into the store, or reuse the set built by an identical earlier run."""
+             model_stats: dict[str, StageStats], retry: Collection[str] = ()) -> None:
+    """Build the stage's requests into the store, or reuse the set built by an identical earlier run.
+
+    A request retried by an earlier `run --retry` is built at its stored attempt (`retry_row`); `retry`
+    ("unscored", "failed") builds the next attempt of the current requests of those kinds."""
     # later stages are built from earlier stages' results
     upstream = ok_results_mark(store, earlier) if earlier else ()
     inputs = task.input_identity()
     for model in stage.models:
         stats = model_stats[model.id]
-        fingerprint = _fingerprint(exp, inputs, stage, model, upstream)
+        attempts = retry_attempts(store, stage.name, model.id)
+        if retry:
+            attempts.update(retry_targets(store, stage.name, model.id, retry))
+        fingerprint = _fingerprint(exp, inputs, stage, model, upstream, attempts)
         reused = store.use_compiled(fingerprint) if fingerprint else None
         if reused is not None:
             stats.total, stats.skipped = reused["n_requests"], reused["n_skipped"]
             stats.errors = json.loads(reused["notes"])
         else:
-            def rows(model: Any = model, stats: StageStats = stats) -> Any:
+            def rows(model: Any = model, stats: StageStats = stats, attempts: dict[str, int] = attempts) -> Any:
                 folded: dict[str, str] = {}  # kind -> its note, with the first case as the example
                 said = False  # the seed note, once
                 for spec in stage.build(store, model):
@@ -60,7 +79,9 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
                     if spec.draw is not None and not model.takes_seed() and not said:
                         said = True
                         stats.note(engine_seed_note(model))
-                    yield spec.to_row()
+                    row = spec.to_row()
+                    attempt = attempts.get(row["request_id"])
+                    yield retry_row(row, attempt) if attempt else row
 
             stats.total = store.add_requests(rows(), fingerprint=fingerprint, current=(stage.name, model.id))
             if fingerprint:
@@ -69,11 +90,11 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
 
 
 async def _run_stages(exp: Experiment, task: StagedTask, stages: list[Stage], store: Store, view: ProgressView,
-                      summary: RunSummary, executor: Executor) -> None:
+                      summary: RunSummary, executor: Executor, retry: Collection[str] = ()) -> None:
     try:
         for stage in stages:
             stats = {m.id: StageStats(stage=stage.name, model_id=m.id) for m in stage.models}
-            _compile(exp, task, stage, [s.name for s in stages[:stages.index(stage)]], store, stats)
+            _compile(exp, task, stage, [s.name for s in stages[:stages.index(stage)]], store, stats, retry)
             summary.stages.extend(stats.values())
             await executor.prepare(stage, store)
             view.add(stage.name, stats)
@@ -108,9 +129,10 @@ def _check_yields(task: StagedTask, store: Store, summary: RunSummary) -> None:
 
 
 def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
-             console: Console | None = None, take_over: bool = False) -> RunSummary:
+             console: Console | None = None, take_over: bool = False, retry: Collection[str] = ()) -> RunSummary:
     """Run (or resume) an experiment's task (`dialectbias.api.run_experiment` loads both from the file): only
-    requests without a stored result are sent, by the experiment's executor."""
+    requests without a stored result are sent, by the experiment's executor. `retry` ("unscored", "failed":
+    `run --retry`, `store/_retries.py`) also asks again unscored judgments and judgments whose re-ask failed."""
     started = time.perf_counter()
     executor_cls = get_executor(exp)
     earlier = [f"{exp.store_path.name} is a new store: {exp.path.name}'s results under `name: {name}` are in "
@@ -125,8 +147,10 @@ def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
         store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)
         summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=[*earlier, *input_warnings])
         with ProgressView(console, progress) as view:
-            asyncio.run(_run_stages(exp, task, stages, store, view, summary, executor_cls(exp)))
+            asyncio.run(_run_stages(exp, task, stages, store, view, summary, executor_cls(exp), retry))
         summary.outcome = task.summary_lines(store)
+        counts = retry_counts(store)
+        summary.retry_unscored, summary.retry_failed = counts.unscored, counts.failed
         _check_yields(task, store, summary)
     summary.seconds = time.perf_counter() - started
     return summary

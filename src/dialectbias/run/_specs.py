@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from typing import Any
 
@@ -15,6 +16,23 @@ from dialectbias.store import PARTS_KEY, TEXT_REF_MIN_CHARS, dumps, dumps_ordere
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def retry_cache_key(cache_key: str, attempt: int) -> str:
+    """The cache key of retry `attempt` (≥ 1) of a call (`run --retry`): never the first ask's, so a retried
+    request (and its re-ask) gets a fresh answer instead of the stored one."""
+    return _sha(f"{cache_key}\nretry {attempt}")
+
+
+def retry_row(row: dict[str, Any], attempt: int) -> dict[str, Any]:
+    """Retry `attempt` (≥ 1) of a request row (`run --retry`, `store/_retries.py`): the same call as a new row,
+    its id and cache key folding the attempt in, `meta.retry_of` = the row's own (base) id and `meta.attempt`,
+    so the old row and what derives from it stay in the store, superseded, and a later compile builds the same
+    attempt."""
+    base = row["request_id"]
+    meta = {**json.loads(row["meta"]), "retry_of": base, "attempt": attempt}
+    return {**row, "request_id": _sha(f"{base}\nretry {attempt}"),
+            "cache_key": retry_cache_key(row["cache_key"], attempt), "meta": dumps(meta)}
 
 
 def content_hash(value: Any) -> str:

@@ -11,10 +11,12 @@ from dialectbias.config import Experiment
 from dialectbias.run._stage import Stage
 from dialectbias.store import (
     REASK_SUFFIX,
+    RetryCounts,
     Store,
     judgment_tallies,
     judgment_tallies_by_judge,
     request_tallies,
+    retry_counts,
 )
 
 State = Literal["compiled", "outdated", "not compiled", "superseded"]
@@ -49,6 +51,8 @@ class JudgmentCounts:
     reviewed: int = 0
     flagged: int = 0
     superseded: int = 0
+    #: of `unscored`, those whose answer parsed but had invalid values (the rest did not parse)
+    invalid: int = 0
 
 
 @dataclass
@@ -62,6 +66,7 @@ class JudgeReview:
     role: str
     judgments: int = 0
     unscored: int = 0
+    invalid: int = 0
     needs_review: int = 0
     routed: int = 0
     reviewed: int = 0
@@ -74,6 +79,8 @@ class StatusReport:
     blocks: list[StageBlock] = field(default_factory=list)
     judgments: JudgmentCounts = field(default_factory=JudgmentCounts)
     judges: list[JudgeReview] = field(default_factory=list)
+    #: what `run --retry` would ask again (`store.retry_counts`)
+    retry: RetryCounts = field(default_factory=RetryCounts)
 
 
 def read_status(exp: Experiment, stages: list[Stage], store: Store,
@@ -123,9 +130,11 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
             j = report.judgments
             j.total, j.unscored, j.needs_review, j.reviewed, j.flagged = (t.judgments, t.unscored, t.needs_review,
                                                                           t.reviewed, t.flagged)
+            j.invalid = t.invalid
         else:
             report.judgments.superseded = t.judgments
     report.judges = _per_judge(exp, store, routed)
+    report.retry = retry_counts(store)
     return report
 
 
@@ -140,6 +149,7 @@ def _per_judge(exp: Experiment, store: Store, routed: Set[tuple[str, str]]) -> l
         n, unscored, pending, reviewed, flagged = t.judgments, t.unscored, t.needs_review, t.reviewed, t.flagged
         j.judgments += n
         j.unscored += unscored
+        j.invalid += t.invalid
         j.reviewed += reviewed
         j.flagged += flagged
         if (judge_id, variant) in routed:

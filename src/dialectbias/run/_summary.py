@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pydantic import BaseModel
+
+#: `run --retry` values: what each asks again (`store/_retries.py`)
+RETRY_KINDS = {"unscored": ("unscored",), "failed": ("failed",), "all": ("unscored", "failed")}
+
+
+def retry_hints(unscored: int, failed: int, experiment: Path, width: int = 80) -> list[str]:
+    """One line per kind of thing `run --retry` can ask again, naming the exact command (the experiment file
+    relative to the working directory when it is under it); a line wider than `width` puts the command on a
+    line of its own (never folded inside: it is copied as is)."""
+    relative = os.path.relpath(experiment)
+    shown = relative if not relative.startswith("..") else str(experiment)
+    lines: list[str] = []
+    for n, what, kind in ((unscored, "unscored judgment", "unscored"), (failed, "failed request", "failed")):
+        if n:
+            head, command = f"{n} {what}{'s' if n != 1 else ''}:", f"dialectbias run {shown} --retry {kind}"
+            fits = len(head) + 1 + len(command) <= width
+            lines += [f"{head} {command}"] if fits else [f"{head} to ask again,", f"  {command}"]
+    return lines
 
 
 class StageStats(BaseModel):
@@ -14,7 +35,10 @@ class StageStats(BaseModel):
     cached: int = 0
     retries: int = 0
     failed: int = 0
+    #: structured answers unusable after repair and re-ask: not JSON, or keys missing (`parse_failed`), or a
+    #: JSON object whose values failed validation, e.g. out of range (`invalid_values`; issue 24 item 6)
     parse_failed: int = 0
+    invalid_values: int = 0
     repaired: int = 0
     reasked: int = 0
     tokens_in: int = 0
@@ -43,6 +67,9 @@ class RunSummary(BaseModel):
     warnings: list[str] = []
     #: one line per stage that produced no usable result for any model (the run exits with EXIT_EMPTY)
     empty: list[str] = []
+    #: after the run: current unscored judgments and failed requests (`store.retry_counts`: `run --retry`)
+    retry_unscored: int = 0
+    retry_failed: int = 0
 
     @property
     def calls_made(self) -> int:

@@ -3,8 +3,9 @@
 `_store.py` is the `Store` (open and migrate, experiments and items, requests, results, cache, the current rows,
 `write`), `_schema.py` its migrations; named reads and writes by concern: `_reads.py` (items, results, totals for
 tasks, reports and the runner), `_status.py` (`dialectbias status`), `_judgments.py` (judgments, human
-overrides, re-scoring), `_imports.py` (imported generations), `_export.py`, `_content.py`, `_owner.py`,
-`_lock.py`. Callers ask these; none passes SQL (tests/packaging/test_store_owns_sql.py)."""
+overrides, re-scoring), `_retries.py` (what `run --retry` asks again), `_imports.py` (imported generations),
+`_export.py`, `_content.py`, `_owner.py`, `_lock.py`. Callers ask these; none passes SQL
+(tests/packaging/test_store_owns_sql.py)."""
 
 from dialectbias.store._annotations import (
     LatestAnnotation,
@@ -80,6 +81,7 @@ from dialectbias.store._reads import (
     stage_requests,
 )
 from dialectbias.store._records import CallTotals, ItemFacets, ResultCounts, StageRequest, StageResult
+from dialectbias.store._retries import RetryCounts, retry_attempts, retry_counts, retry_targets
 from dialectbias.store._review_reads import (
     ImageAnswer,
     ItemRecord,
@@ -128,6 +130,7 @@ __all__ = [
     "Packed",
     "RequestTally",
     "ResultCounts",
+    "RetryCounts",
     "RunLock",
     "StageRequest",
     "StageResult",
@@ -166,6 +169,9 @@ __all__ = [
     "raw_outputs_by_first_ref",
     "request_tallies",
     "result_output",
+    "retry_attempts",
+    "retry_counts",
+    "retry_targets",
     "save_imported",
     "stage_requests",
     "stored_generation",

@@ -23,6 +23,12 @@ ZEROED_PREFIX = "zeroed: "  # dialectbias.judges.ZEROED_PREFIX (the store does n
 _ZEROED_SQL = f"(j.parse_status != 'failed' AND substr(coalesce(j.reason, ''), 1, {len(ZEROED_PREFIX)}) = " \
               f"'{ZEROED_PREFIX}')"
 
+INVALID_VALUES_PREFIX = "invalid values: "  # dialectbias.judges.INVALID_VALUES_PREFIX
+#: an unscored judgment whose answer parsed as JSON but had invalid values (out of range, wrong type), counted
+#: apart from "parse failed" (issue 24 item 6); parse_status is "failed" for both
+INVALID_SQL = (f"(j.parse_status = 'failed' AND substr(coalesce(j.reason, ''), 1, {len(INVALID_VALUES_PREFIX)}) = "
+               f"'{INVALID_VALUES_PREFIX}')")
+
 # The latest human override per judgment (SQLite returns the bare columns of the MAX row).
 LATEST_OVERRIDE_SQL = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
                        f"MAX(annotation_id) FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
@@ -70,9 +76,10 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
     Each chunk maps a column to a tuple: `judge` and `model` (positions in `judge_ids`/`model_ids`),
     item_id, variant, score (the judge's), human_score (`human`: the latest override's, or the mean of each
     annotator's latest; else None), confidence,
-    needs_review, flagged, zeroed (the script/refusal rule set the score), unscored (the answer did not
-    parse), and one column per name in `fields`: that field's value in `parsed` (None when absent, e.g.
-    another rubric's field, or unparsed; booleans read as 0/1).
+    needs_review, flagged, zeroed (the script/refusal rule set the score), unscored (0: scored; 1: the answer
+    did not parse; 2: it parsed but its values were invalid, `INVALID_SQL`), and one column per name in
+    `fields`: that field's value in `parsed` (None when absent, e.g. another rubric's field, or unparsed;
+    booleans read as 0/1).
 
     Rows come in storage order (one sequential scan, no raw output read): when a key (judge, model, item,
     variant) has several current judgments, the last one is the latest.
@@ -84,7 +91,8 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
     model_case = "CASE j.model_id " + " ".join("WHEN ? THEN ?" for _ in model_ids) + " END"
     extracts = "".join(", json_extract(j.parsed, ?)" for _ in fields)
     sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, j.confidence, "
-           f"j.needs_review, j.flagged, {_ZEROED_SQL}, j.parse_status = 'failed'{extracts} "
+           f"j.needs_review, j.flagged, {_ZEROED_SQL}, "
+           f"CASE WHEN j.parse_status != 'failed' THEN 0 WHEN {INVALID_SQL} THEN 2 ELSE 1 END{extracts} "
            f"FROM judgments j NOT INDEXED LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id "
            "WHERE j.request_id IN (SELECT request_id FROM current_requests) "
            f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
@@ -107,14 +115,15 @@ def _json_key(name: str) -> str:
 
 @dataclass(frozen=True)
 class JudgeCounts:
-    """A judge's latest current judgments: how many, unscored (parse failed), zeroed (script/refusal),
-    flagged, and sent to human review."""
+    """A judge's latest current judgments: how many, unscored (parse failed or invalid values), zeroed
+    (script/refusal), flagged, sent to human review, and of the unscored those with invalid values."""
 
     judgments: int = 0
     unscored: int = 0
     zeroed: int = 0
     flagged: int = 0
     needs_review: int = 0
+    invalid: int = 0
 
 
 def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCounts]:
@@ -123,7 +132,8 @@ def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCount
         return {}
     rows = store.query(
         f"SELECT j.judge_id, count(*), coalesce(sum(j.parse_status = 'failed'), 0), coalesce(sum({_ZEROED_SQL}), 0), "
-        "coalesce(sum(j.flagged), 0), coalesce(sum(j.needs_review), 0) FROM judgments j "
+        f"coalesce(sum(j.flagged), 0), coalesce(sum(j.needs_review), 0), coalesce(sum({INVALID_SQL}), 0) "
+        "FROM judgments j "
         f"WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) AND {LATEST_CURRENT_SQL} GROUP BY j.judge_id",
         tuple(judge_ids))
     return {r[0]: JudgeCounts(*r[1:]) for r in rows}
@@ -131,18 +141,21 @@ def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCount
 
 @dataclass(frozen=True)
 class JudgeYield:
-    """A judge's current requests: how many, how many have a scored judgment, how many an unscored one."""
+    """A judge's current requests: how many, how many have a scored judgment, how many an unscored one (and
+    of those, how many had invalid values)."""
 
     requests: int = 0
     scored: int = 0
     unscored: int = 0
+    invalid: int = 0
 
 
 def judge_yields(store: Store, stage: str = "judge") -> dict[str, JudgeYield]:
     """Per judge model id: its current requests of `stage` and their judgments' outcome."""
     rows = store.query(
         "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
-        "coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0) FROM current_requests cr "
+        f"coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0), coalesce(sum({INVALID_SQL}), 0) "
+        "FROM current_requests cr "
         "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
         "WHERE r.stage = ? GROUP BY r.model_id", (stage,))
     return {r[0]: JudgeYield(*r[1:]) for r in rows}

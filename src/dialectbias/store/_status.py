@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dialectbias.store._judgments import INVALID_SQL
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._store import Store
 
@@ -24,7 +25,8 @@ _REVIEWED_SQL = (f"LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE k
                  "ON o.target_id = j.request_id")
 _JUDGMENT_COUNTS_SQL = ("count(*), coalesce(sum(j.parse_status = 'failed'), 0), "
                         "coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), "
-                        "coalesce(sum(o.target_id IS NOT NULL), 0), coalesce(sum(j.flagged), 0)")
+                        f"coalesce(sum(o.target_id IS NOT NULL), 0), coalesce(sum(j.flagged), 0), "
+                        f"coalesce(sum({INVALID_SQL}), 0)")
 
 _JUDGMENTS_SQL = (f"SELECT c.request_id IS NOT NULL AS cur, {_JUDGMENT_COUNTS_SQL} FROM judgments j "
                   f"LEFT JOIN current_requests c ON c.request_id = j.request_id {_REVIEWED_SQL} GROUP BY cur")
@@ -56,15 +58,16 @@ class RequestTally:
 
 @dataclass(frozen=True)
 class JudgmentTally:
-    """Judgments (every stored row, not only the latest per key): how many, unscored (parse failed), needing
-    review that no human has overridden (`needs_review` as stored), overridden by a human (`reviewed`), and
-    flagged."""
+    """Judgments (every stored row, not only the latest per key): how many, unscored (parse failed or invalid
+    values), needing review that no human has overridden (`needs_review` as stored), overridden by a human
+    (`reviewed`), flagged, and of the unscored those whose values were invalid (`invalid`)."""
 
     judgments: int
     unscored: int
     needs_review: int
     reviewed: int
     flagged: int
+    invalid: int = 0
 
 
 def request_tallies(store: Store) -> list[RequestTally]:

@@ -21,6 +21,8 @@ from dialectbias.judges import (
     rescore_override,
     run_checks,
     scoring_fingerprint,
+    unscored_kinds,
+    unscored_text,
 )
 from dialectbias.providers import ModelConfig
 from dialectbias.run import Outcome, StageYield, Write
@@ -157,7 +159,8 @@ def judge_stage_yields(store: Store, judges: Sequence[ModelConfig]) -> list[Stag
     for judge in judges:
         y = yields.get(judge.id)
         scored = y.scored if y else 0
-        detail = (f"{scored} of {y.requests} judge requests scored ({y.unscored} unscored: parse failed)"
+        detail = (f"{scored} of {y.requests} judge requests scored ({y.unscored} unscored: "
+                  f"{unscored_kinds(y.unscored, y.invalid)})"
                   if y and y.requests else "no judgments")
         out.append(StageYield("judge", judge.id, scored, detail))
     return out
@@ -169,6 +172,6 @@ def judge_summary_lines(store: Store, judges: Sequence[ModelConfig], review_note
     lines = []
     for judge in judges:
         c = counts.get(judge.id, JudgeCounts())
-        lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed) · "
+        lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)} · "
                      f"{c.needs_review} for human review{review_note}")
     return lines

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
 from dialectbias.testing._faults import FaultRule
 from dialectbias.testing._wire import error_response
 
+#: what an `out_of_range` fault puts in every integer of a JSON answer (a value llama.cpp's grammar let through:
+#: keys and types enforced, ranges not; issue 24)
+OUT_OF_RANGE_VALUE = 1023984765
 #: the content an `invalid_json` fault answers, per endpoint
 INVALID_CHAT_JSON = "Sure! Here is my verdict: {score: five, reasoning: 'looks fine'"
 INVALID_COMPLETION_JSON = "Sure! {score: five"
@@ -42,15 +47,32 @@ async def http_fault(rule: FaultRule) -> web.Response | None:
     return None
 
 
+def _out_of_range(value: Any) -> str:
+    def walk(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return OUT_OF_RANGE_VALUE if isinstance(v, int) and not isinstance(v, bool) else v
+    return json.dumps(walk(value), ensure_ascii=False)
+
+
 def content_fault(fault: str | None, answer: Callable[[], str], json_answer: Callable[[], str],
                   invalid_json: str) -> tuple[str, str]:
     """(content, finish_reason) of an answer under a content fault (or none): `answer` makes the normal
     answer, `json_answer` a JSON one (what `truncated_json` cuts in half), `invalid_json` is what an
-    `invalid_json` fault answers instead."""
+    `invalid_json` fault answers instead; `out_of_range` answers the JSON one with every integer made
+    `OUT_OF_RANGE_VALUE`."""
     if fault == "empty_content":
         return "", "stop"
     if fault == "invalid_json":
         return invalid_json, "stop"
+    if fault == "out_of_range":  # well-formed JSON of the schema's shape, every integer far out of range
+        content = json_answer()
+        try:
+            return _out_of_range(json.loads(content)), "stop"
+        except json.JSONDecodeError:  # not a JSON answer (a completion): nothing to put out of range
+            return content, "stop"
     if fault in ("truncated_json", "length"):
         content = json_answer() if fault == "truncated_json" else answer()
         return content[: max(1, len(content) // 2)], "length" if fault == "length" else "stop"

@@ -25,7 +25,8 @@ RESPONDERS = [
 ]
 
 FAULT_FIELDS = [
-    ("kind", "one of 429, 500, 503, timeout, slow, truncated_json, invalid_json, empty_content, bad_body, length"),
+    ("kind", "one of 429, 500, 503, timeout, slow, truncated_json, invalid_json, out_of_range, empty_content, "
+             "bad_body, length"),
     ("match", "substring of the model name or message text (default: every request)"),
     ("per_prompt_first_n", "the first N attempts of each distinct prompt fault, later ones succeed"),
     ("every", "every k-th matching request faults"),

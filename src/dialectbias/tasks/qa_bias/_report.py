@@ -45,9 +45,10 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
 
     Columns: judge_id, model_id, item_id, variant (categorical), judge_score, human_score (`human`, as
     `review.human_score`: the mean of each annotator's latest override, or the latest override; else NaN),
-    final_score (human score where present, else the judge's), confidence, parse_status ('failed' or
-    'parsed'), needs_review, flagged, zeroed (script/refusal rule on a parsed
-    judgment), then one float column per name in `fields`: that rubric field's value (NaN when the judge's
+    final_score (human score where present, else the judge's), confidence, parse_status ('parsed',
+    'failed': did not parse, or 'invalid': parsed but its values failed validation; both unscored),
+    needs_review, flagged, zeroed (script/refusal rule on a parsed judgment), then one float column per
+    name in `fields`: that rubric field's value (NaN when the judge's
     rubric has no such field or the answer did not parse).
 
     Read through `dialectbias.store.judgment_columns` (one sequential scan, SQLite extracts the fields, no
@@ -81,7 +82,8 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
         "variant": union_categoricals(parts["variant"], sort_categories=True),
         "judge_score": np.concatenate(parts["score"]), "human_score": np.concatenate(parts["human"]),
         "confidence": np.concatenate(parts["confidence"]),
-        "parse_status": pd.Categorical.from_codes(np.concatenate(parts["unscored"]), categories=["parsed", "failed"]),
+        "parse_status": pd.Categorical.from_codes(np.concatenate(parts["unscored"]),
+                                                  categories=["parsed", "failed", "invalid"]),
         "needs_review": np.concatenate(parts["needs_review"]), "flagged": np.concatenate(parts["flagged"]),
         "zeroed": np.concatenate(parts["zeroed"]),
         **{f: np.concatenate(parts[f"field:{f}"]) for f in fields},
@@ -148,13 +150,15 @@ def model_by_dialect(scores: pd.DataFrame, models: list[str], dialects: list[str
 
 
 def _counts(scores: pd.DataFrame, models: list[str]) -> pd.DataFrame:
-    """Per model: judgments, scored, unscored, zeroed, needs review, pending, reviewed, changed by review."""
+    """Per model: judgments, scored, unscored (parse failed; invalid values), zeroed, needs review, pending,
+    reviewed, changed by review."""
     rows = []
     for m in models:
         s = scores[scores.model_id == m]
         reviewed = s.human_score.notna()
         rows.append({"model": m, "judgments": len(s), "scored": int(s.final_score.notna().sum()),
                      "unscored (parse failed)": int((s.parse_status == "failed").sum()),
+                     "unscored (invalid values)": int((s.parse_status == "invalid").sum()),
                      "zeroed (script/refusal)": int(s.zeroed.sum()),
                      "needs review": int(s.needs_review.sum()),
                      "pending review": int(((s.needs_review == 1) & ~reviewed).sum()),
@@ -383,7 +387,10 @@ def _gap_legend(lo: float, hi: float) -> dict[str, str]:
 COUNTS_LEGEND = {
     "model": "the model's id", "judgments": "latest judgment per (item, dialect)",
     "scored": "judgments with a score (judge's or human's)",
-    "unscored (parse failed)": "the judge's answer did not parse after repair and one re-ask; never scored 0",
+    "unscored (parse failed)": "the judge's answer was not JSON of the rubric's shape (keys missing or unknown) "
+                               "after repair and one re-ask; never scored 0",
+    "unscored (invalid values)": "the judge's answer parsed but its values failed validation (out of range, wrong "
+                                 "type) after one re-ask; never scored 0",
     "zeroed (script/refusal)": "scored 0: judge and code agree the answer is not in the script or a refusal, "
                                "or the code finds it clearly not in the script",
     "needs review": "low confidence or a judge/code disagreement: sent to human review",

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.errors import ConfigError
-from dialectbias.judges import CheckSettings, Rubric, load_rubric
+from dialectbias.judges import CheckSettings, Rubric, load_rubric, unscored_kinds, unscored_text
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields, result_output
@@ -280,7 +280,8 @@ class QABiasTask(JudgedTask, Task):
         for judge in self.exp.judges:
             y = yields.get(judge.id, JudgeYield())
             n, scored, unscored = y.requests, y.scored, y.unscored
-            detail = (f"{scored} of {n} judgments scored ({unscored} unscored: the judge's answer failed "
+            kinds = f" ({unscored_kinds(unscored, y.invalid)})" if y.invalid else ""
+            detail = (f"{scored} of {n} judgments scored ({unscored} unscored{kinds}: the judge's answer failed "
                       f"validation; {n - scored - unscored} with no answer)" if n
                       else "no judge requests (no successful generation pair to judge)")
             out.append(StageYield("judge", judge.id, scored, detail))
@@ -296,7 +297,7 @@ class QABiasTask(JudgedTask, Task):
             flagged = ("judge and code disagree, or script indeterminate" if rubric.checks else "")
             if rubric.ceilings:
                 flagged = f"{flagged + ', or ' if flagged else ''}clipped by a ceiling"
-            lines.append(f"judge {judge.id}: {c.judgments} judgments · {c.unscored} unscored (parse failed)"
+            lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)}"
                          f"{zeroed} · {c.flagged} flagged{f' ({flagged})' if flagged else ''} "
                          f"· {c.needs_review} for human review")
         return lines
