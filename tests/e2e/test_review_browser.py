@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +20,8 @@ import pytest
 from PIL import Image
 
 from dialectbias.store import Store
+from web_process import CHROMIUM, CHROMIUM_ARGS, NO_CHROMIUM, free_port, have_chromium, serving
 
-CHROMIUM = os.environ.get("DIALECTBIAS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 SCRIPT = "<script>window.__xss = 1</script>"
 IMG = '"><img src=x onerror="window.__xss = 2">'
 URDU = "یہ ایک سوال ہے؟"
@@ -34,15 +29,8 @@ URDU = "یہ ایک سوال ہے؟"
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the Python package `playwright` is not "
                                      "installed (pip install playwright; the browser is Debian's chromium)")
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
-if not (shutil.which(CHROMIUM) or Path(CHROMIUM).is_file()):
-    pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium, or set DIALECTBIAS_CHROMIUM)",
-                allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+if not have_chromium():
+    pytest.skip(NO_CHROMIUM, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -68,28 +56,11 @@ def study(session_server: Any, qa: Any, tmp_path_factory: pytest.TempPathFactory
         result = qa.run_subprocess("review", "add-annotator", project.yaml_path, name, "--dialects", dialects)
         assert result.exit_code == 0, result.output
         tokens[name] = result.stdout.strip().splitlines()[-1]
-    port = _free_port()
+    port = free_port()
     log = root / "serve.log"
-    proc = subprocess.Popen([*qa.dialectbias_command(), "review", "serve", str(project.yaml_path), "--port",
-                             str(port)], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=qa.subprocess_env(),
-                            stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(encoding="utf-8")
-            time.sleep(0.1)
-    try:
+    command = [*qa.dialectbias_command(), "review", "serve", str(project.yaml_path), "--port", str(port)]
+    with serving(command, log, qa.subprocess_env(), port=port):
         yield {"url": f"http://127.0.0.1:{port}", "tokens": tokens, "store": project.store_path, "log": log}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 @pytest.fixture(scope="module")

@@ -7,24 +7,18 @@ import csv
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import web_process
 from dialectbias.store import Store
 from store_sql import connection
 
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 pytest.importorskip("uvicorn", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -84,31 +78,16 @@ def serve(reviewed_project: Any, qa: Any, tmp_path: Path) -> Iterator[Any]:
     started: list[tuple[subprocess.Popen[bytes], Path]] = []
 
     def start(*extra: str) -> tuple[str, Path, int]:
-        port = free_port()
+        port = web_process.free_port()
         log = tmp_path / f"serve-{port}.log"
-        proc = subprocess.Popen([*qa.dialectbias_command(), "review", "serve", str(reviewed_project.yaml_path),
-                                 "--port", str(port), *extra], stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                                env=qa.subprocess_env(), stdin=subprocess.DEVNULL)
+        proc = web_process.start([*qa.dialectbias_command(), "review", "serve", str(reviewed_project.yaml_path),
+                                  "--port", str(port), *extra], log, qa.subprocess_env(), port=port)
         started.append((proc, log))
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(log.read_text(encoding="utf-8")) from None
-                time.sleep(0.1)
         return f"http://127.0.0.1:{port}", log, port
 
     yield start
     for proc, _ in started:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        web_process.stop(proc)
 
 
 def test_two_annotators_score_through_the_app_and_the_judges_are_calibrated(

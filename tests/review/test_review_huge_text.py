@@ -4,9 +4,7 @@ and in headless Chromium (Debian's chromium driven by Playwright, as tests/e2e/t
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -14,13 +12,11 @@ from typing import Any
 import pytest
 
 from dialectbias.data import Item
+from web_process import CHROMIUM, CHROMIUM_ARGS, NO_CHROMIUM, have_chromium
 
 pytest.importorskip("fastapi", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 pytest.importorskip("uvicorn", reason="the review app needs the `review` extra (fastapi, uvicorn, python-multipart)")
 
-CHROMIUM = os.environ.get("DIALECTBIAS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 HUGE = 1_000_000  # characters (Bengali: about 3 MB of UTF-8 each)
 
 
@@ -61,8 +57,8 @@ def test_a_1mb_item_makes_a_bounded_page_with_the_whole_text_on_demand(huge: Any
 def test_a_1mb_item_renders_quickly_in_chromium(huge: Any, tmp_path: Path) -> None:
     playwright_api = pytest.importorskip("playwright.sync_api", reason="the Python package `playwright` is not "
                                          "installed (pip install playwright; the browser is Debian's chromium)")
-    if not (shutil.which(CHROMIUM) or Path(CHROMIUM).is_file()):
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium, or set DIALECTBIAS_CHROMIUM)")
+    if not have_chromium():
+        pytest.skip(NO_CHROMIUM)
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

@@ -9,59 +9,27 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-CHROMIUM = os.environ.get("DIALECTBIAS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+from web_process import CHROMIUM, CHROMIUM_ARGS, NO_CHROMIUM, free_port, have_chromium, serving
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the Python package `playwright` is not "
                                      "installed (pip install playwright; the browser is Debian's chromium)")
 pytest.importorskip("fastapi", reason="the explorer needs the `review` extra (fastapi, uvicorn)")
-if not (shutil.which(CHROMIUM) or Path(CHROMIUM).is_file()):
-    pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium, or set DIALECTBIAS_CHROMIUM)",
-                allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+if not have_chromium():
+    pytest.skip(NO_CHROMIUM, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
 def url(view_study: Any, qa: Any) -> Iterator[str]:
     """`dialectbias view A.yaml` on 127.0.0.1."""
-    port = _free_port()
-    log = view_study.a.dir / "view-browser.log"
-    proc = subprocess.Popen([*qa.dialectbias_command(), "view", str(view_study.a.yaml_path), "--port", str(port)],
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT, env=qa.subprocess_env(),
-                            stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(encoding="utf-8")
-            time.sleep(0.1)
-    try:
+    port = free_port()
+    command = [*qa.dialectbias_command(), "view", str(view_study.a.yaml_path), "--port", str(port)]
+    with serving(command, view_study.a.dir / "view-browser.log", qa.subprocess_env(), port=port):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,39 +17,18 @@ from typing import Any
 
 import pytest
 
+import web_process
+
 pytest.importorskip("uvicorn", reason="the explorer needs the `review` extra (fastapi, uvicorn)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
 def serving(qa: Any, *args: Any, host: str = "127.0.0.1") -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
-    port = _free_port()
+    port = web_process.free_port(host)
     log = Path(str(args[0])).parent / f"view-{port}.log"
-    proc = subprocess.Popen([*qa.dialectbias_command(), "view", *map(str, args), "--port", str(port), "--host", host],
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT, env=qa.subprocess_env(),
-                            stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=1):
-                break
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(encoding="utf-8")
-            time.sleep(0.1)
-    try:
+    command = [*qa.dialectbias_command(), "view", *map(str, args), "--port", str(port), "--host", host]
+    with web_process.serving(command, log, qa.subprocess_env(), host=host, port=port) as proc:
         yield f"http://{host}:{port}", proc, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, dict[str, str]]:
