@@ -12,7 +12,13 @@ from typing import Any
 
 from dialectbias.judges import load_rubric
 from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig
-from dialectbias.providers._server import GRAMMAR_MAX_STRING, context_window, sent_schema
+from dialectbias.providers._server import (
+    GRAMMAR_MAX_STRING,
+    context_window,
+    llamacpp_meta,
+    props_context,
+    sent_schema,
+)
 
 ADVICE = "the server does not take `structured_output: json_schema`"
 
@@ -113,7 +119,8 @@ def test_the_default_rubric_sent_grammar_safe() -> None:
         assert {k: v for k, v in full.items() if k not in ("minimum", "maximum", "maxLength")} == \
             {k: v for k, v in prop.items() if k != "maxLength"}
     assert schema["properties"]["dialect_comprehension"]["maximum"] == 5  # not modified in place
-    for server in ("vllm", "ollama", "openai", "other"):
+    assert sent_schema(schema, "ollama") == safe  # Ollama builds a grammar with llama.cpp's converter
+    for server in ("vllm", "openai", "other"):
         assert sent_schema(schema, server) is schema
 
 
@@ -134,8 +141,12 @@ def test_the_context_window_is_read_from_v1_models(qa_server: Any) -> None:
     assert context_window({"data": [{"id": "a", "max_model_len": 4096}, {"id": "b", "max_model_len": 2048}]},
                           "b") == 2048  # vLLM
     llama = {"data": [{"id": "smol.gguf", "meta": {"n_ctx_train": 8192, "n_vocab": 49152}}]}
-    assert context_window(llama, "anything") == 8192  # llama.cpp: one model served, whatever the name
+    assert context_window(llama, "anything") is None  # trained with 8192, not necessarily served with it …
+    assert llamacpp_meta(llama, "anything")  # … so /props is asked (one model served, whatever its name)
+    assert props_context({"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}) == 2048
+    assert props_context({"n_ctx": 4096}) == 4096 and props_context({"total_slots": 1}) is None
     assert context_window({"data": [{"id": "x", "meta": {"n_ctx": 2048, "n_ctx_train": 8192}}]}, "x") == 2048
+    assert not llamacpp_meta({"data": [{"id": "a", "max_model_len": 4096}]}, "a")
     assert context_window({"data": [{"id": "gpt", "object": "model"}]}, "gpt") is None  # OpenAI, Ollama
     assert context_window({"error": "nope"}, "x") is None
 

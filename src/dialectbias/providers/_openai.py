@@ -19,6 +19,8 @@ from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._server import (
     ServerKind,
     context_window,
+    llamacpp_meta,
+    props_context,
     refusal_advice,
     refuses_response_format,
     schema_limits,
@@ -238,8 +240,8 @@ class OpenAIModel(ModelAPI):
 
     async def context_window(self) -> int | None:
         """The model's context window in tokens as the server reports it on `GET {base_url}/models` (vLLM's
-        `max_model_len`, llama.cpp's `meta.n_ctx`/`n_ctx_train`), asked once per client (once per model per
-        run); None when the server does not say or cannot be asked."""
+        `max_model_len`), or for llama.cpp on `GET /props` (one slot's `n_ctx`), asked once per client (once
+        per model per run); None when the server does not say or cannot be asked."""
         if self._context is None:
             self._context = (await self._ask_context_window(),)
         return self._context[0]
@@ -247,13 +249,19 @@ class OpenAIModel(ModelAPI):
     async def _ask_context_window(self) -> int | None:
         import aiohttp
 
+        base = self.config.base_url.rstrip("/")
         try:
-            async with self._client().get(self.config.base_url.rstrip("/") + "/models") as resp:
-                if resp.status != 200:
-                    return None
-                return context_window(json.loads(await resp.text()), self.config.model)
+            models = await self._get_json(base + "/models")
+            window = context_window(models, self.config.model)
+            if window is None and llamacpp_meta(models, self.config.model):  # llama.cpp: the served context
+                window = props_context(await self._get_json(base.removesuffix("/v1") + "/props"))
+            return window
         except (aiohttp.ClientError, TimeoutError, ValueError):
             return None
+
+    async def _get_json(self, url: str) -> Any:
+        async with self._client().get(url) as resp:
+            return json.loads(await resp.text()) if resp.status == 200 else None
 
     @property
     def _completions_url(self) -> str:

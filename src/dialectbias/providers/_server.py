@@ -21,7 +21,8 @@ GRAMMAR_MAX_STRING = 1000
 #: schema keys a grammar-building server cannot enforce (numeric ranges): left out of the sent schema
 _NUMERIC_RANGE_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
 #: servers whose structured output is a grammar built from the schema, with the limits above
-GRAMMAR_SERVERS: frozenset[str] = frozenset({"llamacpp"})
+#: (Ollama builds its grammar with llama.cpp's converter since 0.5; its docs, issue 24)
+GRAMMAR_SERVERS: frozenset[str] = frozenset({"llamacpp", "ollama"})
 
 
 def schema_limits(server: str) -> dict[str, Any] | None:
@@ -91,17 +92,44 @@ def refusal_advice(model_id: str, mode: str, server: str, body_text: str = "") -
 
 def context_window(models: Any, model: str) -> int | None:
     """The context window `GET /v1/models` reports for `model`, where the server says: vLLM's
-    `max_model_len` on each model entry, llama.cpp's `meta.n_ctx` (the served context) or else
-    `meta.n_ctx_train`. None when the server does not say (OpenAI, Ollama, llama-cpp-python)."""
+    `max_model_len` on each model entry, or `meta.n_ctx` (the context served, which some llama.cpp builds
+    add). None when it does not say: OpenAI, Ollama and llama-cpp-python report none, and llama.cpp's
+    `meta.n_ctx_train` is the context the model was trained with, not the one served (`-c`): see
+    `llamacpp_meta` and `props_context`."""
+    entry = _model_entry(models, model)
+    if entry is None:
+        return None
+    meta = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
+    for value in (entry.get("max_model_len"), meta.get("n_ctx")):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def llamacpp_meta(models: Any, model: str) -> bool:
+    """Whether `GET /v1/models` is llama.cpp's (a `meta` with `n_ctx_train` on the model's entry): its
+    served context is then asked of `GET /props`."""
+    entry = _model_entry(models, model)
+    return entry is not None and isinstance(entry.get("meta"), dict) and "n_ctx_train" in entry["meta"]
+
+
+def props_context(props: Any) -> int | None:
+    """The context of one slot as llama.cpp's `GET /props` reports it (`default_generation_settings.n_ctx`,
+    else `n_ctx`)."""
+    if not isinstance(props, dict):
+        return None
+    settings = props.get("default_generation_settings")
+    for value in ((settings or {}).get("n_ctx") if isinstance(settings, dict) else None, props.get("n_ctx")):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _model_entry(models: Any, model: str) -> dict[str, Any] | None:
+    """`model`'s entry in a `GET /v1/models` answer; the only entry when the server serves one model under
+    another name (llama.cpp names it after its file)."""
     data = models.get("data") if isinstance(models, dict) else None
     if not isinstance(data, list):
         return None
     entries = [e for e in data if isinstance(e, dict)]
-    entry = next((e for e in entries if e.get("id") == model), entries[0] if len(entries) == 1 else None)
-    if entry is None:
-        return None
-    meta = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
-    for value in (entry.get("max_model_len"), meta.get("n_ctx"), meta.get("n_ctx_train")):
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
+    return next((e for e in entries if e.get("id") == model), entries[0] if len(entries) == 1 else None)
