@@ -68,6 +68,11 @@ class ModelAPI(ABC):
         the default is the one clear error naming the model and the capability."""
         raise unsupported(str(getattr(self.config, "id", "?")), self.name or type(self).__name__)
 
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens, as its server or engine reports it (`openai`: `GET /v1/models`,
+        asked once per client); None when unknown. For a check that a prompt plus its `max_tokens` fits."""
+        return None
+
     async def send(self, request: ChatRequest) -> ChatResponse:
         """What the executors call: `complete`, or for a prompt-scoring request (`params.prompt_logprobs`)
         `prompt_logprobs`, its result stored as JSON in `output`."""

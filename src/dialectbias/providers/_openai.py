@@ -16,6 +16,16 @@ from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
 from dialectbias.providers._config import ModelConfig, ProviderCapabilities
 from dialectbias.providers._logprobs import PromptLogprobs
+from dialectbias.providers._server import (
+    ServerKind,
+    context_window,
+    llamacpp_meta,
+    props_context,
+    refusal_advice,
+    refuses_response_format,
+    schema_limits,
+    sent_schema,
+)
 
 if TYPE_CHECKING:  # aiohttp is imported when the first request is sent: a cached run needs none
     import aiohttp
@@ -36,8 +46,9 @@ class OpenAIModelConfig(ModelConfig):
     #: and a URL may carry credentials (user:password@host, ?key=…), which must never reach the store.
     #: To keep two deployments of one model name apart, serve them under different model names.
     #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
+    #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`).
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env",
-                                                                              "per_request_seed"}
+                                                                              "per_request_seed", "server"}
 
     #: prompt logprobs through `/v1/completions` with `echo` (a server that has it: vLLM's; see `prompt_logprobs`)
     CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(prompt_logprobs=True)
@@ -51,6 +62,21 @@ class OpenAIModelConfig(ModelConfig):
     per_request_seed: bool = Field(
         default=True, description="false for a server that cannot take a `seed` per request (a vLLM server on "
         "the CPU dies of one): a task that samples then sends none, and the server's own seed draws its samples")
+
+    server: ServerKind = Field(
+        default="other", description="the server behind base_url: vllm, llamacpp, ollama, openai or other "
+        "(nothing assumed). llamacpp: the JSON schema is sent grammar-safe (string lengths capped at 1000, "
+        "numeric ranges left to our validation), since llama.cpp builds a grammar from it; see "
+        "docs/configuration.md, Servers")
+
+    def identity(self) -> dict[str, Any]:
+        """The base identity plus, where the server hint changes the schema sent (`server: llamacpp`), what it
+        gives up (`schema_limits`): a cached answer follows the schema that was sent. Other hints send the
+        same request and keep the same identity."""
+        out = super().identity()
+        if (limits := schema_limits(self.server)) is not None and self.structured_output != "none":
+            out["schema_limits"] = limits
+        return out
 
     def takes_seed(self) -> bool:
         return self.per_request_seed
@@ -92,6 +118,7 @@ class OpenAIModel(ModelAPI):
         self._session: aiohttp.ClientSession | None = None
         self._max_side = config.max_image_side or DEFAULT_MAX_IMAGE_SIDE
         self._encoded = LRU(_ENCODED_CACHE)  # sha256 -> data URL (after resizing)
+        self._context: tuple[int | None] | None = None  # (window,) once `GET /v1/models` was asked
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -111,6 +138,8 @@ class OpenAIModel(ModelAPI):
         messages = [self._wire_message(m) for m in request.messages]
         body: dict[str, Any] = {"model": self.config.model, "messages": messages, **request.params}
         schema, mode = request.json_schema, self.config.structured_output
+        if schema is not None:
+            schema = sent_schema(schema, self.config.server)
         if schema is not None and mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": request.schema_name, "schema": schema, "strict": True}}
@@ -156,6 +185,12 @@ class OpenAIModel(ModelAPI):
         try:
             async with self._client().post(url, json=body) as resp:
                 text = await resp.text()
+                if resp.status != 200 and "response_format" in body and refuses_response_format(
+                        resp.status, text):
+                    raise ProviderError(  # a configuration error: no retry, the model stops at once
+                        f"{refusal_advice(self.config.id, self.config.structured_output, self.config.server, text)} "
+                        f"(HTTP {resp.status}{self._redact(_error_detail(text, resp.status))})",
+                        retryable=False, status=resp.status, fatal=True)
                 if resp.status != 200:
                     raise ProviderError(
                         f"{where}: HTTP {resp.status}{self._redact(_error_detail(text, resp.status))}",
@@ -202,6 +237,31 @@ class OpenAIModel(ModelAPI):
                 "temperature": 0}
         raw = await self._post(self._completions_url, body)
         return completion_prompt_logprobs(raw, where)
+
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens as the server reports it on `GET {base_url}/models` (vLLM's
+        `max_model_len`), or for llama.cpp on `GET /props` (one slot's `n_ctx`), asked once per client (once
+        per model per run); None when the server does not say or cannot be asked."""
+        if self._context is None:
+            self._context = (await self._ask_context_window(),)
+        return self._context[0]
+
+    async def _ask_context_window(self) -> int | None:
+        import aiohttp
+
+        base = self.config.base_url.rstrip("/")
+        try:
+            models = await self._get_json(base + "/models")
+            window = context_window(models, self.config.model)
+            if window is None and llamacpp_meta(models, self.config.model):  # llama.cpp: the served context
+                window = props_context(await self._get_json(base.removesuffix("/v1") + "/props"))
+            return window
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return None
+
+    async def _get_json(self, url: str) -> Any:
+        async with self._client().get(url) as resp:
+            return json.loads(await resp.text()) if resp.status == 200 else None
 
     @property
     def _completions_url(self) -> str:

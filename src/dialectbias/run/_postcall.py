@@ -165,7 +165,6 @@ class PostCall:
         assert exc is not None
         self.stats.retries += call.retries
         self.stats.failed += 1
-        self.stats.note(str(exc))
         self.consecutive_failures += 1
         if self.successes == 0 and exc.unreachable:
             self.stats.stopped = self.stats.stopped or (
@@ -174,6 +173,8 @@ class PostCall:
         elif exc.fatal or exc.status in FATAL_STATUS or (
                 self.successes == 0 and self.consecutive_failures >= STOP_AFTER_CONSECUTIVE):
             self.stats.stopped = self.stats.stopped or f"{exc} (fix and run again)"
+        if not (exc.fatal and (self.stats.stopped or "").startswith(str(exc))):
+            self.stats.note(str(exc))  # a fatal error is named once: as the reason the model stopped
         self.progress(self.config.id, 1, 1)
         return Done([("results", result_row(row["request_id"], "failed", None, error=str(exc),
                                             retries=call.retries))])

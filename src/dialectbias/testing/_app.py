@@ -25,7 +25,13 @@ from typing import Any
 
 from aiohttp import web
 
-from dialectbias.testing._fault_effects import INVALID_CHAT_JSON, INVALID_COMPLETION_JSON, content_fault, http_fault
+from dialectbias.testing._fault_effects import (
+    INVALID_CHAT_JSON,
+    INVALID_COMPLETION_JSON,
+    content_fault,
+    http_fault,
+    server_refusal,
+)
 from dialectbias.testing._faults import FaultInjector, FaultSpec
 from dialectbias.testing._image_parts import image_part_problem
 from dialectbias.testing._logprobs import echo_logprobs
@@ -37,6 +43,8 @@ from dialectbias.testing._wire import completion_response, error_response, json_
 CONTROL_PATHS = frozenset({"/health", "/stats", "/stats/reset", "/requests", "/faults"})
 
 STATE_KEY: web.AppKey[ServerState] = web.AppKey("state", ServerState)
+#: the context window `GET /v1/models` reports for every model, as vLLM's server does (`max_model_len`)
+MODELS_MAX_MODEL_LEN = 8192
 
 
 @web.middleware
@@ -104,6 +112,8 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     fault = await _fault(state, fp, lambda: model + "\n" + all_text(messages))
     if isinstance(fault, web.Response):
         return fault
+    if (refusal := server_refusal(fault, body)) is not None:
+        return refusal
     wants_json, schema = requested_schema(body)
 
     def answer() -> str:
@@ -159,7 +169,8 @@ async def _models(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE_KEY]
     names = sorted(set(state.by_model) | {"test-model"})
     return json_response({"object": "list", "data": [
-        {"id": n, "object": "model", "created": 0, "owned_by": "dialectbias-testing"} for n in names
+        {"id": n, "object": "model", "created": 0, "owned_by": "dialectbias-testing",
+         "max_model_len": MODELS_MAX_MODEL_LEN} for n in names
     ]})
 
 

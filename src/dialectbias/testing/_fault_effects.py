@@ -47,6 +47,38 @@ async def http_fault(rule: FaultRule) -> web.Response | None:
     return None
 
 
+#: what llama-cpp-python 0.3.x answers (HTTP 500) to `response_format: {"type": "json_schema", …}`
+LLAMACPP_JSON_SCHEMA_ERROR = ("[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+                              "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]")
+#: what a vLLM server without the guided-decoding backend answers (HTTP 400) to `json_schema`
+VLLM_JSON_SCHEMA_ERROR = "response_format json_schema is not supported by this server (guided decoding off)"
+
+
+def _max_length(node: Any) -> int:
+    if isinstance(node, dict):
+        own = node["maxLength"] if isinstance(node.get("maxLength"), int) else 0
+        return max([int(own), *(_max_length(v) for v in node.values())])
+    if isinstance(node, list):
+        return max([0, *(_max_length(v) for v in node)])
+    return 0
+
+
+def server_refusal(kind: str | None, body: dict[str, Any]) -> web.Response | None:
+    """The refusal an imitated server (`llamacpp_json_schema`, `vllm_json_schema` faults) gives a request
+    whose `response_format` it cannot take; None when it takes it."""
+    fmt = body.get("response_format")
+    if kind not in ("llamacpp_json_schema", "vllm_json_schema") or not isinstance(fmt, dict):
+        return None
+    if kind == "vllm_json_schema" and fmt.get("type") == "json_schema":
+        return error_response(400, VLLM_JSON_SCHEMA_ERROR, "BadRequestError")
+    if kind == "llamacpp_json_schema" and fmt.get("type") == "json_schema":
+        return error_response(500, LLAMACPP_JSON_SCHEMA_ERROR, "server_error")
+    if kind == "llamacpp_json_schema" and _max_length(fmt.get("schema")) > 1000:
+        return error_response(500, "server died: number of grammar rules exceeds sane defaults (imitated)",
+                              "server_error")
+    return None
+
+
 def _out_of_range(value: Any) -> str:
     def walk(v: Any) -> Any:
         if isinstance(v, dict):
@@ -79,4 +111,4 @@ def content_fault(fault: str | None, answer: Callable[[], str], json_answer: Cal
     return answer(), "stop"
 
 
-__all__ = ["INVALID_CHAT_JSON", "INVALID_COMPLETION_JSON", "content_fault", "http_fault"]
+__all__ = ["INVALID_CHAT_JSON", "INVALID_COMPLETION_JSON", "content_fault", "http_fault", "server_refusal"]

@@ -18,6 +18,10 @@ Rule fields:
 - With none of ``per_prompt_first_n``/``every``/``times``, every matching request faults.
 - ``retry_after`` (429/503): seconds sent in the ``Retry-After`` header (default 0 for 429;
   no header for 503 unless set).
+- ``llamacpp_json_schema`` / ``vllm_json_schema``: a request whose ``response_format`` the imitated server
+  cannot take is refused as it refuses it (llama-cpp-python: HTTP 500 for ``json_schema``; vLLM: HTTP 400
+  for ``json_schema``); other requests are answered normally. ``llamacpp_json_schema`` also answers 500
+  to a schema with a ``maxLength`` over 1000 (the real server dies building its grammar).
 - ``delay_s``: sleep before answering (``timeout`` default 5.0 then a normal answer,
   ``slow`` default 0.05 then a normal answer).
 """
@@ -42,6 +46,8 @@ FaultKind = Literal[
     "empty_content",
     "bad_body",
     "length",
+    "llamacpp_json_schema",
+    "vllm_json_schema",
 ]
 FAULT_KINDS: tuple[str, ...] = (
     "429",
@@ -55,6 +61,8 @@ FAULT_KINDS: tuple[str, ...] = (
     "empty_content",
     "bad_body",
     "length",
+    "llamacpp_json_schema",
+    "vllm_json_schema",
 )
 
 
