@@ -26,7 +26,8 @@ RESPONDERS = [
 
 FAULT_FIELDS = [
     ("kind", "one of 429, 500, 503, timeout, slow, truncated_json, invalid_json, out_of_range, empty_content, "
-             "bad_body, length"),
+             "bad_body, length, llamacpp_json_schema (500 for a json_schema response_format, as "
+             "llama-cpp-python), vllm_json_schema (400 for it)"),
     ("match", "substring of the model name or message text (default: every request)"),
     ("per_prompt_first_n", "the first N attempts of each distinct prompt fault, later ones succeed"),
     ("every", "every k-th matching request faults"),
