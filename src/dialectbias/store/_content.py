@@ -20,6 +20,7 @@ from SQLite once, not once per request); parts are immutable, so the cache is va
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -36,6 +37,13 @@ from dialectbias.data._media import image_info
 #: the qa_bias judge system prompt is 2,300 characters, the RLAIF JSON schema 1,100.
 TEXT_REF_MIN_CHARS = 1000
 SCHEMA_REF_PREFIX = "sha256:"
+#: a `text` part is stored zstd-compressed (a BLOB holding one zstd frame, schema v9) when that saves at least
+#: this share of its UTF-8 bytes; otherwise, and for JSON schemas (read by SQL in `pending_requests`) and
+#: images (already compressed), `data` holds the part as given. Reads take both forms (`stored_data` /
+#: `read_data`), so stores written before v9 read the same. Judge prompts that echo two long answers are
+#: what grows fastest with a study (benchmarks/tenx.py); Bengali UTF-8 shrinks 3–5× under zstd.
+COMPRESS_MIN_SAVING = 0.1
+ZSTD_LEVEL = 3
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,43 @@ def pack_schema(schema_json: str | None, *, min_ref_chars: float = TEXT_REF_MIN_
         return schema_json, None
     row = _text_row(schema_json, "json", "application/schema+json")
     return SCHEMA_REF_PREFIX + row.sha256, row
+
+
+def stored_data(kind: str, data: str | bytes, *, compress: bool = True) -> str | bytes:
+    """The `content.data` value of a part: a `text` part as one zstd frame when that is worth it (see
+    `COMPRESS_MIN_SAVING`; `compress=False`: always as given), everything else as given."""
+    if not compress or kind != "text" or not isinstance(data, str):
+        return data
+    raw = data.encode("utf-8")
+    packed = _zstd().compress(raw)
+    return packed if len(packed) <= len(raw) * (1 - COMPRESS_MIN_SAVING) else data
+
+
+def read_data(kind: str, data: str | bytes) -> str | bytes:
+    """A part as it was given, from its `content.data` value (either form: a text part stored as bytes is a
+    zstd frame; one stored as TEXT, by v8 and older or when compression did not pay, is returned as is)."""
+    if kind == "text" and isinstance(data, bytes):
+        return _zstd_reader().decompress(data).decode("utf-8")
+    return data
+
+
+_ZSTD = threading.local()  # a zstandard (de)compressor must not be used by two threads at once
+
+
+def _zstd() -> Any:
+    if not hasattr(_ZSTD, "writer"):
+        import zstandard  # type: ignore[import-not-found, unused-ignore]  # a core dependency
+
+        _ZSTD.writer = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True)
+    return _ZSTD.writer
+
+
+def _zstd_reader() -> Any:
+    if not hasattr(_ZSTD, "reader"):
+        import zstandard  # type: ignore[import-not-found, unused-ignore]
+
+        _ZSTD.reader = zstandard.ZstdDecompressor()
+    return _ZSTD.reader
 
 
 class PartCache:

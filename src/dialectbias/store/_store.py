@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from dialectbias.data import Item
 from dialectbias.errors import StoreError
-from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, unpack_messages
+from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, read_data, stored_data, unpack_messages
 from dialectbias.store._records import ResultCounts, StageResult
 from dialectbias.store._schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -42,6 +42,9 @@ def dumps_ordered(value: Any) -> str:
 
 class Store:
     """One experiment's store. Open with `Store.open(path)`; use as a context manager."""
+
+    #: store long text parts zstd-compressed (`store/_content.py`, schema v9); False: as given (reads take both)
+    compress_parts = True
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
@@ -367,9 +370,19 @@ class Store:
 
     # -- content-addressed parts (store/_content.py) -------------------------------------------
     def add_content(self, parts: Iterable[ContentRow]) -> None:
-        """Store parts not stored yet (inside the caller's transaction: with the requests that use them)."""
-        self._conn.executemany("INSERT OR IGNORE INTO content (sha256, kind, mime, size, data, width, height) "
-                              "VALUES (?,?,?,?,?,?,?)", {p.sha256: p.values() for p in parts}.values())
+        """Store parts not stored yet (inside the caller's transaction: with the requests that use them); a long
+        text part compressed (`compress_parts`). `size` stays the length of the part as given."""
+        new = {p.sha256: p for p in parts}
+        if not new:
+            return
+        hashes = list(new)  # parts already stored are not compressed again (a shared system prompt)
+        known = {r[0] for i in range(0, len(hashes), 500) for r in self._conn.execute(
+            f"SELECT sha256 FROM content WHERE sha256 IN ({','.join('?' * len(hashes[i:i + 500]))})",
+            hashes[i:i + 500])}
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO content (sha256, kind, mime, size, data, width, height) VALUES (?,?,?,?,?,?,?)",
+            [(p.sha256, p.kind, p.mime, p.size, stored_data(p.kind, p.data, compress=self.compress_parts),
+              p.width, p.height) for p in new.values() if p.sha256 not in known])
 
     def content(self, hashes: Sequence[str]) -> dict[str, tuple[str, str, str | bytes]]:
         """sha256 -> (kind, mime, data) of stored parts; a hash a request refers to must be there."""
@@ -378,7 +391,7 @@ class Store:
             chunk = hashes[i:i + 500]
             for row in self._conn.execute(f"SELECT sha256, kind, mime, data FROM content WHERE sha256 IN "
                                          f"({','.join('?' * len(chunk))})", chunk):
-                found[row[0]] = (row[1], row[2], row[3])
+                found[row[0]] = (row[1], row[2], read_data(row[1], row[3]))
         missing = sorted(set(hashes) - set(found))
         if missing:
             raise StoreError(f"{self.path}: {len(missing)} message part(s) referenced by requests are missing "

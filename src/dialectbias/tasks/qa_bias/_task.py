@@ -232,13 +232,14 @@ class QABiasTask(JudgedTask, Task):
         schema, scale = rubric.json_schema(), rubric.scale_text()
         system_cache: dict[str, str] = {}
         for model in self.generation_models():
-            answers = _generations(store, model.id)
+            item_answers = _generations_by_item(store, model.id)
             for item in store.iter_items():
-                std = answers.get((item.id, STANDARD))
+                answers = item_answers(item.id)
+                std = answers.get(STANDARD)
                 for variant, question in item.variants.items():
                     if variant == STANDARD:
                         continue
-                    dia = answers.get((item.id, variant))
+                    dia = answers.get(variant)
                     if std is None or dia is None:
                         yield Skipped(f"{model.id}/{item.id}/{variant}",
                                       kind="no successful generation to judge")
@@ -308,6 +309,24 @@ class QABiasTask(JudgedTask, Task):
         return write_qa_report(self, store, out_dir)
 
 
-def _generations(store: Store, model_id: str) -> dict[tuple[str, str], tuple[str, str]]:
-    """(item, variant) -> (request id, output) of the model's successful generations."""
-    return {(r.item_id, r.variant): (r.request_id, r.output or "") for r in store.stage_results("generate", model_id)}
+def _generations_by_item(store: Store, model_id: str) -> Callable[[str], dict[str, tuple[str, str]]]:
+    """A reader of the model's successful generations one item at a time: called with item ids in ascending
+    order (`Store.iter_items`' order), it returns each item's variant -> (request id, output). One stream
+    over the results sorted the same way, so only one item's answers are held (memory stays flat as the
+    study grows, issue 23 item 3)."""
+    rows = store.stage_results("generate", model_id, ordered=True)
+    ahead: list[Any] = []
+
+    def answers(item_id: str) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        while True:
+            row = ahead.pop() if ahead else next(rows, None)
+            if row is None:
+                return found
+            if row.item_id > item_id:
+                ahead.append(row)  # a later item's: kept for its call
+                return found
+            if row.item_id == item_id:
+                found[row.variant] = (row.request_id, row.output or "")
+
+    return answers
