@@ -167,8 +167,6 @@ def step_fill(exp_path: Path, stage_name: str, leave: int) -> dict[str, Any]:
 
     pool, _ = sentences()
     _, task, store = _open(exp_path)
-    fields = ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
-              "appropriate_length")
     with store:
         stage = next(s for s in task.stages() if s.name == stage_name)
         writer = _Writer(store)
@@ -178,6 +176,7 @@ def step_fill(exp_path: Path, stage_name: str, leave: int) -> dict[str, Any]:
             stats = StageStats(stage=stage.name, model_id=model.id)
             post = PostCall(stage, model, store, stats)
             after, skipped = "", 0
+            first: dict[int, list[Any]] = {}  # judge: a distinct answer's rows, made once by the post-call machine
             while page := store.pending_requests(stage.name, model.id, after=after, limit=PAGE):
                 after = page[-1]["request_id"]
                 for row in page:
@@ -185,24 +184,59 @@ def step_fill(exp_path: Path, stage_name: str, leave: int) -> dict[str, Any]:
                         skipped += 1
                         continue
                     key = row["request_id"]
+                    done += 1
                     if stage_name == "generate":
                         text = answer(pool, key)
                     else:
-                        rng = random.Random(key)
-                        base = rng.uniform(1.5, 5)
-                        text = json.dumps({"chain_of_thought_reasoning": REASONING, "script_valid": True,
-                                           "refusal": False, **{f: max(0, min(5, round(base + rng.gauss(0, 0.6))))
-                                                                for f in fields},
-                                           "confidence": rng.choice((3, 4, 4, 5))}, ensure_ascii=False)
+                        k = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % JUDGE_ANSWERS
+                        if k in first:
+                            writer.add(_copy_rows(first[k], row))
+                            continue
+                        text = judge_answer(k)
                     step = post.handle(row, Call(ChatResponse(output=text, finish_reason="stop", tokens_in=400,
                                                               tokens_out=len(text) // 3, latency_s=0.8)))
                     if isinstance(step, NeedsReask):
                         reasks += 1
                         continue
                     writer.add(step.writes)
-                    done += 1
+                    if stage_name == "judge":
+                        first[k] = step.writes
         writer.flush()
         return {"answered": done, "reasks_needed": reasks}
+
+
+#: distinct synthetic judge answers: each goes through the post-call machine (parse, validate, code checks on
+#: the dialect answer, score, judgment row) once per judge; the other requests drawing it get copies of its rows
+#: under their own ids (the full machine costs ~1.5 ms per judge answer on 2 busy cores: 50 min at 10×)
+JUDGE_ANSWERS = 500
+FIELDS = ("dialect_comprehension", "factual_correctness", "content_completeness", "response_clarity",
+          "appropriate_length")
+
+
+def judge_answer(k: int) -> str:
+    rng = random.Random(k)
+    base = rng.uniform(1.5, 5)
+    return json.dumps({"chain_of_thought_reasoning": REASONING, "script_valid": True, "refusal": False,
+                       **{f: max(0, min(5, round(base + rng.gauss(0, 0.6)))) for f in FIELDS},
+                       "confidence": rng.choice((3, 4, 4, 5))}, ensure_ascii=False)
+
+
+def _copy_rows(writes: list[Any], row: Any) -> list[Any]:
+    """Another judge request's copy of the rows one answer gave: its own ids, item, variant and model."""
+    model_id = json.loads(row["meta"])["model_id"]
+    out = []
+    for table, rec in writes:
+        if table == "results":
+            rec = {**rec, "request_id": row["request_id"]}
+        elif table == "cache":
+            rec = {**rec, "cache_key": row["cache_key"]}
+        elif table == "judgments":
+            rec = {**rec, "request_id": row["request_id"], "source_request_id": row["request_id"],
+                   "item_id": row["item_id"], "variant": row["variant"], "model_id": model_id}
+        else:
+            raise RuntimeError(f"unexpected {table} row for a judge answer")
+        out.append((table, rec))
+    return out
 
 
 def step_dispatch(exp_path: Path) -> dict[str, Any]:
@@ -277,8 +311,8 @@ def child(step: str, exp_path: Path, leave: int) -> None:
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    print("@@RESULT@@" + json.dumps({
-        "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mb": round(after.ru_maxrss / 1024, 1), **extra}, default=str), flush=True)
+    result = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mb": round(after.ru_maxrss / 1024, 1)}
+    print("@@RESULT@@" + json.dumps({**result, **extra}, default=str), flush=True)
 
 
 # -- the driver ----------------------------------------------------------------------------------------------
@@ -332,16 +366,21 @@ def run_scale(scale: float, args: argparse.Namespace, base_url: str, server: Any
     return out
 
 
-ROWS = (("compile generate: s", lambda r: r["steps"]["compile-generate"]["wall_s"]),
-        ("compile judge: s", lambda r: r["steps"]["compile-judge"]["wall_s"]),
-        ("generation requests", lambda r: r["steps"]["compile-generate"]["requests"]),
+ROWS = (("generation requests", lambda r: r["steps"]["compile-generate"]["requests"]),
         ("judge requests", lambda r: r["steps"]["compile-judge"]["requests"]),
+        ("compile generate: wall s", lambda r: r["steps"]["compile-generate"]["wall_s"]),
+        ("compile generate: CPU s", lambda r: r["steps"]["compile-generate"]["cpu_s"]),
+        ("compile judge: wall s", lambda r: r["steps"]["compile-judge"]["wall_s"]),
+        ("compile judge: CPU s", lambda r: r["steps"]["compile-judge"]["cpu_s"]),
         ("dispatch (real calls): req/s", lambda r: r["steps"]["dispatch"]["requests_per_s"]),
-        ("resume (all done): s", lambda r: r["steps"]["resume"]["wall_s"]),
-        ("report: s", lambda r: r["steps"]["report"]["wall_s"]),
-        ("export jsonl: s", lambda r: r["steps"]["export"]["wall_s"]),
-        ("fill generate (synthetic): s", lambda r: r["steps"]["fill-generate"]["wall_s"]),
-        ("fill judge (synthetic): s", lambda r: r["steps"]["fill-judge"]["wall_s"]),
+        ("resume (all done): wall s", lambda r: r["steps"]["resume"]["wall_s"]),
+        ("resume (all done): CPU s", lambda r: r["steps"]["resume"]["cpu_s"]),
+        ("report: wall s", lambda r: r["steps"]["report"]["wall_s"]),
+        ("report: CPU s", lambda r: r["steps"]["report"]["cpu_s"]),
+        ("export jsonl: wall s", lambda r: r["steps"]["export"]["wall_s"]),
+        ("export jsonl: CPU s", lambda r: r["steps"]["export"]["cpu_s"]),
+        ("fill generate (synthetic): CPU s", lambda r: r["steps"]["fill-generate"]["cpu_s"]),
+        ("fill judge (synthetic): CPU s", lambda r: r["steps"]["fill-judge"]["cpu_s"]),
         ("peak RSS compile gen: MB", lambda r: r["steps"]["compile-generate"]["peak_rss_mb"]),
         ("peak RSS compile judge: MB", lambda r: r["steps"]["compile-judge"]["peak_rss_mb"]),
         ("peak RSS dispatch: MB", lambda r: r["steps"]["dispatch"]["peak_rss_mb"]),
@@ -358,13 +397,13 @@ ROWS = (("compile generate: s", lambda r: r["steps"]["compile-generate"]["wall_s
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     first, last = results[0], results[-1]
     heads = [f"{r['scale']:g}×" for r in results]
-    lines = [f"{'':31}" + "".join(f"{h:>11}" for h in heads) + f"{'growth':>9}"]
+    lines = [f"{'':33}" + "".join(f"{h:>11}" for h in heads) + f"{'growth':>9}"]
     growth: dict[str, Any] = {}
     for label, get in ROWS:
         values = [get(r) for r in results]
         ratio = values[-1] / values[0] if values[0] else None
         growth[label] = None if ratio is None else round(ratio, 2)
-        lines.append(f"{label:31}" + "".join(f"{v:>11,.1f}" if isinstance(v, float) else f"{v:>11,}"
+        lines.append(f"{label:33}" + "".join(f"{v:>11,.1f}" if isinstance(v, float) else f"{v:>11,}"
                                              for v in values) + (f"{ratio:>9.2f}" if ratio else f"{'':>9}"))
     lines.append(f"growth = {last['scale']:g}× / {first['scale']:g}× (scale ratio "
                  f"{last['scale'] / first['scale']:g}: linear; memory's goal: ≈ 1)")
@@ -393,18 +432,22 @@ def main() -> None:
         root = args.keep or Path(tmp)
         for scale in args.scales:
             results.append(run_scale(scale, args, server.base_url, server, pool, root))
-    text, growth = table(results)
-    print("\n" + text)
+            write(args.out, results, source, args.sample, started)  # a later scale may not finish
+    print("\n" + table(results)[0])
+    print(f"wrote {args.out}")
+
+
+def write(out: Path, results: list[dict[str, Any]], source: str, sample: int, started: float) -> None:
+    growth = table(results)[1]
     payload = {"scales": results, "growth_last_over_first": growth, "answers_from": source,
-               "sample_sent_for_real": args.sample, "total_s": round(time.perf_counter() - started, 1),
+               "sample_sent_for_real": sample, "total_s": round(time.perf_counter() - started, 1),
                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                            "load_average_at_end": os.getloadavg()},
                "synthetic": "fill-generate and fill-judge answers are synthetic (no model call), written "
                             "through PostCall.handle and the local executor's writer; dispatch and resume "
                             "are real calls to the test server"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
