@@ -41,7 +41,8 @@ def placement_table() -> dict[str, list[str]]:
 def bundles_text(bundles: list[dict[str, float]]) -> str:
     first = bundles[0]
     assert all(b == first for b in bundles)
-    return f"{len(bundles)} × {{{', '.join(f'{k}: {v:g}' for k, v in first.items())}}}"
+    assert set(first) == {"GPU", "CPU"}
+    return f"{len(bundles)} × {{GPU: {first['GPU']:g}, CPU: {first['CPU']:g}}}"
 
 
 def test_the_example_is_a_valid_experiment(tmp_path: Path) -> None:
