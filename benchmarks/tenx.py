@@ -11,8 +11,9 @@ its peak RSS from `resource.getrusage`):
   fill-generate      SYNTHETIC answers (Bengali sentences of the Vashantor corpus when `../shared/data` has
                      it, 60–160 words each) for every generation request but a sample, through the real
                      post-call machine and writer (`PostCall.handle`, `Store.write`): no model call
-  dispatch           REAL calls: `executor: local` sends the sample left pending (default 20,000 requests)
-                     to the test server (echo responder, a separate process) inside the full-size store
+  dispatch           REAL calls: `executor: local` sends the sample left pending (5% of the generation
+                     requests, at most 20,000) to the test server (echo responder, a separate process)
+                     inside the full-size store
   compile-judge      build and store every judge request from the stored answers (`_compile`)
   fill-judge         SYNTHETIC judge answers (RLAIF JSON: reasoning, five Likert fields, confidence)
                      through the real post-call machine: parse, validate, code checks, judgment row
@@ -345,7 +346,8 @@ def run_scale(scale: float, args: argparse.Namespace, base_url: str, server: Any
     print(f"\n== {scale:g}× the paper: {n_items:,} items, {len(MODELS)} models, {len(JUDGES)} judges ==", flush=True)
     for step in STEPS:
         calls_before = server.stats()["chat_requests"]
-        proc = subprocess.run([sys.executable, __file__, "--child", step, str(exp_path), "--sample", str(args.sample)],
+        sample = min(args.sample, round(args.sample_share * n_items * 10 * len(MODELS)))
+        proc = subprocess.run([sys.executable, __file__, "--child", step, str(exp_path), "--sample", str(sample)],
                               capture_output=True, text=True, check=False)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
         if proc.returncode != 0 or line is None:
@@ -413,7 +415,10 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", type=float, nargs="+", default=[1, 10])
-    parser.add_argument("--sample", type=int, default=20_000, help="generation requests sent for real per scale")
+    parser.add_argument("--sample", type=int, default=20_000, help="at most this many generation requests sent "
+                        "for real per scale")
+    parser.add_argument("--sample-share", type=float, default=0.05, help="and at most this share of them (the "
+                        "test server's echo answers are short: the same share keeps the scales' stores alike)")
     parser.add_argument("--keep", type=Path, help="build the studies in this folder and keep them")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tenx.json")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -425,22 +430,24 @@ def main() -> None:
     from dialectbias.testing import TestServer
 
     pool, source = sentences()
-    print(f"answers built from {source}; {args.sample:,} generation requests per scale sent for real")
+    print(f"answers built from {source}; min({args.sample:,}, {args.sample_share:.0%} of the generation "
+          "requests) sent for real per scale")
     results = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-tenx-") as tmp, TestServer(record_requests=0) as server:
         root = args.keep or Path(tmp)
         for scale in args.scales:
             results.append(run_scale(scale, args, server.base_url, server, pool, root))
-            write(args.out, results, source, args.sample, started)  # a later scale may not finish
+            write(args.out, results, source, started)  # a later scale may not finish
     print("\n" + table(results)[0])
     print(f"wrote {args.out}")
 
 
-def write(out: Path, results: list[dict[str, Any]], source: str, sample: int, started: float) -> None:
+def write(out: Path, results: list[dict[str, Any]], source: str, started: float) -> None:
     growth = table(results)[1]
     payload = {"scales": results, "growth_last_over_first": growth, "answers_from": source,
-               "sample_sent_for_real": sample, "total_s": round(time.perf_counter() - started, 1),
+               "sample_sent_for_real": [r["steps"]["dispatch"]["sent"] for r in results],
+               "total_s": round(time.perf_counter() - started, 1),
                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                            "load_average_at_end": os.getloadavg()},
                "synthetic": "fill-generate and fill-judge answers are synthetic (no model call), written "
