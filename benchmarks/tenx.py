@@ -51,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -397,18 +398,20 @@ ROWS = (("generation requests", lambda r: r["steps"]["compile-generate"]["reques
 
 
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    first, last = results[0], results[-1]
+    """The figures of each scale, and the growth from each scale to the next (the last over the first too)."""
     heads = [f"{r['scale']:g}×" for r in results]
-    lines = [f"{'':33}" + "".join(f"{h:>11}" for h in heads) + f"{'growth':>9}"]
+    pairs = list(pairwise(results))
+    grew = [f"{b['scale'] / a['scale']:g}× grew" for a, b in pairs]
+    lines = [f"{'':33}" + "".join(f"{h:>11}" for h in heads) + "".join(f"{g:>12}" for g in grew)]
     growth: dict[str, Any] = {}
     for label, get in ROWS:
         values = [get(r) for r in results]
-        ratio = values[-1] / values[0] if values[0] else None
-        growth[label] = None if ratio is None else round(ratio, 2)
-        lines.append(f"{label:33}" + "".join(f"{v:>11,.1f}" if isinstance(v, float) else f"{v:>11,}"
-                                             for v in values) + (f"{ratio:>9.2f}" if ratio else f"{'':>9}"))
-    lines.append(f"growth = {last['scale']:g}× / {first['scale']:g}× (scale ratio "
-                 f"{last['scale'] / first['scale']:g}: linear; memory's goal: ≈ 1)")
+        ratios = [b / a if a else None for a, b in pairwise(values)]
+        growth[label] = [None if g is None else round(g, 2) for g in ratios]
+        lines.append(f"{label:33}" + "".join(f"{v:>11,.1f}" if isinstance(v, float) else f"{v:>11,}" for v in values)
+                     + "".join(f"{g:>12.2f}" if g else f"{'':>12}" for g in ratios))
+    lines.append("grew = a scale's figure over the previous scale's: linear growth equals the scale ratio; "
+                 "memory's goal: ≈ 1")
     return "\n".join(lines), growth
 
 
@@ -445,7 +448,7 @@ def main() -> None:
 
 def write(out: Path, results: list[dict[str, Any]], source: str, started: float) -> None:
     growth = table(results)[1]
-    payload = {"scales": results, "growth_last_over_first": growth, "answers_from": source,
+    payload = {"scales": results, "growth_each_step": growth, "answers_from": source,
                "sample_sent_for_real": [r["steps"]["dispatch"]["sent"] for r in results],
                "total_s": round(time.perf_counter() - started, 1),
                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
