@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> None:
                         "dialectbias.testing:qa_responder (below)")
     parser.add_argument("--record-requests", type=int, default=20_000,
                         help="keep the last N request bodies for GET /requests (0 = off)")
-    parser.add_argument("--imitate", choices=IMITATED, default=None,
-                        help="answer GET /v1/models (and llama.cpp's GET /props) as this server does, and "
-                        "refuse a prompt over --context as it does")
+    parser.add_argument("--imitate", choices=IMITATED, default=None, metavar="KIND",
+                        help=f"one of {', '.join(IMITATED)}: answer GET /v1/models (and llama.cpp's GET /props) "
+                        "as this server does, and refuse a prompt over --context as it does")
     parser.add_argument("--context", type=int, default=None, help="the imitated server's context window in "
                         "tokens (one per 4 characters; default 8192)")
     parser.add_argument("--slots", type=int, default=None, help="the imitated llama.cpp's parallel slots "
