@@ -61,6 +61,7 @@ def test_a_judge_prompt_that_cannot_fit_is_not_sent_counted_and_retried_once_it_
     assert stats["responses_ok"] == 12 and "400" not in stats["status_counts"]
     assert "too long 8" in _block(ran.stdout, "judge · judge-1")
     assert f"{TOO_LONG_NOTE}, not sent" in ran.output and "(8×)" in ran.output
+    assert "8 request(s) failed (8 do not fit their model's context); run again to retry them." in ran.stdout
     errors = _failed_errors(project)
     assert len(errors) == 8
     for error in errors:

@@ -15,7 +15,8 @@ from dialectbias.errors import ProviderError
 from dialectbias.judges import rlaif_json_schema
 from dialectbias.providers import ChatRequest, ServerProfile
 from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig
-from dialectbias.providers._server import detect_kind, props_slots, sent_schema
+from dialectbias.providers._fit import refuses_context
+from dialectbias.providers._server import detect_kind, props_slots, refuses_response_format, sent_schema
 from dialectbias.testing import TestServer
 
 SCHEMA = rlaif_json_schema()
@@ -138,3 +139,20 @@ def test_a_detected_vllm_or_a_schema_that_is_already_safe_is_sent_as_it_is() -> 
 
         assert asyncio.run(go()).output.startswith("{")
         assert server.stats()["chat_requests"] == 1
+
+
+@pytest.mark.parametrize(("status", "body", "too_long"), [
+    (400, "This model's maximum context length is 2048 tokens. However, you requested 2310 tokens (2054 in the "
+          "messages, 256 in the completion).", True),  # vLLM, OpenAI, llama-cpp-python
+    (400, '{"error": {"code": 400, "message": "request (2310 tokens) exceeds the available context size (2048 '
+          'tokens), try increasing it", "type": "exceed_context_size_error"}}', True),  # llama.cpp
+    (500, "Requested tokens (2310) exceed context window of 2048", True),  # llama-cpp-python, older
+    (400, "input length exceeds the context length", True),  # Ollama
+    (400, "response_format json_schema is not supported by this server", False),
+    (429, "maximum context length is busy", False),  # a rate limit is a rate limit
+    (400, "Missing required parameter: 'model'.", False),
+])
+def test_a_server_saying_the_prompt_is_too_long_is_told_apart(status: int, body: str, too_long: bool) -> None:
+    assert refuses_context(status, body) is too_long
+    if too_long:  # never mistaken for a refused response_format, which stops the model
+        assert not refuses_response_format(status, body)

@@ -152,7 +152,10 @@ def run(experiment: ExperimentArg,
         raise typer.Exit(EXIT_ERROR)
     for line in summary.empty:
         err_console.print("[bold red]error:[/]", escape(line), highlight=False, soft_wrap=True)
-    if summary.failed:
+    if summary.failed and summary.too_long:
+        console.print(f"[red]{summary.failed} request(s) failed[/] ({summary.too_long} do not fit their model's "
+                      "context); run again to retry them.")
+    elif summary.failed:
         console.print(f"[red]{summary.failed} request(s) failed after retries[/]; run again to retry them.")
     _print_retry_hints(summary.retry_unscored, summary.retry_failed, exp.path)
     if summary.empty or summary.failed:

@@ -101,3 +101,8 @@ class RunSummary(BaseModel):
     @property
     def parse_failed(self) -> int:
         return sum(s.parse_failed for s in self.stages)
+
+    @property
+    def too_long(self) -> int:
+        """Of `failed`: requests that do not fit their model's context (never retried within the run)."""
+        return sum(s.too_long for s in self.stages)
