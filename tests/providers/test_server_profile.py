@@ -14,8 +14,8 @@ import pytest
 from dialectbias.errors import ProviderError
 from dialectbias.judges import rlaif_json_schema
 from dialectbias.providers import ChatRequest, ServerProfile
-from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig
 from dialectbias.providers._fit import refuses_context
+from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig
 from dialectbias.providers._server import detect_kind, props_slots, refuses_response_format, sent_schema
 from dialectbias.testing import TestServer
 
