@@ -14,7 +14,7 @@ import pytest
 from dialectbias.errors import ProviderError
 from dialectbias.judges import rlaif_json_schema
 from dialectbias.providers import ChatRequest, ServerProfile
-from dialectbias.providers._fit import refuses_context
+from dialectbias.providers._fit import engine_too_long, refuses_context
 from dialectbias.providers._openai import OpenAIModel, OpenAIModelConfig
 from dialectbias.providers._server import detect_kind, props_slots, refuses_response_format, sent_schema
 from dialectbias.testing import TestServer
@@ -148,6 +148,8 @@ def test_a_detected_vllm_or_a_schema_that_is_already_safe_is_sent_as_it_is() -> 
           'tokens), try increasing it", "type": "exceed_context_size_error"}}', True),  # llama.cpp
     (500, "Requested tokens (2310) exceed context window of 2048", True),  # llama-cpp-python, older
     (400, "input length exceeds the context length", True),  # Ollama
+    (400, "Input length (2310) exceeds model's maximum context length (2048).", True),  # vLLM's server
+    (400, "The decoder prompt (length 2310) is longer than the maximum model length of 2048.", True),  # vLLM
     (400, "response_format json_schema is not supported by this server", False),
     (429, "maximum context length is busy", False),  # a rate limit is a rate limit
     (400, "Missing required parameter: 'model'.", False),
@@ -156,3 +158,7 @@ def test_a_server_saying_the_prompt_is_too_long_is_told_apart(status: int, body:
     assert refuses_context(status, body) is too_long
     if too_long:  # never mistaken for a refused response_format, which stops the model
         assert not refuses_response_format(status, body)
+        fault = engine_too_long("m", body)  # the same words from an in-process engine (local vllm)
+        assert fault is not None and fault.context and not fault.retryable
+    elif status != 429:  # an engine has no status: the words alone decide
+        assert engine_too_long("m", body) is None

@@ -21,10 +21,13 @@ _ADVICE = ("lower `max_tokens`, shorten the prompt or serve the model with a lon
 #: llama-cpp-python ("This model's maximum context length is 2048 tokens …", `context_length_exceeded`),
 #: llama.cpp ("request (2310 tokens) exceeds the available context size (2048 tokens)",
 #: `exceed_context_size_error`), llama-cpp-python's plain form ("Requested tokens (2310) exceed context
-#: window of 2048") and Ollama's ("input length exceeds the context length")
+#: window of 2048"), Ollama's ("input length exceeds the context length") and vLLM's engine, in process or
+#: behind its server ("The decoder prompt (length 2310) is longer than the maximum model length of 2048",
+#: "Input length (2310) exceeds model's maximum context length (2048)")
 _TOO_LONG = re.compile(r"maximum context length|context_length_exceeded|exceeds? the available context size|"
                        r"exceed_context_size|exceed context window|exceeds the context length|"
-                       r"context length exceeded|prompt is too long", re.IGNORECASE)
+                       r"context length exceeded|prompt is too long|longer than the maximum model length",
+                       re.IGNORECASE)
 
 
 def too_long(model_id: str, prompt_tokens: int, max_tokens: int, window: int, counted: str) -> ProviderError:
@@ -40,10 +43,19 @@ def refuses_context(status: int, body_text: str) -> bool:
     return status >= 400 and status != 429 and bool(_TOO_LONG.search(body_text))
 
 
+def engine_too_long(model_id: str, message: str) -> ProviderError | None:
+    """The context fault of a request an in-process engine refused as longer than its context (vLLM's
+    `max_model_len`); None when the engine refused it for another reason."""
+    if not _TOO_LONG.search(message):
+        return None
+    return ProviderError(f"model {model_id!r}: {CONTEXT_FAULT}: the engine refused the prompt ({message[:300]}); "
+                         f"{_ADVICE.replace('serve the model with', 'set `max_model_len` to')}", context=True)
+
+
 def server_too_long(model_id: str, status: int, detail: str) -> ProviderError:
     """The fault of a request the server refused as longer than its context."""
     return ProviderError(f"model {model_id!r}: {CONTEXT_FAULT}: the server refused the prompt (HTTP {status}"
                          f"{detail}); {_ADVICE}", retryable=False, status=status, context=True)
 
 
-__all__ = ["CONTEXT_FAULT", "refuses_context", "server_too_long", "too_long"]
+__all__ = ["CONTEXT_FAULT", "engine_too_long", "refuses_context", "server_too_long", "too_long"]
