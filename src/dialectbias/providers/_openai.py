@@ -49,6 +49,8 @@ DEFAULT_MAX_IMAGE_SIDE = 2048
 _ENCODED_CACHE = 64
 #: seconds before a server that could not be reached is asked for its profile again
 _PROFILE_RETRY_S = 10.0
+#: seconds a server has to answer `GET /models` or `GET /props`
+_PROFILE_TIMEOUT_S = 10.0
 
 
 class OpenAIModelConfig(ModelConfig):
@@ -334,7 +336,12 @@ class OpenAIModel(ModelAPI):
             raise OSError(str(exc)) from None
 
     async def _get_json(self, url: str) -> Any:
-        async with self._client().get(url) as resp:
+        """GET a metadata route within `_PROFILE_TIMEOUT_S` (a silent host delays the first request by that
+        much at most, not by the model's `timeout_s`); None unless it answers 200 with JSON."""
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(total=min(self.config.timeout_s, _PROFILE_TIMEOUT_S))
+        async with self._client().get(url, timeout=timeout) as resp:
             if resp.status != 200:
                 return None
             try:
