@@ -187,6 +187,7 @@ def status(experiment: ExperimentArg) -> None:
     if j.total or j.superseded:
         pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored - j.invalid}", ""),
                  *([("unscored (invalid values):", f"{j.invalid}", "")] if j.invalid else []),
+                 *([("clipped (out of range):", f"{j.out_of_range}", "")] if j.out_of_range else []),
                  ("needs review:", f"{j.needs_review}", ""), ("reviewed:", f"{j.reviewed}", ""),
                  ("flagged:", f"{j.flagged}", ""), *(
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
@@ -210,7 +211,8 @@ def _judge_lines(judges: Sequence[JudgeReview], width: int) -> list[Text]:
         routed = f" ({j.routed} routed: on_miscalibrated)" if j.routed else ""
         pairs: list[Pair] = [(f"judge {j.judge_id} ({j.role}): {j.judgments:,}", "judgments", ""),
                              (f"{j.needs_review:,}", f"need review{routed}", ""), (f"{j.reviewed:,}", "reviewed", ""),
-                             *_count("unscored", j.unscored), *_count("of them invalid values", j.invalid)]
+                             *_count("unscored", j.unscored), *_count("of them invalid values", j.invalid),
+                             *_count("clipped out of range", j.out_of_range)]
         lines += _folded(pairs, width, first="")
         if j.needs_review and j.in_default_queue:
             lines.append(Text("  in the default review queue (`review export`, the review app)"))

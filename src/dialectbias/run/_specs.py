@@ -104,6 +104,11 @@ class RequestSpec(BaseModel):
                     part["mime"] = info.mime
         return messages
 
+    answer_rule: str | None = Field(
+        default=None, description="how the answer is handled after the call when that is not the default, e.g. a "
+        "judge rubric's `out_of_range: clip` (`Rubric.answer_rule`): in the request id, not the cache key, so a "
+        "change builds new requests whose answers come from the cache and are handled the new way")
+
     def sent_params(self) -> dict[str, Any]:
         """The parameters sent: `params`, and a draw's seed as `seed` where the provider takes one per request."""
         if self.draw is None or not self.model.takes_seed():
@@ -115,7 +120,8 @@ class RequestSpec(BaseModel):
         return self.to_row()["cache_key"]
 
     def request_id(self) -> str:
-        """Cache key (which holds the draw) plus where the call belongs (model id, item, variant, stage, refs)."""
+        """Cache key (which holds the draw) plus where the call belongs (model id, item, variant, stage, refs) and
+        its `answer_rule` when it has one."""
         return self.to_row()["request_id"]
 
     def to_row(self, *, min_ref_chars: float = TEXT_REF_MIN_CHARS) -> dict[str, Any]:
@@ -130,7 +136,8 @@ class RequestSpec(BaseModel):
         schema = None if self.json_schema is None else dumps_ordered(self.json_schema)
         stored_schema, schema_part = pack_schema(schema, min_ref_chars=min_ref_chars)
         cache_key = call_hash(dumps(self.model.identity()), params, canonical, schema, self.draw)
-        where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
+        where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs,
+                       *(() if self.answer_rule is None else (self.answer_rule,))])
         return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,
                 "item_id": self.item_id, "variant": self.variant, "refs": dumps(self.refs),
                 "template": self.template, "prompt_hash": _sha(canonical), "messages": messages,

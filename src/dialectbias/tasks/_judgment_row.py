@@ -17,6 +17,7 @@ from dialectbias.judges import (
     Rubric,
     evaluate_judgment,
     judge_answer,
+    out_of_range_text,
     reevaluate_judgment,
     rescore_override,
     run_checks,
@@ -172,6 +173,7 @@ def judge_summary_lines(store: Store, judges: Sequence[ModelConfig], review_note
     lines = []
     for judge in judges:
         c = counts.get(judge.id, JudgeCounts())
-        lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)} · "
+        lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)}"
+                     f"{out_of_range_text(c.out_of_range)} · "
                      f"{c.needs_review} for human review{review_note}")
     return lines
