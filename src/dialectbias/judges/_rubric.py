@@ -528,8 +528,10 @@ class Rubric(BaseModel):
         for name, value in answer.items():
             if not self.clips(name) or isinstance(value, bool) or not isinstance(value, int | float):
                 continue
+            lo: float | None
+            hi: float | None
             if name == CONFIDENCE_FIELD:
-                lo, hi, integer = *CONFIDENCE_RANGE, True
+                (lo, hi), integer = CONFIDENCE_RANGE, True
             else:
                 f = self.field(name)
                 lo, hi, integer = f.minimum, f.maximum, f.type == "integer"
