@@ -77,8 +77,10 @@ def test_clip_scores_flags_reviews_and_counts_out_of_range_judgments(
         counts = {r["model"]: r for r in csv.DictReader(fh)}
     assert {m: (r["scored"], r["clipped (out of range)"], r["unscored (invalid values)"])
             for m, r in counts.items()} == {"model-a": ("6", "2", "0"), "model-b": ("6", "2", "0")}
-    index = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
-    assert "4 judgment(s): a value outside its range clipped" in index
+    alert = ("judge judge-1: 4 judgment(s) scored on values clipped into their range (rubric out_of_range: clip): "
+             "flagged, in the review queue")
+    assert f"warning: {alert}" in report.stderr
+    assert alert in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
 
 
 def test_switching_the_policy_supersedes_the_judgments_from_the_cache(

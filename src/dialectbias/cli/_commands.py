@@ -346,6 +346,8 @@ def report(experiment: ExperimentArg,
     When a stage has nothing scored (no successful generation, no scored judgment, no accepted answer), the
     report says so at its top, the command says so first and exits with code 4. A library's warning while
     plotting (e.g. matplotlib's) is one `warning:` line naming the library; deprecation notices are dropped.
+    Judgments scored on values a judge gave out of range, clipped (rubric `out_of_range: clip`), are a warning
+    too, also at the top of the report.
 
     Example: dialectbias report bn-qa.yaml --out report/
     """

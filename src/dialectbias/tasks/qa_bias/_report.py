@@ -357,9 +357,6 @@ def write_qa_report(task: QABiasTask, store: Store, out_dir: Path) -> ReportCont
     mean = float(np.nanmean(scores.final_score)) if n_scored else None
     metadata.update({"judgments": len(scores), "scored": n_scored,
                      "mean score": "— (nothing scored)" if mean is None else f"{mean:.3f}"})
-    if n_clipped := int(scores.out_of_range.sum()):  # scored, but on values the judge gave out of range
-        metadata["clipped out of range"] = (f"{n_clipped} judgment(s): a value outside its range clipped "
-                                            "(rubric out_of_range: clip), flagged for review")
     return ReportContent(title=f"{task.exp.name}: QA dialect bias", sections=sections, metadata=metadata)
 
 
