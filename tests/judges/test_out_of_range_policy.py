@@ -162,6 +162,8 @@ def test_a_stored_clipped_judgment_is_refused_under_reask_and_rescored_under_cli
     clip = rubric(out_of_range="clip")
     stored = judged(clip, answer(a=HUGE))
     assert scoring_fingerprint(clip, review_threshold=2) != scoring_fingerprint(rubric(), review_threshold=2)
+    # the default, said or not, leaves the fingerprint as it was before the policy existed: nothing re-scored
+    assert scoring_fingerprint(rubric(out_of_range="reask")) == scoring_fingerprint(rubric())
     again = reevaluate_judgment(clip.model_copy(update={"ceilings": []}), stored.parse_status, stored.parsed,
                                 stored.clipped, stored.reason, CodeChecks(), review_threshold=2)
     assert again.clipped == {"a": (HUGE, 5)} and again.score == stored.score

@@ -174,8 +174,11 @@ def scoring_fingerprint(rubric: Rubric, *, review_threshold: int | None = None,
     rubric's fields (its JSON schema) are also part of the judge request itself, so a change to them asks the
     judge again. `review_threshold` None: a human override's fingerprint (only the rubric counts)."""
     settings = asdict(checks) if isinstance(checks, CheckSettings) else dict(checks or {})
-    key = {"version": SCORING_VERSION, "rubric": rubric.model_dump(mode="json"), "review": review_threshold,
-           "checks": settings}
+    # the out-of-range policy counts by what it does (`answer_rule`, None by default), so a rubric that keeps the
+    # default has the fingerprint it had before the policy existed: its stored judgments are not re-scored
+    dumped = rubric.model_dump(mode="json", exclude={"out_of_range": True, "fields": {"__all__": {"out_of_range"}}})
+    key = {"version": SCORING_VERSION, "rubric": dumped, "review": review_threshold, "checks": settings,
+           **({"answer_rule": rule} if (rule := rubric.answer_rule()) else {})}
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
