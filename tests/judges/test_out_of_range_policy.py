@@ -18,6 +18,7 @@ from dialectbias.judges import (
     evaluate_judgment,
     judge_answer,
     load_rubric,
+    override_value,
     parse_structured,
     reevaluate_judgment,
     scoring_fingerprint,
@@ -172,3 +173,14 @@ def test_a_stored_clipped_judgment_is_refused_under_reask_and_rescored_under_cli
     assert refused.score is None and refused.needs_review
     assert refused.reason is not None and "does not fit the rubric 'ab' now" in refused.reason
     assert refused.parsed is not None and refused.parsed["a"] == HUGE  # kept as the judge gave it
+
+
+def test_a_human_override_of_a_clipped_judgment_is_scored_from_the_humans_values() -> None:
+    clip = rubric(out_of_range="clip")
+    stored = judged(clip, answer(a=HUGE, confidence=HUGE))
+    assert stored.parsed is not None
+    value = override_value(clip, judge_answer(stored.parsed, stored.clipped), {"a": 1, "b": 1.0}, None)
+    assert value["fields"] == {"a": 1, "b": 1.0} and value["score"] == pytest.approx(3 * 1 / 5 + 1)
+    assert "clipped" not in value  # the human's values are in range: nothing clipped
+    with pytest.raises(ValueError, match="a: 9 is outside 0–5"):  # a human's value is never clipped
+        override_value(clip, judge_answer(stored.parsed, stored.clipped), {"a": 9, "b": 1.0}, None)
