@@ -93,6 +93,10 @@ class RequestSpec(BaseModel):
         "request's draw seed (`draw_seed`). It is in the cache key and the request id, so two samples never "
         "share an answer, and it is sent as `params.seed` where the provider takes per-request seeds "
         "(`ModelConfig.takes_seed`); elsewhere no seed is added and the engine's seed draws")
+    answer_rule: str | None = Field(
+        default=None, description="how the answer is handled after the call when that is not the default, e.g. a "
+        "judge rubric's `out_of_range: clip` (`Rubric.answer_rule`): in the request id, not the cache key, so a "
+        "change builds new requests whose answers come from the cache and are handled the new way")
 
     @field_validator("messages")
     @classmethod
@@ -103,11 +107,6 @@ class RequestSpec(BaseModel):
                     part["image"], info = load_image(part["image"])
                     part["mime"] = info.mime
         return messages
-
-    answer_rule: str | None = Field(
-        default=None, description="how the answer is handled after the call when that is not the default, e.g. a "
-        "judge rubric's `out_of_range: clip` (`Rubric.answer_rule`): in the request id, not the cache key, so a "
-        "change builds new requests whose answers come from the cache and are handled the new way")
 
     def sent_params(self) -> dict[str, Any]:
         """The parameters sent: `params`, and a draw's seed as `seed` where the provider takes one per request."""
