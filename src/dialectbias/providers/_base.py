@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.data import ChatMessage, image_info, message_text
 from dialectbias.providers._logprobs import PromptLogprobs, is_scoring, prompt_text, unsupported
+from dialectbias.providers._server import ServerProfile
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 
@@ -68,10 +69,17 @@ class ModelAPI(ABC):
         the default is the one clear error naming the model and the capability."""
         raise unsupported(str(getattr(self.config, "id", "?")), self.name or type(self).__name__)
 
-    async def context_window(self) -> int | None:
-        """The model's context window in tokens, as its server or engine reports it (`openai`: `GET /v1/models`,
-        asked once per client); None when unknown. For a check that a prompt plus its `max_tokens` fits."""
+    async def server_profile(self) -> ServerProfile | None:
+        """What the model's server says of itself (kind, context window, parallel slots), asked once per client
+        (`openai`: `GET /v1/models`, and llama.cpp's `GET /props`); None for a provider without a server or a
+        server that cannot be asked."""
         return None
+
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens, as its server or engine reports it (`server_profile`); None
+        when unknown. For the check that a prompt plus its `max_tokens` fits."""
+        profile = await self.server_profile()
+        return None if profile is None else profile.context_window
 
     async def send(self, request: ChatRequest) -> ChatResponse:
         """What the executors call: `complete`, or for a prompt-scoring request (`params.prompt_logprobs`)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -18,12 +19,16 @@ from dialectbias.providers._config import ModelConfig, ProviderCapabilities
 from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._server import (
     ServerKind,
+    ServerProfile,
     context_window,
-    llamacpp_meta,
+    detect_kind,
+    hint_advice,
     props_context,
+    props_slots,
     refusal_advice,
     refuses_response_format,
     schema_limits,
+    schema_needs_hint,
     sent_schema,
 )
 
@@ -36,6 +41,8 @@ _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 #: and keeps a 12-megapixel photo from being sent as a 5 MB data URL with every request
 DEFAULT_MAX_IMAGE_SIDE = 2048
 _ENCODED_CACHE = 64
+#: seconds before a server that could not be reached is asked for its profile again
+_PROFILE_RETRY_S = 10.0
 
 
 class OpenAIModelConfig(ModelConfig):
@@ -118,7 +125,9 @@ class OpenAIModel(ModelAPI):
         self._session: aiohttp.ClientSession | None = None
         self._max_side = config.max_image_side or DEFAULT_MAX_IMAGE_SIDE
         self._encoded = LRU(_ENCODED_CACHE)  # sha256 -> data URL (after resizing)
-        self._context: tuple[int | None] | None = None  # (window,) once `GET /v1/models` was asked
+        self._profile: tuple[ServerProfile | None] | None = None  # (profile,) once the server answered
+        self._profile_failed_at = -_PROFILE_RETRY_S  # when the server last could not be reached
+        self._profile_lock: asyncio.Lock | None = None
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -208,6 +217,13 @@ class OpenAIModel(ModelAPI):
         return text
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        if (request.json_schema is not None and self.config.structured_output != "none"
+                and self.config.server == "other"):
+            profile = await self.server_profile()
+            if profile is not None and profile.detected is not None and schema_needs_hint(
+                    request.json_schema, self.config.server, profile):
+                raise ProviderError(hint_advice(self.config.id, self.config.base_url, profile.detected),
+                                    retryable=False, fatal=True)
         started = time.perf_counter()
         where = f"model {self.config.id!r} at {self.config.base_url}"
         text = await self._post(self._url, self.body(request))
@@ -238,30 +254,50 @@ class OpenAIModel(ModelAPI):
         raw = await self._post(self._completions_url, body)
         return completion_prompt_logprobs(raw, where)
 
-    async def context_window(self) -> int | None:
-        """The model's context window in tokens as the server reports it on `GET {base_url}/models` (vLLM's
-        `max_model_len`), or for llama.cpp on `GET /props` (one slot's `n_ctx`), asked once per client (once
-        per model per run); None when the server does not say or cannot be asked."""
-        if self._context is None:
-            self._context = (await self._ask_context_window(),)
-        return self._context[0]
+    async def server_profile(self) -> ServerProfile | None:
+        """What the server says of itself, asked once per client (once per model per run): its kind from
+        `GET {base_url}/models` (`detect_kind`; the config's `server:` hint wins), its context window (vLLM's
+        `max_model_len`; llama.cpp's per-slot `n_ctx` from `GET /props`) and its parallel slots (llama.cpp's
+        `/props` `total_slots`). None while the server cannot be reached (asked again after
+        `_PROFILE_RETRY_S`) or when it has no `/models`."""
+        if self._profile is not None:
+            return self._profile[0]
+        if self._profile_lock is None:
+            self._profile_lock = asyncio.Lock()
+        async with self._profile_lock:
+            if self._profile is None and time.monotonic() - self._profile_failed_at >= _PROFILE_RETRY_S:
+                try:
+                    self._profile = (await self._ask_profile(),)
+                except (OSError, TimeoutError, ValueError, ProviderError):
+                    self._profile_failed_at = time.monotonic()
+        return None if self._profile is None else self._profile[0]
 
-    async def _ask_context_window(self) -> int | None:
+    async def _ask_profile(self) -> ServerProfile | None:
         import aiohttp
 
         base = self.config.base_url.rstrip("/")
         try:
             models = await self._get_json(base + "/models")
-            window = context_window(models, self.config.model)
-            if window is None and llamacpp_meta(models, self.config.model):  # llama.cpp: the served context
-                window = props_context(await self._get_json(base.removesuffix("/v1") + "/props"))
-            return window
-        except (aiohttp.ClientError, TimeoutError, ValueError):
-            return None
+            if models is None:
+                return None
+            detected = detect_kind(models, self.config.model)
+            kind: ServerKind = self.config.server if self.config.server != "other" else (detected or "other")
+            window, slots = context_window(models, self.config.model), None
+            if kind == "llamacpp" or detected == "llamacpp":  # the served context and slots are on /props
+                props = await self._get_json(base.removesuffix("/v1") + "/props")
+                window, slots = props_context(props) or window, props_slots(props)
+            return ServerProfile(kind=kind, detected=detected, context_window=window, slots=slots)
+        except aiohttp.ClientError as exc:
+            raise OSError(str(exc)) from None
 
     async def _get_json(self, url: str) -> Any:
         async with self._client().get(url) as resp:
-            return json.loads(await resp.text()) if resp.status == 200 else None
+            if resp.status != 200:
+                return None
+            try:
+                return json.loads(await resp.text())
+            except ValueError:  # not JSON (a proxy's HTML page): the server says nothing
+                return None
 
     @property
     def _completions_url(self) -> str:
