@@ -137,3 +137,23 @@ def test_the_table_fits_80_columns_with_long_ids_and_big_numbers(qa_server: Any,
     assert "meta-llama" in text and "x" * 8 in text  # wrapped in its column, not cut
     assert "2.4M" in text  # 6 requests × 400,000 tokens out, abbreviated
     assert "plan of" in text and "total cost" in text
+
+
+def test_without_measurements_a_llamacpp_servers_slots_are_used(qa_project: Any, cli: Any) -> None:
+    """A llama.cpp server (imitated) says 2 slots and a 4,096-token context on `GET /props`: the plan runs 2
+    calls at a time, not the 4 of `max_concurrency`, and says so."""
+    from dialectbias.testing import TestServer
+
+    with TestServer(responder="dialectbias.testing:qa_responder", imitate="llamacpp", context=4096,
+                    slots=2) as server:
+        project = qa_project(server.base_url, n_items=2, model={"server": "llamacpp"},
+                             judge={"server": "llamacpp"})
+        plan = plan_json(cli, project)
+        stats = server.stats()
+    gen = plan[("generate", "model-a")]
+    assert (gen["basis"]["seconds"], gen["slots"], gen["context_window"], gen["basis"]["context"]) == (
+        "server", 2, 4096, "server")
+    assert gen["seconds"] == pytest.approx(3 * 512 / 50, abs=0.05)  # 6 requests, 2 at a time, 512 tokens each
+    assert stats["chat_requests"] == 0 and set(stats["by_path"]) <= {"/v1/models", "/props"}
+    judge = plan[("judge", "judge-1")]
+    assert judge["too_long"] == 0 and judge["largest_prompt"] + 1024 <= 4096

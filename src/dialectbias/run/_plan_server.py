@@ -1,8 +1,7 @@
 """What `plan` asks a served model's server before any call: its context window and parallel slots.
 
-Only cheap GETs, never a model call: `GET {base_url}/models` (vLLM's `max_model_len`, llama.cpp's `n_ctx` in
-its `meta`) and, for llama.cpp, `GET /props` (`n_ctx`, `total_slots`), through the provider's own client
-(`ModelAPI.context_window`). Local engines (hf, vllm: `CAPABILITIES.local`) are not asked: their client
+Only cheap GETs, never a model call: `GET {base_url}/models` (vLLM's `max_model_len`) and, for llama.cpp,
+`GET /props` (`n_ctx`, `total_slots`), through the provider's own client (`ModelAPI.server_profile`). Local engines (hf, vllm: `CAPABILITIES.local`) are not asked: their client
 would load the model. A server that is down, slow (more than `ASK_TIMEOUT_S`) or silent gives None: the
 plan then says the slots and the context window are assumed or unknown.
 """
@@ -39,6 +38,9 @@ def ask_server(config: ModelConfig) -> ServerFacts:
 async def _ask(config: ModelConfig) -> ServerFacts:
     client = config.client()
     try:
-        return ServerFacts(context_window=await client.context_window())
+        profile = await client.server_profile()
+        if profile is None:
+            return ServerFacts()
+        return ServerFacts(context_window=profile.context_window, slots=profile.slots)
     finally:
         await client.aclose()
