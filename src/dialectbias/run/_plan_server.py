@@ -1,9 +1,10 @@
 """What `plan` asks a served model's server before any call: its context window and parallel slots.
 
 Only cheap GETs, never a model call: `GET {base_url}/models` (vLLM's `max_model_len`) and, for llama.cpp,
-`GET /props` (`n_ctx`, `total_slots`), through the provider's own client (`ModelAPI.server_profile`). Local engines (hf, vllm: `CAPABILITIES.local`) are not asked: their client
-would load the model. A server that is down, slow (more than `ASK_TIMEOUT_S`) or silent gives None: the
-plan then says the slots and the context window are assumed or unknown.
+`GET /props` (`n_ctx`, `total_slots`), through the provider's own client (`ModelAPI.server_profile`).
+Local engines (hf, vllm: `CAPABILITIES.local`) are not asked: their client would load the model. A server
+that is down, slow (more than `ASK_TIMEOUT_S`) or silent gives empty facts: the plan then says the slots
+are assumed and the context window unknown.
 """
 
 from __future__ import annotations
