@@ -3,13 +3,18 @@ parallel slots than the client's `max_concurrency`.
 
 The issue's trial: `plan` said 10 s for generation and 20 s for judging; the run took 66 s and 100–130 s
 against a llama.cpp server with one slot. The plan had assumed 16 parallel slots and 50 tokens/s. This
-script repeats that comparison offline, against the test server (`dialectbias.testing`, qa_responder), with
-every call taking `--delay` seconds (its `slow` fault) behind a proxy that lets `--slots` calls through at
-once and queues the rest, as llama.cpp queues calls beyond its slots. The models are configured with
-`max_concurrency: 16`.
+script repeats that comparison offline, against the test server (`dialectbias.testing`, qa_responder,
+imitating llama.cpp: `/props` says `--slots` slots), with every call taking `--delay` seconds (its `slow`
+fault) behind a proxy that lets `--slots` calls through at once and queues the rest, as llama.cpp queues
+calls beyond its slots.
 
-1. A fresh study of `--warm` items: its plan (nothing measured: `assumed`), then its run, timed.
-2. `--items` more items: the plan again (now `measured` from the first run's calls), then the run, timed.
+1. A fresh study of `--warm` items at `max_concurrency: --first-concurrency` (a cautious first run): its
+   plan (nothing measured: the server's slots at the assumed 50 tokens/s), then its run, timed.
+2. `--items` more items with `max_concurrency` raised to 16: the plan again (now `measured` from the first
+   run's calls), then the run, timed.
+
+Beside each plan it prints what the formula before issue 24 said (ceil(requests / max_concurrency) × the
+measured latency or the assumed 50 tokens/s), as a ratio to the real time too.
 
 For each plan it prints estimated ÷ real seconds (1.0 is exact) and writes
 benchmarks/results/plan_accuracy.json. The run is `dialectbias run` in a subprocess; its real seconds are
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
 import sqlite3
@@ -82,17 +88,13 @@ class SlotProxy:
         loop = self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         gate = asyncio.Semaphore(self.slots)
-        session: dict[str, ClientSession] = {}
 
         async def forward(request: web.Request) -> web.Response:
             body = await request.read()
-            async with gate:
-                if "s" not in session:
-                    session["s"] = ClientSession()
-                async with session["s"].request(request.method, self.target + request.path_qs, data=body,
-                                                headers={"Content-Type": "application/json"}) as resp:
-                    return web.Response(status=resp.status, body=await resp.read(),
-                                        content_type=resp.content_type)
+            async with gate, ClientSession() as session, session.request(
+                    request.method, self.target + request.path_qs, data=body,
+                    headers={"Content-Type": "application/json"}) as resp:
+                return web.Response(status=resp.status, body=await resp.read(), content_type=resp.content_type)
 
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", forward)
@@ -106,7 +108,7 @@ class SlotProxy:
 
 
 def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "dialectbias", *args]
+    return [sys.executable, "-c", "from dialectbias.cli import main; main()", *args]
 
 
 def cli(*args: str) -> tuple[float, str]:
@@ -130,6 +132,23 @@ def plan_seconds(yaml_path: Path) -> tuple[float, list[dict[str, Any]]]:
     return total_seconds(plan_rows), rows
 
 
+def old_formula(rows: list[dict[str, Any]], max_concurrency: int) -> float:
+    """What the plan before issue 24 said: ceil(requests / max_concurrency) × the seconds per request (the
+    measured latency, recovered from a measured row as seconds × slots / requests; else the assumed 50
+    tokens/s), every row added up."""
+    total = 0.0
+    for r in rows:
+        to_send = r["requests"] - r["cached"]
+        if not to_send:
+            continue
+        if r["basis"]["seconds"] == "measured":
+            per_request = r["seconds"] * r["slots"] / to_send
+        else:
+            per_request = r["tokens_out"] / to_send / 50.0
+        total += math.ceil(to_send / max_concurrency) * per_request
+    return total
+
+
 def calls_span(store: Path, since: float) -> float:
     """Seconds from the first call's start to the last call's end among the calls answered after `since`
     (the run's calls, without the command's start-up and compile)."""
@@ -144,19 +163,21 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=4, help="items of the first run")
     parser.add_argument("--items", type=int, default=12, help="items added for the second run")
     parser.add_argument("--slots", type=int, default=2, help="calls the proxy lets through at once")
+    parser.add_argument("--first-concurrency", type=int, default=4, help="max_concurrency of the first run")
     parser.add_argument("--delay", type=float, default=0.2, help="seconds each call takes at the server")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "plan_accuracy.json")
     args = parser.parse_args()
     from dialectbias.testing import TestServer
 
     results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-                               "settings": vars(args) | {"out": str(args.out), "max_concurrency": 16}}
-    with TestServer(responder="dialectbias.testing:qa_responder",
+                               "settings": vars(args) | {"out": os.path.relpath(args.out, REPO)}}
+    with TestServer(responder="dialectbias.testing:qa_responder", imitate="llamacpp", slots=args.slots,
                     faults=[{"kind": "slow", "delay_s": args.delay}]) as server, \
             SlotProxy(server.url, args.slots) as proxy, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        common = {"provider": "openai", "base_url": f"http://127.0.0.1:{proxy.port}/v1", "max_concurrency": 16,
-                  "max_retries": 3, "timeout_s": 120}
+        common = {"provider": "openai", "base_url": f"http://127.0.0.1:{proxy.port}/v1",
+                  "max_concurrency": args.first_concurrency, "max_retries": 3, "timeout_s": 120,
+                  "server": "llamacpp"}
         config = {"name": "bench", "task": "qa_bias", "data": "items.jsonl",
                   "models": [{"id": m, "model": m, **common} for m in ("model-a", "model-b")],
                   "judges": [{"id": "judge-1", "model": "judge-model", "role": "primary", **common}]}
@@ -170,20 +191,28 @@ def main() -> None:
         phases = (("first run (nothing measured)", args.warm), ("after the first run (measured)",
                                                                   args.warm + args.items))
         for phase, n in phases:
+            if n > args.warm:  # the second run: more items, and max_concurrency raised to 16
+                for model in (*config["models"], *config["judges"]):
+                    model["max_concurrency"] = 16
+                yaml_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
             write_items(n)
+            concurrency = 16 if n > args.warm else args.first_concurrency
             estimate, rows = plan_seconds(yaml_path)
             since = time.time()
             wall, _ = cli("run", str(yaml_path), "--no-progress", "--yes")
             real = calls_span(folder / "bench.sqlite", since)
             results[phase] = {"plan_seconds": round(estimate, 1), "real_seconds": round(real, 1),
                               "ratio": round(estimate / real, 2), "run_wall_seconds": round(wall, 1),
+                              "old_formula_seconds": round(old_formula(rows, concurrency), 1),
+                              "old_formula_ratio": round(old_formula(rows, concurrency) / real, 2),
+                              "max_concurrency": concurrency,
                               "basis": sorted({r["basis"]["seconds"] for r in rows}),
                               "to_send": sum(r["requests"] - r["cached"] for r in rows)}
-    print(f"{'plan':32} {'to send':>7} {'plan s':>7} {'real s':>7} {'plan/real':>9}  basis")
+    print(f"{'plan':32} {'to send':>7} {'plan s':>7} {'real s':>7} {'plan/real':>9} {'old/real':>8}  basis")
     for phase in [p for p in results if p.startswith(("first", "after"))]:
         r = results[phase]
         print(f"{phase:32} {r['to_send']:>7} {r['plan_seconds']:>7.1f} {r['real_seconds']:>7.1f} "
-              f"{r['ratio']:>9.2f}  {', '.join(r['basis'])}")
+              f"{r['ratio']:>9.2f} {r['old_formula_ratio']:>8.2f}  {', '.join(r['basis'])}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
