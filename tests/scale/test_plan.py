@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from dialectbias.data import message_text
+from dialectbias.providers import ChatRequest
+from dialectbias.providers._base import estimate_tokens
 
 PRICES = {"price_in_per_mtok": 3.0, "price_out_per_mtok": 15.0}
 KEYS = ["stage", "model_id", "requests", "cached", "tokens_in", "tokens_out", "cost", "seconds"]
@@ -40,7 +42,9 @@ def sent(store: Path, stage: str, model_id: str) -> list[tuple[str, dict[str, An
 
 
 def char_tokens(messages_json: str) -> int:
-    return sum(len(message_text(m["content"])) for m in json.loads(messages_json)) // 4
+    """The estimate a served model's tokens are counted with (no tokenizer): `estimate_tokens`."""
+    messages = [{"role": m["role"], "content": message_text(m["content"])} for m in json.loads(messages_json)]
+    return estimate_tokens(ChatRequest(messages=messages))
 
 
 def test_plan_before_any_call_matches_what_the_run_sends(qa_server: Any, qa_project: Any, cli: Any) -> None:
@@ -55,7 +59,7 @@ def test_plan_before_any_call_matches_what_the_run_sends(qa_server: Any, qa_proj
 
     assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
     requests = sent(project.store_path, "generate", "model-a")
-    tokens_in = sum(char_tokens(m) for m, _ in requests)  # characters / 4, per request
+    tokens_in = sum(char_tokens(m) for m, _ in requests)  # the estimate from characters, per request
     tokens_out = sum(p["max_tokens"] for _, p in requests)  # no measurement yet: max_tokens (512 each)
     gen = by[("generate", "model-a")]
     assert (gen["tokens_in"], gen["tokens_out"]) == (tokens_in, 12 * 512)
