@@ -9,13 +9,19 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from dialectbias.data import image_info, is_url
 from dialectbias.data._media import LRU, scale_image
 from dialectbias.errors import ConfigError, ProviderError
-from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
+from dialectbias.providers._base import (
+    ChatRequest,
+    ChatResponse,
+    ModelAPI,
+    estimate_tokens,
+)
 from dialectbias.providers._config import ModelConfig, ProviderCapabilities
+from dialectbias.providers._fit import refuses_context, server_too_long
 from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._server import (
     ServerKind,
@@ -53,9 +59,10 @@ class OpenAIModelConfig(ModelConfig):
     #: and a URL may carry credentials (user:password@host, ?key=…), which must never reach the store.
     #: To keep two deployments of one model name apart, serve them under different model names.
     #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
-    #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`).
-    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env",
-                                                                              "per_request_seed", "server"}
+    #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`). `tokenizer`
+    #: only counts tokens before sending (the context-fit check): it changes no answer.
+    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
+        "base_url", "api_key_env", "per_request_seed", "server", "tokenizer"}
 
     #: prompt logprobs through `/v1/completions` with `echo` (a server that has it: vLLM's; see `prompt_logprobs`)
     CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(prompt_logprobs=True)
@@ -75,6 +82,20 @@ class OpenAIModelConfig(ModelConfig):
         "(nothing assumed). llamacpp: the JSON schema is sent grammar-safe (string lengths capped at 1000, "
         "numeric ranges left to our validation), since llama.cpp builds a grammar from it; see "
         "docs/configuration.md, Servers")
+
+    tokenizer: str | None = Field(
+        default=None, description="the served model's tokenizer, a local Hugging Face folder or a .gguf file: "
+        "a request's input tokens are counted with it (chat template included) for the check that the prompt "
+        "plus max_tokens fits the server's context, instead of the per-script estimate")
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_exists(cls, value: str | None) -> str | None:
+        from dialectbias.providers._tokenizer import tokenizer_problem
+
+        if value is not None and (problem := tokenizer_problem(value)) is not None:
+            raise ValueError(f"tokenizer {value}: {problem} (a Hugging Face folder or a .gguf file)")
+        return value
 
     def identity(self) -> dict[str, Any]:
         """The base identity plus, where the server hint changes the schema sent (`server: llamacpp`), what it
@@ -128,6 +149,7 @@ class OpenAIModel(ModelAPI):
         self._profile: tuple[ServerProfile | None] | None = None  # (profile,) once the server answered
         self._profile_failed_at = -_PROFILE_RETRY_S  # when the server last could not be reached
         self._profile_lock: asyncio.Lock | None = None
+        self._tokenizer: Any = None  # the config's `tokenizer`, loaded at the first context-fit check
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -194,6 +216,9 @@ class OpenAIModel(ModelAPI):
         try:
             async with self._client().post(url, json=body) as resp:
                 text = await resp.text()
+                if resp.status != 200 and refuses_context(resp.status, text):  # no retry makes it fit
+                    raise server_too_long(self.config.id, resp.status,
+                                          self._redact(_error_detail(text, resp.status)))
                 if resp.status != 200 and "response_format" in body and refuses_response_format(
                         resp.status, text):
                     raise ProviderError(  # a configuration error: no retry, the model stops at once
@@ -253,6 +278,24 @@ class OpenAIModel(ModelAPI):
                 "temperature": 0}
         raw = await self._post(self._completions_url, body)
         return completion_prompt_logprobs(raw, where)
+
+    async def input_tokens(self, request: ChatRequest) -> tuple[int, str]:
+        """With a `tokenizer:` in the config, the request's tokens counted with it (chat template included; images
+        at their tile estimate); else the per-script estimate (`ModelAPI.input_tokens`)."""
+        if self.config.tokenizer is None:
+            return await super().input_tokens(request)
+        from dialectbias.providers._tokenizer import chat_tokens, load_tokenizer
+
+        if self._tokenizer is None:
+            try:
+                self._tokenizer = await asyncio.to_thread(load_tokenizer, self.config.tokenizer)
+            except ConfigError as exc:
+                raise ProviderError(f"model {self.config.id!r}: {exc}", fatal=True) from None
+        images = estimate_tokens(request.model_copy(update={"messages": [
+            {**m, "content": [p for p in m["content"] if p["type"] == "image"]} for m in request.messages
+            if not isinstance(m["content"], str)]}), self.sent_size)
+        text = chat_tokens(self._tokenizer, request)
+        return text + images, f"counted with {self.config.tokenizer}"
 
     async def server_profile(self) -> ServerProfile | None:
         """What the server says of itself, asked once per client (once per model per run): its kind from
