@@ -70,7 +70,8 @@ def test_seconds_follow_the_measured_calls_not_max_concurrency(qa_server: Any, q
     row = next(line for line in lines if line.lstrip().startswith("generate") and "model-a" in line)
     assert row.split()[-1] == "measured"
     note = " ".join(" ".join(lines).split())
-    assert "model-a: tokens in by an estimate from characters; tokens out: measured mean; seconds: measured:" in note
+    assert ("model-a: tokens in by an estimate from characters per token by script; tokens out: measured mean; "
+            "seconds: measured:") in note
 
 
 def test_without_measurements_the_seconds_are_labelled_assumed(qa_server: Any, qa_project: Any, cli: Any) -> None:
@@ -140,11 +141,11 @@ def test_the_table_fits_80_columns_with_long_ids_and_big_numbers(qa_server: Any,
 
 
 def test_without_measurements_a_llamacpp_servers_slots_are_used(qa_project: Any, cli: Any) -> None:
-    """A llama.cpp server (imitated) says 2 slots and a 4,096-token context on `GET /props`: the plan runs 2
+    """A llama.cpp server (imitated) says 2 slots and a 16,384-token context on `GET /props`: the plan runs 2
     calls at a time, not the 4 of `max_concurrency`, and says so."""
     from dialectbias.testing import TestServer
 
-    with TestServer(responder="dialectbias.testing:qa_responder", imitate="llamacpp", context=4096,
+    with TestServer(responder="dialectbias.testing:qa_responder", imitate="llamacpp", context=16384,
                     slots=2) as server:
         project = qa_project(server.base_url, n_items=2, model={"server": "llamacpp"},
                              judge={"server": "llamacpp"})
@@ -152,8 +153,37 @@ def test_without_measurements_a_llamacpp_servers_slots_are_used(qa_project: Any,
         stats = server.stats()
     gen = plan[("generate", "model-a")]
     assert (gen["basis"]["seconds"], gen["slots"], gen["context_window"], gen["basis"]["context"]) == (
-        "server", 2, 4096, "server")
+        "server", 2, 16384, "server")
     assert gen["seconds"] == pytest.approx(3 * 512 / 50, abs=0.05)  # 6 requests, 2 at a time, 512 tokens each
     assert stats["chat_requests"] == 0 and set(stats["by_path"]) <= {"/v1/models", "/props"}
     judge = plan[("judge", "judge-1")]
-    assert judge["too_long"] == 0 and judge["largest_prompt"] + 1024 <= 4096
+    assert judge["too_long"] == 0 and judge["largest_prompt"] + 1024 <= 16384
+
+
+def test_a_served_models_tokenizer_counts_its_input_tokens(qa_server: Any, qa_project: Any, cli: Any,
+                                                           tmp_path: Any) -> None:
+    """`tokenizer:` on an openai model: the plan counts each prompt with it (chat template included), as the
+    run's context-fit check does, and says so; the other model keeps the estimate."""
+    pytest.importorskip("transformers")
+    import sqlite3
+
+    from dialectbias.providers import ChatRequest
+    from dialectbias.providers._tokenizer import chat_tokens, load_tokenizer
+    from tiny_llm import build_tiny_llama
+
+    folder = build_tiny_llama(tmp_path / "tiny")
+    project = qa_project(qa_server.base_url, n_items=2)
+    project.config["models"][0]["tokenizer"] = str(folder)
+    project.rewrite()
+    plan = plan_json(cli, project)
+    gen, other = plan[("generate", "model-a")], plan[("generate", "model-b")]
+    assert (gen["basis"]["tokens_in"], other["basis"]["tokens_in"]) == ("tokenizer", "estimate")
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    with sqlite3.connect(project.store_path) as db:
+        sent = [json.loads(m) for (m,) in db.execute(
+            "SELECT messages FROM requests WHERE stage='generate' AND model_id='model-a'")]
+    tokenizer = load_tokenizer(str(folder))
+    assert gen["tokens_in"] == sum(chat_tokens(tokenizer, ChatRequest(messages=m)) for m in sent)
+    assert gen["tokens_in"] != other["tokens_in"]
+    text = " ".join(" ".join(plan_text(project)).split())
+    assert f"model-a: tokens in by the tokenizer of {folder};" in text

@@ -103,13 +103,17 @@ class PlanRow:
 
 class TokenCounter:
     """Input tokens of one request for one model: a real tokenizer (a local model's own, or the config's
-    `tokenizer`) when there is one, else `estimate_tokens`."""
+    `tokenizer`; `providers._tokenizer`, the one the run's context-fit check counts with) when there is
+    one, else `estimate_tokens` (characters per token by script)."""
 
     def __init__(self, config: ModelConfig, tokenizer: bool = True) -> None:
         self.config = config
         self.tokenizer: Any = None
-        self.basis, self.note = "estimate", "an estimate from characters"
-        source = getattr(config, "tokenizer", None) or (config.model if config.CAPABILITIES.local else None)
+        self.basis, self.note = "estimate", "an estimate from characters per token by script"
+        source = getattr(config, "tokenizer", None)
+        if source is None and config.CAPABILITIES.local:
+            gguf = getattr(config, "gguf_file", None)
+            source = str(Path(config.model).expanduser() / gguf) if gguf else config.model
         if tokenizer and source:
             self._load_tokenizer(str(source))
 
@@ -120,33 +124,25 @@ class TokenCounter:
         return int(length) if isinstance(length, int) and 0 < length < NO_LIMIT else None
 
     def _load_tokenizer(self, source: str) -> None:
+        from dialectbias.errors import ConfigError
+        from dialectbias.providers._tokenizer import load_tokenizer
+
         try:
-            from transformers import AutoTokenizer
-        except ImportError:
-            self.note += " (no transformers for the tokenizer)"
-            return
-        path = Path(source).expanduser()
-        gguf = getattr(self.config, "gguf_file", None) if source == self.config.model else None
-        if gguf is None and path.is_file() and path.suffix == ".gguf":
-            path, gguf = path.parent, path.name
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(path), **({"gguf_file": gguf} if gguf else {}))
-            self.basis, self.note = "tokenizer", "the model's tokenizer"
-        except Exception as exc:
-            self.note += f" (tokenizer not loaded: {type(exc).__name__})"
+            self.tokenizer = load_tokenizer(source)
+            self.basis, self.note = "tokenizer", f"the tokenizer of {source}"
+        except ConfigError as exc:
+            self.note += f" ({exc})"
 
     def count(self, request: ChatRequest) -> int:
         if self.tokenizer is not None:
-            from dialectbias.data import message_text
+            from dialectbias.providers._tokenizer import chat_tokens
 
-            messages = [{"role": m["role"], "content": message_text(m["content"])} for m in request.messages]
             try:
-                if getattr(self.tokenizer, "chat_template", None):
-                    ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-                    ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
-                    return len(ids)
-                return len(self.tokenizer("".join(f"{m['role']}: {m['content']}\n" for m in messages))["input_ids"])
-            except Exception:
+                images = estimate_tokens(request.model_copy(update={"messages": [
+                    {**m, "content": [p for p in m["content"] if p["type"] == "image"]} for m in request.messages
+                    if not isinstance(m["content"], str)]}))
+                return chat_tokens(self.tokenizer, request) + images
+            except Exception:  # a tokenizer that fails on this text: the estimate, as without one
                 pass
         return estimate_tokens(request)
 
