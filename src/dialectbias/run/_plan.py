@@ -29,8 +29,8 @@ How it is estimated (the numbers are estimates, never calls; each row says what 
   request, seconds per request = output tokens ÷ `ASSUMED_TOKENS_PER_S`.
   assumed — neither: the configured slots c (`max_concurrency`, or `batch_size` for engines that batch,
   `CAPABILITIES.batched`; × `replicas` on `executor: ray`) at `ASSUMED_TOKENS_PER_S`.
-- context (issue 24.2): the model's context window from the config (`max_model_len`), its tokenizer
-  (`model_max_length`) or its server (`ask_server`: cheap GETs, never a model call). A request whose input
+- context (issue 24.2): the model's context window as its server reports it (`ask_server`: cheap GETs,
+  never a model call), else the config's `max_model_len`, else its tokenizer's `model_max_length`. A request whose input
   tokens plus `max_tokens` exceed it is counted in `too_long` and named in `warnings` with the largest
   prompt and what to change; `run` would not get an answer for it.
 """
@@ -208,11 +208,13 @@ class _Fit:
 
 
 def _context(config: ModelConfig, facts: ModelFacts) -> tuple[int | None, str]:
-    """The model's context window and where it comes from (the smallest that is known: any of them binds)."""
-    known = [(w, basis) for w, basis in ((getattr(config, "max_model_len", None), "config"),
-                                         (facts.counter.context_window, "tokenizer"),
-                                         (facts.server.context_window, "server")) if isinstance(w, int)]
-    return min(known) if known else (None, "unknown")
+    """The model's context window and where it comes from: what its server serves (it decides), else the
+    config's `max_model_len` (what a local engine reserves), else the tokenizer's `model_max_length`."""
+    for window, basis in ((facts.server.context_window, "server"), (getattr(config, "max_model_len", None), "config"),
+                          (facts.counter.context_window, "tokenizer")):
+        if isinstance(window, int):
+            return window, basis
+    return None, "unknown"
 
 
 def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, total: int,
