@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 from typing import Any
 from unittest import mock
 
@@ -60,8 +61,13 @@ def test_seconds_follow_the_measured_calls_not_max_concurrency(qa_server: Any, q
     assert (gen["requests"] - gen["cached"], gen["basis"]["seconds"], gen["basis"]["tokens_out"]) == (
         12, "measured", "measured")
     assert 1.5 <= gen["slots"] <= 2.0  # really in flight, not the configured 16
-    # 12 calls of ≈ DELAY_S, ≈ 2 at a time (the real run's pace), where 16 slots would say one round
-    assert 12 * DELAY_S / 2 * 0.8 <= gen["seconds"] <= 12 * DELAY_S / 2 * 1.6, gen
+    with sqlite3.connect(project.store_path) as db:
+        latency = db.execute("SELECT avg(c.latency_s) FROM requests r JOIN cache c USING (cache_key) "
+                             "WHERE r.stage='generate' AND r.model_id='model-a'").fetchone()[0]
+    assert latency >= DELAY_S
+    # 12 calls of the measured latency, ≈ 2 at a time (the first run's pace); 16 slots would say one round
+    assert gen["seconds"] == pytest.approx(12 * latency / gen["slots"], abs=0.1)
+    assert gen["seconds"] >= 12 * DELAY_S / 2
     other = plan[("generate", "model-b")]  # no delay: fast measured calls
     assert other["basis"]["seconds"] == "measured" and other["seconds"] < gen["seconds"] / 3
     judge = plan[("judge", "judge-1")]
@@ -165,8 +171,6 @@ def test_a_served_models_tokenizer_counts_its_input_tokens(qa_server: Any, qa_pr
     """`tokenizer:` on an openai model: the plan counts each prompt with it (chat template included), as the
     run's context-fit check does, and says so; the other model keeps the estimate."""
     pytest.importorskip("transformers")
-    import sqlite3
-
     from dialectbias.providers import ChatRequest
     from dialectbias.providers._tokenizer import chat_tokens, load_tokenizer
     from tiny_llm import build_tiny_llama
