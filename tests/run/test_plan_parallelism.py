@@ -41,3 +41,18 @@ def test_the_calls_in_flight_are_their_latencies_over_the_busy_time(tmp_path: Pa
         assert measured_parallelism(store, "batch", "m") == pytest.approx(4.0)
     finally:
         store.close()
+
+
+def test_the_total_adds_stages_and_models_sharing_a_server_but_not_measured_ones() -> None:
+    from dialectbias.run._plan import PlanRow, total_seconds
+
+    def row(stage: str, model: str, seconds: float, basis: str, server: str) -> PlanRow:
+        return PlanRow(stage, model, 1, 0, 1, 1, None, seconds, basis={"seconds": basis}, server=server)
+
+    rows = [row("generate", "a", 10.0, "measured", "s1"), row("generate", "b", 30.0, "measured", "s1"),
+            row("judge", "j1", 20.0, "assumed", "s1"), row("judge", "j2", 15.0, "server", "s1"),
+            row("judge", "j3", 25.0, "assumed", "s2")]
+    # generate: the models ran at once and their latencies hold the contention: the longest, 30
+    # judge: j1 and j2 share server s1 (20 + 15), j3 on s2 runs beside them: 35
+    assert total_seconds(rows) == pytest.approx(30.0 + 35.0)
+    assert total_seconds([]) == 0.0
