@@ -1,6 +1,7 @@
 """What an OpenAI-compatible server can take (issue 24 item 1, "Know the server"): the `server:` hint, the
-grammar-safe schema sent to llama.cpp, the refusal of an unsupported `response_format`, and the context
-window `GET /v1/models` reports.
+grammar-safe schema sent to llama.cpp, the refusal of an unsupported `response_format`, and what the server
+says of itself (`ServerProfile`: its kind from `GET /v1/models` `owned_by`, its context window, llama.cpp's
+parallel slots from `GET /props`).
 
 llama.cpp turns a JSON schema into a GBNF grammar with one rule per allowed character of a bounded string:
 a `maxLength` of ~1200 or more makes a grammar it cannot build, and the server process dies (measured with
