@@ -191,3 +191,31 @@ def test_a_served_models_tokenizer_counts_its_input_tokens(qa_server: Any, qa_pr
     assert gen["tokens_in"] != other["tokens_in"]
     text = " ".join(" ".join(plan_text(project)).split())
     assert f"model-a: tokens in by the tokenizer of {folder};" in text
+
+
+def test_the_plans_context_warning_counts_what_the_run_refuses(qa_project: Any, cli: Any) -> None:
+    """Against a vLLM imitation with a 2,048-token context, after generation: the plan's `too_long` for the
+    judge is the number of judge requests the run then refuses as too long, the prompts being counted the
+    same way (a max_tokens chosen so that some prompts fit and some do not)."""
+    import re
+
+    from dialectbias.testing import TestServer
+
+    with TestServer(responder="dialectbias.testing:qa_responder", imitate="vllm", context=2048) as server:
+        project = qa_project(server.base_url, n_items=4, judge={"params": {"max_tokens": 2040}})
+        first = cli("run", project.yaml_path, "--no-progress")
+        assert first.exit_code == 4, first.output  # every judge prompt too long: no judgment
+        with sqlite3.connect(project.store_path) as db:
+            errors = [e for (e,) in db.execute("SELECT error FROM results WHERE status = 'failed'")]
+        prompts = sorted(int(re.search(r"prompt ([\d,]+) tokens", e)[1].replace(",", "")) for e in errors)  # type: ignore[index]
+        assert len(prompts) == 16 and prompts[0] < prompts[-1]
+        max_tokens = 2048 - prompts[len(prompts) // 2]  # the longer half does not fit
+        expected = sum(p + max_tokens > 2048 for p in prompts)
+        assert 0 < expected < 16
+        project.rewrite(judges=[{**project.config["judges"][0], "params": {"max_tokens": max_tokens}}])
+        judge = plan_json(cli, project)[("judge", "judge-1")]
+        assert (judge["too_long"], judge["context_window"], judge["largest_prompt"]) == (
+            expected, 2048, prompts[-1])
+        assert judge["warnings"][0].startswith(f"judge · judge-1: {expected} of 16 requests do not fit")
+        second = cli("run", project.yaml_path, "--no-progress")
+        assert f"too long {expected}" in " ".join(second.stdout.split()), second.stdout

@@ -13,7 +13,7 @@ import pytest
 
 from dialectbias.data import message_text
 from dialectbias.providers import ChatRequest
-from dialectbias.providers._base import estimate_tokens
+from dialectbias.providers._base import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST, estimate_tokens
 
 PRICES = {"price_in_per_mtok": 3.0, "price_out_per_mtok": 15.0}
 KEYS = ["stage", "model_id", "requests", "cached", "tokens_in", "tokens_out", "cost", "seconds"]
@@ -42,9 +42,11 @@ def sent(store: Path, stage: str, model_id: str) -> list[tuple[str, dict[str, An
 
 
 def char_tokens(messages_json: str) -> int:
-    """The estimate a served model's tokens are counted with (no tokenizer): `estimate_tokens`."""
+    """The estimate a served model's tokens are counted with (no tokenizer): `estimate_tokens` plus the chat
+    template's tokens, as the run's context-fit check counts them."""
     messages = [{"role": m["role"], "content": message_text(m["content"])} for m in json.loads(messages_json)]
-    return estimate_tokens(ChatRequest(messages=messages))
+    return (estimate_tokens(ChatRequest(messages=messages)) + CHAT_TOKENS_PER_REQUEST
+            + CHAT_TOKENS_PER_MESSAGE * len(messages))
 
 
 def test_plan_before_any_call_matches_what_the_run_sends(qa_server: Any, qa_project: Any, cli: Any) -> None:

@@ -14,8 +14,8 @@ How it is estimated (the numbers are estimates, never calls; each row says what 
 - `tokens_in`: a real tokenizer with its chat template where there is one — the model's own for local
   models (`CAPABILITIES.local`: hf, vllm; the folder or GGUF file of `model`), the config's `tokenizer`
   where the provider has that key; otherwise (and when it cannot be loaded) `estimate_tokens`, the
-  characters-per-token estimate the rate limiter uses too (issue 24: Bengali counted as characters / 4 was
-  8× too low).
+  per-script characters-per-token estimate the rate limiter uses too (issue 24: Bengali counted as
+  characters / 4 was 8× too low), plus the chat template's tokens, as the run's context-fit check counts.
 - `tokens_out`: the mean output tokens of this model's earlier answers in this stage when the store has
   any (measured); else the request's `max_tokens` (an upper bound), else `DEFAULT_MAX_TOKENS`.
 - `cost`: the model's `price_in_per_mtok` / `price_out_per_mtok` × tokens; null when it has no price.
@@ -48,7 +48,7 @@ from typing import Any
 
 from dialectbias.config import Experiment
 from dialectbias.providers import PROMPT_LOGPROBS, ChatRequest, ChatResponse, ModelConfig
-from dialectbias.providers._base import estimate_tokens
+from dialectbias.providers._base import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST, estimate_tokens
 from dialectbias.run._plan_server import ServerFacts, ask_server
 from dialectbias.run._postcall import chat_request, result_row
 from dialectbias.run._runner import _compile, _save_items
@@ -144,7 +144,9 @@ class TokenCounter:
                 return chat_tokens(self.tokenizer, request) + images
             except Exception:  # a tokenizer that fails on this text: the estimate, as without one
                 pass
-        return estimate_tokens(request)
+        # as the run's context-fit check counts without a tokenizer (`ModelAPI.input_tokens`): the chat
+        # template's tokens too
+        return estimate_tokens(request) + CHAT_TOKENS_PER_REQUEST + CHAT_TOKENS_PER_MESSAGE * len(request.messages)
 
 
 @dataclass
@@ -230,8 +232,9 @@ def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, 
         after = page[-1]["request_id"]
         for row in page:
             params = json.loads(row["params"])
-            limit = 0 if params.get(PROMPT_LOGPROBS) else int(
-                params.get("max_tokens") or params.get("max_new_tokens") or DEFAULT_MAX_TOKENS)  # scoring: none
+            given = 0 if params.get(PROMPT_LOGPROBS) else int(params.get("max_tokens") or params.get("max_new_tokens")
+                                                              or 0)  # scoring: none
+            limit = 0 if params.get(PROMPT_LOGPROBS) else given or DEFAULT_MAX_TOKENS
             out = round(mean_out) if mean_out is not None and limit else limit
             if row["cached_output"] is not None:
                 cached += 1
@@ -239,7 +242,7 @@ def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, 
             else:
                 to_send += 1
                 prompt = facts.counter.count(chat_request(row, store))
-                fit.add(prompt, limit)
+                fit.add(prompt, given)  # as the run checks it: the max_tokens sent, none when none is
                 tokens_in += prompt
                 tokens_out += out
                 text = (PLACEHOLDER_WORD * max(1, out)).strip()
