@@ -232,9 +232,9 @@ def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, 
         after = page[-1]["request_id"]
         for row in page:
             params = json.loads(row["params"])
-            given = 0 if params.get(PROMPT_LOGPROBS) else int(params.get("max_tokens") or params.get("max_new_tokens")
-                                                              or 0)  # scoring: none
-            limit = 0 if params.get(PROMPT_LOGPROBS) else given or DEFAULT_MAX_TOKENS
+            scoring = bool(params.get(PROMPT_LOGPROBS))  # a prompt-scoring request generates nothing
+            given = 0 if scoring else int(params.get("max_tokens") or params.get("max_new_tokens") or 0)
+            limit = 0 if scoring else given or DEFAULT_MAX_TOKENS
             out = round(mean_out) if mean_out is not None and limit else limit
             if row["cached_output"] is not None:
                 cached += 1
