@@ -71,7 +71,8 @@ def print_summary(summary: RunSummary) -> None:
     for s in summary.stages:
         pairs = [*_count("requests", s.total, always=True), *_count("already done", s.already_done, always=True),
                  *_count("calls", s.calls, always=True), *_count("failed", s.failed, always=True, bad=True),
-                 *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
+                 *_count("too long", s.too_long, bad=True), *_count("cached", s.cached),
+                 *_count("retried", s.retries), *_count("skipped", s.skipped),
                  *_count("parse failed", s.parse_failed, bad=True),
                  *_count("invalid values", s.invalid_values, bad=True),
                  *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
@@ -179,7 +180,8 @@ def status(experiment: ExperimentArg) -> None:
             pairs = _count("superseded", b.superseded)
         else:
             pairs = [*_count("requests", b.requests, always=True), *_count("done", b.done, always=True),
-                     *_count("failed", b.failed, always=True, bad=True), *_count("pending", b.pending, always=True),
+                     *_count("failed", b.failed, always=True, bad=True), *_count("too long", b.too_long, bad=True),
+                     *_count("pending", b.pending, always=True),
                      *_count("superseded", b.superseded), *_count("cache hits", b.cache_hits),
                      *_count("tokens in", b.tokens_in), *_count("tokens out", b.tokens_out), *_cost(b.cost)]
         _print_block(f"{b.stage} · {b.model_id}", pairs, [b.note] if b.note else [])

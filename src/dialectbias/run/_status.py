@@ -32,6 +32,8 @@ class StageBlock:
     requests: int = 0
     done: int = 0
     failed: int = 0
+    #: of `failed`, requests that do not fit the model's context window (`providers._fit`)
+    too_long: int = 0
     pending: int = 0
     superseded: int = 0
     cache_hits: int = 0
@@ -124,6 +126,7 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
             block.superseded += tally.requests
             continue
         block.requests, block.done, block.failed, block.pending = tally.requests, tally.ok, tally.failed, tally.pending
+        block.too_long = tally.too_long
         block.cache_hits, block.tokens_in, block.tokens_out = tally.cache_hits, tally.tokens_in, tally.tokens_out
         if model_id in configs:
             block.cost = configs[model_id].cost(tally.fresh_tokens_in, tally.fresh_tokens_out)

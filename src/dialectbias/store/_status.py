@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dialectbias.errors import CONTEXT_FAULT
 from dialectbias.store._judgments import INVALID_SQL, OUT_OF_RANGE_SQL
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._store import Store
 
-_REQUESTS_SQL = """
+_REQUESTS_SQL = f"""
 SELECT r.stage, r.model_id, c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(s.status = 'ok'), 0),
        coalesce(sum(s.status = 'failed'), 0), coalesce(sum(s.request_id IS NULL), 0),
        coalesce(sum(s.cache_hit), 0), coalesce(sum(s.tokens_in), 0), coalesce(sum(s.tokens_out), 0),
        coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_in END), 0),
-       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0)
+       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0),
+       coalesce(sum(s.status = 'failed' AND instr(s.error, ': {CONTEXT_FAULT}: ') > 0), 0)
 FROM requests r LEFT JOIN current_requests c ON c.request_id = r.request_id
 LEFT JOIN results s ON s.request_id = r.request_id
 GROUP BY r.stage, r.model_id, cur
@@ -54,6 +56,8 @@ class RequestTally:
     tokens_out: int
     fresh_tokens_in: int
     fresh_tokens_out: int
+    #: of `failed`, requests that do not fit the model's context (their error says `CONTEXT_FAULT`)
+    too_long: int = 0
 
 
 @dataclass(frozen=True)
