@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dialectbias.errors import CONTEXT_FAULT
-from dialectbias.store._judgments import INVALID_SQL
+from dialectbias.store._judgments import INVALID_SQL, OUT_OF_RANGE_SQL
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._store import Store
 
@@ -28,7 +28,7 @@ _REVIEWED_SQL = (f"LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE k
 _JUDGMENT_COUNTS_SQL = ("count(*), coalesce(sum(j.parse_status = 'failed'), 0), "
                         "coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), "
                         f"coalesce(sum(o.target_id IS NOT NULL), 0), coalesce(sum(j.flagged), 0), "
-                        f"coalesce(sum({INVALID_SQL}), 0)")
+                        f"coalesce(sum({INVALID_SQL}), 0), coalesce(sum({OUT_OF_RANGE_SQL}), 0)")
 
 _JUDGMENTS_SQL = (f"SELECT c.request_id IS NOT NULL AS cur, {_JUDGMENT_COUNTS_SQL} FROM judgments j "
                   f"LEFT JOIN current_requests c ON c.request_id = j.request_id {_REVIEWED_SQL} GROUP BY cur")
@@ -64,7 +64,8 @@ class RequestTally:
 class JudgmentTally:
     """Judgments (every stored row, not only the latest per key): how many, unscored (parse failed or invalid
     values), needing review that no human has overridden (`needs_review` as stored), overridden by a human
-    (`reviewed`), flagged, and of the unscored those whose values were invalid (`invalid`)."""
+    (`reviewed`), flagged, of the unscored those whose values were invalid (`invalid`), and the scored ones with
+    a value out of range clipped (`out_of_range`: rubric `out_of_range: clip`)."""
 
     judgments: int
     unscored: int
@@ -72,6 +73,7 @@ class JudgmentTally:
     reviewed: int
     flagged: int
     invalid: int = 0
+    out_of_range: int = 0
 
 
 def request_tallies(store: Store) -> list[RequestTally]:
