@@ -39,6 +39,7 @@ from typing import Any
 
 from dialectbias.errors import ProviderError
 from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
+from dialectbias.providers._fit import engine_too_long
 from dialectbias.providers._hf_messages import text_messages
 from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._vllm_config import VLLMModelConfig, check_seed, on_cpu, sampling_args, set_cpu_env
@@ -293,8 +294,8 @@ class VLLMModel(ModelAPI):
                 "engine log above and run again", fatal=True)
             self._drain(self.dead)
             return self.dead
-        return ProviderError(f"model {self.config.id!r}: the vLLM engine refused the request: "
-                             f"{type(exc).__name__}: {exc}")
+        return engine_too_long(self.config.id, str(exc)) or ProviderError(
+            f"model {self.config.id!r}: the vLLM engine refused the request: {type(exc).__name__}: {exc}")
 
     def _drain(self, error: ProviderError) -> None:
         while True:
