@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from web_process import free_port, stop
 
 #: the served model name (both servers are told to serve SmolLM2 under it)
@@ -325,7 +326,7 @@ def run_case(cli_subprocess: Any, study: Study, server: RealServer, mode: str, h
     case = Case(server.name, mode, hint, judge_id, ran.exit_code, ran.output, status.output, report.exit_code,
                 report.output, run_s, alive, account(study.store, judge_id), generations_ok(study.store),
                 server.log_since(offset))
-    record(case.as_dict())
+    record({**case.as_dict(), "server_startups_s": list(server.startups), "server_restarts": server.crashes})
     return case
 
 
