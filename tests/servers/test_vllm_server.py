@@ -15,7 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers_helpers import MODES, RealServer, Study, check_case, first_study, missing, require, run_case, vllm_server
+from servers_helpers import (
+    EXIT_EMPTY,
+    MODES,
+    RealServer,
+    Study,
+    check_case,
+    first_study,
+    missing,
+    require,
+    run_case,
+    vllm_server,
+)
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -52,7 +63,7 @@ def test_first_study_on_vllm(mode: str, hint: str | None, vllm: RealServer, stud
     case = run_case(cli_subprocess, study, vllm, mode, hint, tmp_path)
     check_case(case)
     acc = case.accounting
-    assert case.exit_code == 0, case.output
+    assert case.exit_code in (0, EXIT_EMPTY), case.output
     assert not acc.failed and not acc.unanswered, acc
     if mode == "json_schema":
         assert acc.scored == acc.requests, acc  # the schema is enforced, ranges included
