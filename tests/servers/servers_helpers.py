@@ -219,11 +219,12 @@ class Accounting:
     unscored: dict[str, int] = field(default_factory=dict)  # reason -> count
     failed: dict[str, int] = field(default_factory=dict)    # error -> count (results.status != ok)
     unanswered: int = 0                                      # no result at all (the model stopped)
+    cached: int = 0                                          # answered from the cache (the same request before)
     bad: list[str] = field(default_factory=list)             # rows with neither a score nor a reason
 
     def as_dict(self) -> dict[str, Any]:
         return {"requests": self.requests, "scored": self.scored, "unscored": self.unscored,
-                "failed": self.failed, "unanswered": self.unanswered}
+                "failed": self.failed, "unanswered": self.unanswered, "cached": self.cached}
 
 
 def short(reason: str, n: int = 160) -> str:
@@ -237,13 +238,14 @@ def account(store: Path, judge_id: str) -> Accounting:
     out = Accounting()
     with sqlite3.connect(store) as db:
         rows = db.execute(
-            "SELECT r.request_id, s.status, s.error, j.score, j.parse_status, j.reason FROM requests r "
+            "SELECT r.request_id, s.status, s.error, j.score, j.parse_status, j.reason, s.cache_hit FROM requests r "
             "JOIN current_requests c ON c.request_id = r.request_id "
             "LEFT JOIN results s ON s.request_id = r.request_id "
             "LEFT JOIN judgments j ON j.request_id = r.request_id "
             "WHERE r.stage = 'judge' AND r.model_id = ?", (judge_id,)).fetchall()
-    for request_id, status, error, score, parse_status, reason in rows:
+    for request_id, status, error, score, parse_status, reason, cache_hit in rows:
         out.requests += 1
+        out.cached += int(bool(cache_hit))
         if parse_status is not None:
             if score is not None:
                 out.scored += 1
