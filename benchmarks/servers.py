@@ -71,7 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--llamacpp-python", help="a python with llama-cpp-python[server] (.venv-llamacpp)")
     parser.add_argument("--vllm-python", help="a python with the vllm extra (.venv-scale)")
-    parser.add_argument("--recorded", action="append", default=[], metavar="SERVER=JSONL[=PYTEST_OUT]",
+    parser.add_argument("--recorded", action="append", default=[], metavar="SERVER[:VERSION]=JSONL[=PYTEST_OUT]",
                         help="take a server's cases from a SERVERS_RESULTS_JSONL file its tests wrote (and the "
                              "pytest output's last line) instead of running them")
     parser.add_argument("--out", default=str(HERE / "results" / "servers.json"))
@@ -81,10 +81,11 @@ def main() -> None:
         parser.error("name at least one of --llamacpp-python, --vllm-python, --recorded")
     runs = [run_server(name, python) for name, python in pythons.items() if python]
     for spec in args.recorded:
-        name, jsonl, *pytest_out = spec.split("=")
+        server, jsonl, *pytest_out = spec.split("=")
+        name, _, server_version = server.partition(":")
         lines = Path(jsonl).read_text(encoding="utf-8").splitlines()
         last = Path(pytest_out[0]).read_text(encoding="utf-8").strip().splitlines() if pytest_out else []
-        runs.append({"server": name, "version": None, "pytest_exit": None, "seconds": None,
+        runs.append({"server": name, "version": server_version or None, "pytest_exit": None, "seconds": None,
                      "pytest": [line for line in last if line.startswith(("FAILED", "ERROR", "SKIPPED"))]
                      + [line for line in last if " passed" in line or " failed" in line][-1:],
                      "cases": [json.loads(line) for line in lines]})
