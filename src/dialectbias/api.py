@@ -19,6 +19,7 @@ from dialectbias.run._status import StatusReport
 from dialectbias.run._status import read_status as read_store_status
 from dialectbias.store import Store, check_owner
 from dialectbias.tasks import Task, load_task
+from dialectbias.tasks._judgment_row import out_of_range_alerts
 
 
 def open_experiment(path: str | Path, *, take_over: bool = False, rescore: bool = True) -> tuple[Experiment, Task]:
@@ -60,8 +61,9 @@ def run_experiment(path: str | Path, *, progress: bool = True, console: Console 
 @dataclass(frozen=True)
 class ReportOutcome:
     """A written report: its index.html, one line per stage that produced no usable result (nothing of
-    it is scored; `dialectbias report` then exits non-zero), and one line per distinct third-party warning
-    raised while it was built (`report/_warnings.py`)."""
+    it is scored; `dialectbias report` then exits non-zero), and the warnings: one line per judge with judgments
+    scored on values clipped into range (`out_of_range: clip`), then one per distinct third-party warning raised
+    while it was built (`report/_warnings.py`)."""
 
     index: Path
     empty: list[str]
@@ -77,11 +79,12 @@ def report_experiment(path: str | Path, out_dir: str | Path) -> ReportOutcome:
     exp, task = open_experiment(path)
     with Store.open(exp.store_path, create=False) as store:
         empty, _ = yield_problems(task.stage_yields(store))
+        clipped = out_of_range_alerts(store, exp.judges)
     alerts = [f"Nothing scored: {line}. Run the experiment (`dialectbias run`) and look at its summary."
               for line in empty]
     with report_warnings() as warned:
-        index = write_report(exp, task.report, out_dir, alerts=alerts)
-    return ReportOutcome(index, empty, warned)
+        index = write_report(exp, task.report, out_dir, alerts=[*alerts, *(f"{c}." for c in clipped)])
+    return ReportOutcome(index, empty, [*clipped, *warned])
 
 
 def build_report(path: str | Path, out_dir: str | Path) -> Path:

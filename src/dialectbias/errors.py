@@ -27,6 +27,11 @@ class StoreError(DialectBiasError):
     """The run store cannot be opened or is from an incompatible version."""
 
 
+#: how the error of every request that does not fit its model's context begins, after the model's name
+#: (`providers._fit`; `status` counts failed requests by it)
+CONTEXT_FAULT = "does not fit the context"
+
+
 class ProviderError(DialectBiasError):
     """A model call failed.
 
@@ -34,12 +39,16 @@ class ProviderError(DialectBiasError):
     `retry_after` is the server's Retry-After hint in seconds, when it sent one;
     `unreachable` marks a call that reached no server at all (connection refused, unknown host);
     `fatal` marks a model that cannot answer any more (its in-process engine died): the run stops it.
+    `context` marks a request that does not fit the model's context window (found before sending, or the
+    server's 400 saying so): never retried within a run, no sign of the server's health, counted apart.
     """
 
     def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
-                 status: int | None = None, unreachable: bool = False, fatal: bool = False) -> None:
+                 status: int | None = None, unreachable: bool = False, fatal: bool = False,
+                 context: bool = False) -> None:
         super().__init__(message)
         self.fatal = fatal
+        self.context = context
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status

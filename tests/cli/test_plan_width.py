@@ -28,4 +28,5 @@ def test_plan_notes_wrap_at_80_columns(qa: Any, qa_server: Any, tmp_path: Path) 
     following = lines[notes[0] + 1]
     assert following.startswith("    ") and not following.startswith("     ")  # a hanging indent
     assert "seconds: assumed 50 tokens/s" in " ".join(" ".join(lines[notes[0]:notes[0] + 3]).split()), note
-    assert qa_server.stats()["requests_total"] == 0  # a plan sends nothing
+    stats = qa_server.stats()  # a plan sends nothing to the models: it only asks the server GET /v1/models
+    assert stats["chat_requests"] == 0 and set(stats["by_path"]) == {"/v1/models"}

@@ -19,9 +19,9 @@ def test_sigterm_mid_run_says_interrupted_and_keeps_the_results(qa: Any, qa_serv
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=qa.subprocess_env(),
                             stdin=subprocess.DEVNULL)
     try:
-        wait_until(lambda: committed(project.store_path) >= 2, proc, timeout=60, interval=0.05)
+        wait_until(lambda: committed(project.store_path) >= 2, proc, timeout=180, interval=0.05)
         os.kill(proc.pid, signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=30)
+        stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from dialectbias.data import message_text
+from dialectbias.providers import ChatRequest
+from dialectbias.providers._base import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST, estimate_tokens
 
 PRICES = {"price_in_per_mtok": 3.0, "price_out_per_mtok": 15.0}
 KEYS = ["stage", "model_id", "requests", "cached", "tokens_in", "tokens_out", "cost", "seconds"]
@@ -40,7 +42,11 @@ def sent(store: Path, stage: str, model_id: str) -> list[tuple[str, dict[str, An
 
 
 def char_tokens(messages_json: str) -> int:
-    return sum(len(message_text(m["content"])) for m in json.loads(messages_json)) // 4
+    """The estimate a served model's tokens are counted with (no tokenizer): `estimate_tokens` plus the chat
+    template's tokens, as the run's context-fit check counts them."""
+    messages = [{"role": m["role"], "content": message_text(m["content"])} for m in json.loads(messages_json)]
+    return (estimate_tokens(ChatRequest(messages=messages)) + CHAT_TOKENS_PER_REQUEST
+            + CHAT_TOKENS_PER_MESSAGE * len(messages))
 
 
 def test_plan_before_any_call_matches_what_the_run_sends(qa_server: Any, qa_project: Any, cli: Any) -> None:
@@ -48,14 +54,14 @@ def test_plan_before_any_call_matches_what_the_run_sends(qa_server: Any, qa_proj
     plan = plan_json(cli, project)
     assert qa_server.stats()["chat_requests"] == 0  # no call
     assert not project.store_path.exists()  # the store is not created by a plan
-    assert [list(row) for row in plan] == [KEYS] * 3
+    assert [list(row)[:len(KEYS)] for row in plan] == [KEYS] * 3  # the old keys first, then issue 24's
     by = {(r["stage"], r["model_id"]): r for r in plan}
     assert [(r["stage"], r["model_id"], r["requests"], r["cached"]) for r in plan] == [
         ("generate", "model-a", 12, 0), ("generate", "model-b", 12, 0), ("judge", "judge-1", 16, 0)]
 
     assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
     requests = sent(project.store_path, "generate", "model-a")
-    tokens_in = sum(char_tokens(m) for m, _ in requests)  # characters / 4, per request
+    tokens_in = sum(char_tokens(m) for m, _ in requests)  # the estimate from characters, per request
     tokens_out = sum(p["max_tokens"] for _, p in requests)  # no measurement yet: max_tokens (512 each)
     gen = by[("generate", "model-a")]
     assert (gen["tokens_in"], gen["tokens_out"]) == (tokens_in, 12 * 512)

@@ -71,7 +71,8 @@ def print_summary(summary: RunSummary) -> None:
     for s in summary.stages:
         pairs = [*_count("requests", s.total, always=True), *_count("already done", s.already_done, always=True),
                  *_count("calls", s.calls, always=True), *_count("failed", s.failed, always=True, bad=True),
-                 *_count("cached", s.cached), *_count("retried", s.retries), *_count("skipped", s.skipped),
+                 *_count("too long", s.too_long, bad=True), *_count("cached", s.cached),
+                 *_count("retried", s.retries), *_count("skipped", s.skipped),
                  *_count("parse failed", s.parse_failed, bad=True),
                  *_count("invalid values", s.invalid_values, bad=True),
                  *([("repaired/re-asked", f"{s.repaired}/{s.reasked}", "")] if s.repaired or s.reasked else []),
@@ -179,7 +180,8 @@ def status(experiment: ExperimentArg) -> None:
             pairs = _count("superseded", b.superseded)
         else:
             pairs = [*_count("requests", b.requests, always=True), *_count("done", b.done, always=True),
-                     *_count("failed", b.failed, always=True, bad=True), *_count("pending", b.pending, always=True),
+                     *_count("failed", b.failed, always=True, bad=True), *_count("too long", b.too_long, bad=True),
+                     *_count("pending", b.pending, always=True),
                      *_count("superseded", b.superseded), *_count("cache hits", b.cache_hits),
                      *_count("tokens in", b.tokens_in), *_count("tokens out", b.tokens_out), *_cost(b.cost)]
         _print_block(f"{b.stage} · {b.model_id}", pairs, [b.note] if b.note else [])
@@ -187,6 +189,7 @@ def status(experiment: ExperimentArg) -> None:
     if j.total or j.superseded:
         pairs = [("judgments:", f"{j.total}", ""), ("unscored (parse failed):", f"{j.unscored - j.invalid}", ""),
                  *([("unscored (invalid values):", f"{j.invalid}", "")] if j.invalid else []),
+                 *([("clipped (out of range):", f"{j.out_of_range}", "")] if j.out_of_range else []),
                  ("needs review:", f"{j.needs_review}", ""), ("reviewed:", f"{j.reviewed}", ""),
                  ("flagged:", f"{j.flagged}", ""), *(
                      [("superseded:", f"{j.superseded}", "")] if j.superseded else [])]
@@ -210,7 +213,8 @@ def _judge_lines(judges: Sequence[JudgeReview], width: int) -> list[Text]:
         routed = f" ({j.routed} routed: on_miscalibrated)" if j.routed else ""
         pairs: list[Pair] = [(f"judge {j.judge_id} ({j.role}): {j.judgments:,}", "judgments", ""),
                              (f"{j.needs_review:,}", f"need review{routed}", ""), (f"{j.reviewed:,}", "reviewed", ""),
-                             *_count("unscored", j.unscored), *_count("of them invalid values", j.invalid)]
+                             *_count("unscored", j.unscored), *_count("of them invalid values", j.invalid),
+                             *_count("clipped out of range", j.out_of_range)]
         lines += _folded(pairs, width, first="")
         if j.needs_review and j.in_default_queue:
             lines.append(Text("  in the default review queue (`review export`, the review app)"))
@@ -344,6 +348,8 @@ def report(experiment: ExperimentArg,
     When a stage has nothing scored (no successful generation, no scored judgment, no accepted answer), the
     report says so at its top, the command says so first and exits with code 4. A library's warning while
     plotting (e.g. matplotlib's) is one `warning:` line naming the library; deprecation notices are dropped.
+    Judgments scored on values a judge gave out of range, clipped (rubric `out_of_range: clip`), are a warning
+    too, also at the top of the report.
 
     Example: dialectbias report bn-qa.yaml --out report/
     """

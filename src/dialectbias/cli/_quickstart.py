@@ -23,7 +23,7 @@ def _what_is_left(path: Path, samples: int) -> str:
     from dialectbias.run._progress import progress_interval
 
     exp, task = open_experiment(path)
-    rows = make_plan(exp, task, tokenizers=False)
+    rows = make_plan(exp, task, tokenizers=False, ask=None)  # counts only: the server is not asked
     total, to_send = sum(r.requests for r in rows), sum(r.requests - r.cached for r in rows)
     if not to_send:
         return (f"Already done: all {total} prompts were answered by an earlier quickstart in {exp.store_path}; "

@@ -7,6 +7,7 @@ from dialectbias.judges._judgment import (
     JudgmentValues,
     evaluate_judgment,
     judge_answer,
+    out_of_range_text,
     override_value,
     reevaluate_judgment,
     rescore_override,
@@ -16,7 +17,17 @@ from dialectbias.judges._judgment import (
     unscored_text,
 )
 from dialectbias.judges._rlaif import RLAIF_CATEGORIES, RlaifJudgment, rlaif_json_schema, rlaif_score
-from dialectbias.judges._rubric import CHECKS, Ceiling, Condition, Rubric, RubricField, RubricResult, count_items
+from dialectbias.judges._rubric import (
+    CHECKS,
+    OUT_OF_RANGE_FLAG,
+    Ceiling,
+    Condition,
+    OutOfRange,
+    Rubric,
+    RubricField,
+    RubricResult,
+    count_items,
+)
 from dialectbias.judges._rubric_load import load_rubric, packaged_rubrics, parse_rubric
 from dialectbias.judges._structured import StructuredParse, parse_structured, reask_messages
 from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDecision, script_refusal_verdict
@@ -24,6 +35,7 @@ from dialectbias.judges._verdict import REVIEW_PREFIX, ZEROED_PREFIX, ScoringDec
 __all__ = [
     "CHECKS",
     "INVALID_VALUES_PREFIX",
+    "OUT_OF_RANGE_FLAG",
     "REVIEW_PREFIX",
     "RLAIF_CATEGORIES",
     "ZEROED_PREFIX",
@@ -32,6 +44,7 @@ __all__ = [
     "CodeChecks",
     "Condition",
     "JudgmentValues",
+    "OutOfRange",
     "RlaifJudgment",
     "Rubric",
     "RubricField",
@@ -42,6 +55,7 @@ __all__ = [
     "evaluate_judgment",
     "judge_answer",
     "load_rubric",
+    "out_of_range_text",
     "override_value",
     "packaged_rubrics",
     "parse_rubric",

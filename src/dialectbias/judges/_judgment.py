@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dialectbias.judges._rubric import Rubric
+from dialectbias.judges._rubric import CONFIDENCE_FIELD, Rubric
 from dialectbias.judges._structured import StructuredParse
 from dialectbias.judges._verdict import judgment_reason, script_refusal_verdict
 from dialectbias.text import ScriptVerdict, check_script, detect_refusal
@@ -87,6 +87,12 @@ def unscored_kinds(unscored: int, invalid: int) -> str:
     return f"{unscored - invalid} parse failed, {invalid} invalid values"
 
 
+def out_of_range_text(clipped: int) -> str:
+    """How summaries name scored judgments with a value out of range clipped (`out_of_range: clip`): " · 3 clipped
+    out of range (flagged, for review)", or "" when none (a judge on `reask` never clips)."""
+    return f" · {clipped} clipped out of range (flagged, for review)" if clipped else ""
+
+
 def unscored_text(unscored: int, invalid: int) -> str:
     """How summaries name `unscored` judgments of which `invalid` had invalid values: "4 unscored (parse
     failed)", "4 unscored (invalid values)", or "4 unscored (3 parse failed, 1 invalid values)"."""
@@ -126,7 +132,8 @@ def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: Code
     Parsed: the rubric's ceilings and score; with `script`/`refusal` checks, the judge's `script_valid`/
     `refusal` verdicts (when the rubric has them) and the code's go through `script_refusal_verdict`
     (Bengali paper §3.3: zeroed = the rubric's lowest score, e.g. RLAIF 0; disagreements flagged).
-    Review: confidence ≤ `review_threshold`, flagged, or clipped by a ceiling. Not parsed: unscored
+    Review: confidence ≤ `review_threshold`, flagged, or clipped (by a ceiling, or a value out of its range under
+    `out_of_range: clip`, flagged "out of range: <field> <value> clipped to <bound>"). Not parsed: unscored
     (never 0), needs review, `reason` = the parse error (prefixed `INVALID_VALUES_PREFIX` when the JSON
     parsed but its values failed validation)."""
     checks = code.as_json()
@@ -151,8 +158,10 @@ def evaluate_judgment(rubric: Rubric, parsed: StructuredParse | None, code: Code
     flags = [*decision.reasons, *result.flags]
     flagged = decision.flagged or bool(result.clipped)
     low = result.confidence is not None and result.confidence <= review_threshold
+    confidence = {CONFIDENCE_FIELD: result.confidence} if CONFIDENCE_FIELD in result.clipped else {}
     return JudgmentValues(
-        rubric=rubric.name, parse_status=parsed.status, parsed={**answer, **result.fields}, score=score,
+        rubric=rubric.name, parse_status=parsed.status, parsed={**answer, **result.fields, **confidence},
+        score=score,
         confidence=result.confidence, checks=checks, flags=flags, clipped=result.clipped, zeroed=decision.zero,
         flagged=flagged, needs_review=flagged or low, reason=judgment_reason(decision.zero, flags))
 
@@ -165,8 +174,11 @@ def scoring_fingerprint(rubric: Rubric, *, review_threshold: int | None = None,
     rubric's fields (its JSON schema) are also part of the judge request itself, so a change to them asks the
     judge again. `review_threshold` None: a human override's fingerprint (only the rubric counts)."""
     settings = asdict(checks) if isinstance(checks, CheckSettings) else dict(checks or {})
-    key = {"version": SCORING_VERSION, "rubric": rubric.model_dump(mode="json"), "review": review_threshold,
-           "checks": settings}
+    # the out-of-range policy counts by what it does (`answer_rule`, None by default), so a rubric that keeps the
+    # default has the fingerprint it had before the policy existed: its stored judgments are not re-scored
+    dumped = rubric.model_dump(mode="json", exclude={"out_of_range": True, "fields": {"__all__": {"out_of_range"}}})
+    key = {"version": SCORING_VERSION, "rubric": dumped, "review": review_threshold, "checks": settings,
+           **({"answer_rule": rule} if (rule := rubric.answer_rule()) else {})}
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 

@@ -15,11 +15,17 @@ FieldType = Literal["integer", "number", "boolean", "string"]
 ScoreRule = Literal["weighted_sum", "mean", "field", "none"]
 Op = Literal["==", "!=", ">=", ">", "<=", "<"]
 Problem = tuple[tuple[Any, ...], str]  # (location of the key at fault, message)
+#: what happens to a numeric value outside its field's range (issue 24 item 2): `reask` = the answer fails
+#: validation and the judge is asked again once (the papers' procedure, the default); `clip` = the value is
+#: clipped to the range, the original kept in `clipped`, the judgment flagged and sent to review
+OutOfRange = Literal["reask", "clip"]
 
 CHECKS: tuple[str, ...] = ("script", "refusal", "language")
 """Code checks a rubric can declare to run beside the judge (script validity, refusal, language constraint)."""
 
 CONFIDENCE_FIELD = "confidence"
+CONFIDENCE_RANGE = (1, 5)
+OUT_OF_RANGE_FLAG = "out of range: "  # how a flag of a clipped out-of-range value starts
 STRING_MAX_CHARS = 500
 _NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
 _RESERVED = frozenset(n for n in dir(BaseModel) if not n.startswith("_"))
@@ -36,6 +42,11 @@ def _num(x: float) -> int | float:
 
 def _fmt(x: float) -> str:
     return f"{_num(x)}"
+
+
+def _value_text(x: float) -> str:
+    """A judge's value as a flag shows it: 1023984765, 5.5, 1e+300 (never 301 digits)."""
+    return f"{x:g}" if isinstance(x, float) and abs(x) >= 1e15 else _fmt(x)
 
 
 def _yaml_bool_hint(value: Any) -> Any:
@@ -62,6 +73,8 @@ class RubricField(BaseModel):
     anchors: dict[float, str] | None = Field(default=None, description="verbal anchors of numeric values")
     enum: list[str] | None = Field(default=None, min_length=1, description="string fields: the allowed values")
     max_chars: int | None = Field(default=None, ge=1, description=f"free-text fields; default {STRING_MAX_CHARS}")
+    out_of_range: OutOfRange | None = Field(default=None, description="numeric fields: this field's policy for a "
+                                            "value outside its range; default the rubric's `out_of_range`")
 
     @field_validator("enum", mode="before")
     @classmethod
@@ -85,7 +98,7 @@ class RubricField(BaseModel):
         if self.name in _RESERVED or self.name.startswith("model_"):
             problems.append((("name",), f"{self.name!r} is reserved (a pydantic model attribute); choose another"))
         if not self.numeric:
-            for key in ("minimum", "maximum", "weight", "anchors"):
+            for key in ("minimum", "maximum", "weight", "anchors", "out_of_range"):
                 if getattr(self, key) is not None:
                     problems.append(((key,), f"only integer and number fields take {key!r} "
                                              f"({self.name} is {self.type})"))
@@ -103,6 +116,8 @@ class RubricField(BaseModel):
                 v = getattr(self, key)
                 if v is not None and not float(v).is_integer():
                     problems.append(((key,), f"an integer field needs an integer {key}, got {_fmt(v)}"))
+        if self.out_of_range == "clip" and self.numeric and self.minimum is None and self.maximum is None:
+            problems.append((("out_of_range",), f"{self.name} has no minimum or maximum to clip to"))
         if self.minimum is not None and self.maximum is not None and not self.minimum < self.maximum:
             problems.append((("maximum",), f"maximum ({_fmt(self.maximum)}) must be greater than minimum "
                                            f"({_fmt(self.minimum)})"))
@@ -255,6 +270,10 @@ class Rubric(BaseModel):
     confidence: bool = False
     confidence_anchors: dict[int, str] | None = None
     ceilings: tuple[Ceiling, ...] = ()
+    out_of_range: OutOfRange = Field(
+        default="reask", description="a numeric value outside its field's range (the confidence's too): `reask` "
+        "(fails validation, the judge is asked again once) or `clip` (clipped to the range, flagged, reviewed); "
+        "a field's own `out_of_range` wins")
     checks: tuple[str, ...] = Field(default=(), description=f"code checks run beside the judge: {', '.join(CHECKS)}")
 
     # -- validation of the rubric itself ---------------------------------------------------------
@@ -345,9 +364,27 @@ class Rubric(BaseModel):
         """What the judge is asked: the rubric without how its answer is scored (weights, the score rule,
         ceilings, code checks). Two rubrics with the same question get the same prompt and schema, so the
         judge's stored answers serve both; the score derives from the rubric at hand (issue 19 item 1)."""
-        data = self.model_dump(mode="json", exclude={"score", "score_field", "ceilings", "checks"})
-        data["fields"] = [{k: v for k, v in f.items() if k != "weight"} for f in data["fields"]]
+        data = self.model_dump(mode="json", exclude={"score", "score_field", "ceilings", "checks", "out_of_range"})
+        data["fields"] = [{k: v for k, v in f.items() if k not in ("weight", "out_of_range")} for f in data["fields"]]
         return data
+
+    def clips(self, name: str) -> bool:
+        """Whether a value of field `name` (or `confidence`) outside its range is clipped (`out_of_range: clip`,
+        the field's own policy first) rather than re-asked; only a numeric field with a bound clips."""
+        if name == CONFIDENCE_FIELD and self.confidence:
+            return self.out_of_range == "clip"
+        f = self.field(name)
+        return f.numeric and (f.minimum is not None or f.maximum is not None) and \
+            (f.out_of_range or self.out_of_range) == "clip"
+
+    def answer_rule(self) -> str | None:
+        """What the out-of-range policy makes of the calls, when not the default: "out_of_range clip: <fields>"
+        (None when every value out of range is re-asked). It decides whether an answer is re-asked, so it is part
+        of a judge request's identity (`RequestSpec.answer_rule`): a change builds new requests, which take the
+        judge's first answers from the cache and handle them under the policy now (issue 24 item 2)."""
+        names = [f.name for f in self.numeric_fields if self.clips(f.name)]
+        names += [CONFIDENCE_FIELD] if self.confidence and self.clips(CONFIDENCE_FIELD) else []
+        return f"out_of_range clip: {', '.join(names)}" if names else None
 
     @property
     def schema_name(self) -> str:
@@ -417,11 +454,14 @@ class Rubric(BaseModel):
             bounds: dict[str, Any] = {"ge": f.minimum, "le": f.maximum} if f.numeric else {}
             if f.type == "integer":
                 bounds = {k: None if v is None else int(v) for k, v in bounds.items()}
+            if f.numeric and self.clips(f.name):  # any finite number passes; `evaluate` clips it to the range
+                bounds = {"allow_inf_nan": False} if f.type == "number" else {}
             defs[f.name] = (f.python_type(), Field(description=f.description or None, **bounds))
         if self.explanation:
             defs[self.explanation_field] = (str, Field(description=self.explanation_description))
         if self.confidence:
-            defs[CONFIDENCE_FIELD] = (int, Field(ge=1, le=5))
+            lo, hi = CONFIDENCE_RANGE
+            defs[CONFIDENCE_FIELD] = (int, Field() if self.clips(CONFIDENCE_FIELD) else Field(ge=lo, le=hi))
         class_name = "".join(part.capitalize() for part in re.split(r"[_\-]+", self.name)) + "Judgment"
         return create_model(class_name, __config__=ConfigDict(extra="forbid"),
                             __doc__=self.description or f"A judgment on the {self.name} rubric.", **defs)
@@ -466,9 +506,42 @@ class Rubric(BaseModel):
         if not isinstance(value, model):
             value = model.model_validate(value if isinstance(value, Mapping) else value.model_dump())
         data = value.model_dump()
-        fields, clipped, flags = self._apply_ceilings({f.name: data[f.name] for f in self.fields})
-        return RubricResult(fields=fields, score=self._score(fields), clipped=clipped, flags=flags,
-                            confidence=data.get(CONFIDENCE_FIELD) if self.confidence else None)
+        answer = {f.name: data[f.name] for f in self.fields}
+        if self.confidence:
+            answer[CONFIDENCE_FIELD] = data[CONFIDENCE_FIELD]
+        in_range, range_clipped, range_flags = self._clip_to_ranges(answer)
+        confidence = in_range.pop(CONFIDENCE_FIELD, None)
+        fields, clipped, flags = self._apply_ceilings(in_range)
+        for name, (_, capped) in clipped.items():  # a value out of range, then capped: keep the judge's own
+            if name in range_clipped:
+                clipped[name] = (range_clipped[name][0], capped)
+        return RubricResult(fields=fields, score=self._score(fields), clipped={**range_clipped, **clipped},
+                            flags=[*range_flags, *flags], confidence=confidence)
+
+    def _clip_to_ranges(self, answer: Mapping[str, Any],
+                        ) -> tuple[dict[str, Any], dict[str, tuple[Any, Any]], list[str]]:
+        """The values with those outside their range clipped to it (fields with `out_of_range: clip`; values a
+        re-asking field would have failed validation on), {field: (original, clipped)} and one flag per clip."""
+        values = dict(answer)
+        clipped: dict[str, tuple[Any, Any]] = {}
+        flags: list[str] = []
+        for name, value in answer.items():
+            if not self.clips(name) or isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            lo: float | None
+            hi: float | None
+            if name == CONFIDENCE_FIELD:
+                (lo, hi), integer = CONFIDENCE_RANGE, True
+            else:
+                f = self.field(name)
+                lo, hi, integer = f.minimum, f.maximum, f.type == "integer"
+            bound = lo if lo is not None and value < lo else hi if hi is not None and value > hi else None
+            if bound is None:
+                continue
+            values[name] = int(bound) if integer else float(bound)
+            clipped[name] = (value, values[name])
+            flags.append(f"{OUT_OF_RANGE_FLAG}{name} {_value_text(value)} clipped to {_fmt(values[name])}")
+        return values, clipped, flags
 
     def rescore(self, values: Mapping[str, Any]) -> RubricResult:
         """Score a set of numeric field values given by someone else than the judge (a human override):

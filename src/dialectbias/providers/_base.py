@@ -11,9 +11,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialectbias.data import ChatMessage, image_info, message_text
+from dialectbias.providers._fit import too_long
 from dialectbias.providers._logprobs import PromptLogprobs, is_scoring, prompt_text, unsupported
+from dialectbias.providers._server import ServerProfile
+from dialectbias.providers._tokens import text_tokens
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
+#: tokens a chat template adds around each message (role markers) and once per request (the generation prompt,
+#: and a default system prompt some templates add: SmolLM2's makes a 1-token message 31 tokens), added to the
+#: per-script estimate by the context-fit check
+CHAT_TOKENS_PER_MESSAGE = 6
+CHAT_TOKENS_PER_REQUEST = 24
 
 
 class ChatRequest(BaseModel):
@@ -68,14 +76,41 @@ class ModelAPI(ABC):
         the default is the one clear error naming the model and the capability."""
         raise unsupported(str(getattr(self.config, "id", "?")), self.name or type(self).__name__)
 
-    async def context_window(self) -> int | None:
-        """The model's context window in tokens, as its server or engine reports it (`openai`: `GET /v1/models`,
-        asked once per client); None when unknown. For a check that a prompt plus its `max_tokens` fits."""
+    async def server_profile(self) -> ServerProfile | None:
+        """What the model's server says of itself (kind, context window, parallel slots), asked once per client
+        (`openai`: `GET /v1/models`, and llama.cpp's `GET /props`); None for a provider without a server or a
+        server that cannot be asked."""
         return None
 
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens, as its server or engine reports it (`server_profile`); None
+        when unknown. For the check that a prompt plus its `max_tokens` fits."""
+        profile = await self.server_profile()
+        return None if profile is None else profile.context_window
+
+    async def input_tokens(self, request: ChatRequest) -> tuple[int, str]:
+        """The request's input tokens for the context-fit check, and how they were counted: the per-script
+        estimate (`estimate_tokens`) plus the chat template's tokens (`CHAT_TOKENS_PER_MESSAGE`,
+        `CHAT_TOKENS_PER_REQUEST`). A provider that knows the model's tokenizer counts exactly."""
+        overhead = CHAT_TOKENS_PER_REQUEST + CHAT_TOKENS_PER_MESSAGE * len(request.messages)
+        return self.estimate_tokens(request) + overhead, "estimated from its characters"
+
+    async def check_fit(self, request: ChatRequest) -> None:
+        """Raise `ProviderError(context=True)` (`providers._fit`) when the request's input tokens plus its
+        `max_tokens` exceed the model's context window; nothing to check when the window is unknown."""
+        window = await self.context_window()
+        if window is None:
+            return
+        max_tokens = int(request.params.get("max_tokens") or 0)
+        prompt, counted = await self.input_tokens(request)
+        if prompt + max_tokens > window:
+            raise too_long(str(getattr(self.config, "id", "?")), prompt, max_tokens, window, counted)
+
     async def send(self, request: ChatRequest) -> ChatResponse:
-        """What the executors call: `complete`, or for a prompt-scoring request (`params.prompt_logprobs`)
-        `prompt_logprobs`, its result stored as JSON in `output`."""
+        """What the executors call: `check_fit` (a request that cannot fit the context is not sent), then
+        `complete`, or for a prompt-scoring request (`params.prompt_logprobs`) `prompt_logprobs`, its result
+        stored as JSON in `output`."""
+        await self.check_fit(request)
         if not is_scoring(request.params):
             return await self.complete(request)
         started = time.perf_counter()
@@ -116,16 +151,18 @@ def image_tokens(width: int, height: int) -> int:
 
 def estimate_tokens(request: ChatRequest, sent_size: Callable[[int, int], tuple[int, int]] = lambda w, h: (w, h)
                     ) -> int:
-    """Input tokens of a request without its model's tokenizer: text characters / 4, plus `image_tokens` per
-    image at the size it is sent (`sent_size`; a URL's image counts as the largest)."""
-    chars, tokens = 0, 0
+    """Input tokens of a request without its model's tokenizer: each message's text at the characters per token
+    of its scripts (`providers._tokens`, measured by `benchmarks/token_ratios.py`: conservative, e.g. 2 per
+    token for Latin, 0.45 for Bengali), plus `image_tokens` per image at the size it is sent (`sent_size`; a
+    URL's image counts as the largest)."""
+    tokens = 0
     for message in request.messages:
         content = message["content"]
-        chars += len(message_text(content))
+        tokens += text_tokens(message_text(content))
         for part in content if isinstance(content, list) else ():
             if part["type"] == "image" and isinstance(part["image"], bytes):
                 info = image_info(part["image"])
                 tokens += image_tokens(*sent_size(info.width, info.height))
             elif part["type"] == "image":
                 tokens += image_tokens(2048, 2048)  # a URL: its size is unknown here, count the largest
-    return chars // 4 + tokens
+    return tokens

@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
 import time
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from dialectbias.data import image_info, is_url
 from dialectbias.data._media import LRU, scale_image
 from dialectbias.errors import ConfigError, ProviderError
-from dialectbias.providers._base import ChatRequest, ChatResponse, ModelAPI
+from dialectbias.providers._base import (
+    ChatRequest,
+    ChatResponse,
+    ModelAPI,
+    estimate_tokens,
+)
 from dialectbias.providers._config import ModelConfig, ProviderCapabilities
+from dialectbias.providers._fit import refuses_context, server_too_long
 from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._server import (
     ServerKind,
+    ServerProfile,
     context_window,
-    llamacpp_meta,
+    detect_kind,
+    hint_advice,
     props_context,
+    props_slots,
     refusal_advice,
     refuses_response_format,
     schema_limits,
+    schema_needs_hint,
     sent_schema,
 )
 
@@ -36,6 +47,8 @@ _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 #: and keeps a 12-megapixel photo from being sent as a 5 MB data URL with every request
 DEFAULT_MAX_IMAGE_SIDE = 2048
 _ENCODED_CACHE = 64
+#: seconds before a server that could not be reached is asked for its profile again
+_PROFILE_RETRY_S = 10.0
 
 
 class OpenAIModelConfig(ModelConfig):
@@ -46,9 +59,10 @@ class OpenAIModelConfig(ModelConfig):
     #: and a URL may carry credentials (user:password@host, ?key=…), which must never reach the store.
     #: To keep two deployments of one model name apart, serve them under different model names.
     #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
-    #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`).
-    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {"base_url", "api_key_env",
-                                                                              "per_request_seed", "server"}
+    #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`). `tokenizer`
+    #: only counts tokens before sending (the context-fit check): it changes no answer.
+    NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
+        "base_url", "api_key_env", "per_request_seed", "server", "tokenizer"}
 
     #: prompt logprobs through `/v1/completions` with `echo` (a server that has it: vLLM's; see `prompt_logprobs`)
     CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(prompt_logprobs=True)
@@ -68,6 +82,20 @@ class OpenAIModelConfig(ModelConfig):
         "(nothing assumed). llamacpp: the JSON schema is sent grammar-safe (string lengths capped at 1000, "
         "numeric ranges left to our validation), since llama.cpp builds a grammar from it; see "
         "docs/configuration.md, Servers")
+
+    tokenizer: str | None = Field(
+        default=None, description="the served model's tokenizer, a local Hugging Face folder or a .gguf file: "
+        "a request's input tokens are counted with it (chat template included) for the check that the prompt "
+        "plus max_tokens fits the server's context, instead of the per-script estimate")
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_exists(cls, value: str | None) -> str | None:
+        from dialectbias.providers._tokenizer import tokenizer_problem
+
+        if value is not None and (problem := tokenizer_problem(value)) is not None:
+            raise ValueError(f"tokenizer {value}: {problem} (a Hugging Face folder or a .gguf file)")
+        return value
 
     def identity(self) -> dict[str, Any]:
         """The base identity plus, where the server hint changes the schema sent (`server: llamacpp`), what it
@@ -118,7 +146,10 @@ class OpenAIModel(ModelAPI):
         self._session: aiohttp.ClientSession | None = None
         self._max_side = config.max_image_side or DEFAULT_MAX_IMAGE_SIDE
         self._encoded = LRU(_ENCODED_CACHE)  # sha256 -> data URL (after resizing)
-        self._context: tuple[int | None] | None = None  # (window,) once `GET /v1/models` was asked
+        self._profile: tuple[ServerProfile | None] | None = None  # (profile,) once the server answered
+        self._profile_failed_at = -_PROFILE_RETRY_S  # when the server last could not be reached
+        self._profile_lock: asyncio.Lock | None = None
+        self._tokenizer: Any = None  # the config's `tokenizer`, loaded at the first context-fit check
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -185,6 +216,9 @@ class OpenAIModel(ModelAPI):
         try:
             async with self._client().post(url, json=body) as resp:
                 text = await resp.text()
+                if resp.status != 200 and refuses_context(resp.status, text):  # no retry makes it fit
+                    raise server_too_long(self.config.id, resp.status,
+                                          self._redact(_error_detail(text, resp.status)))
                 if resp.status != 200 and "response_format" in body and refuses_response_format(
                         resp.status, text):
                     raise ProviderError(  # a configuration error: no retry, the model stops at once
@@ -208,6 +242,13 @@ class OpenAIModel(ModelAPI):
         return text
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        if (request.json_schema is not None and self.config.structured_output != "none"
+                and self.config.server == "other"):
+            profile = await self.server_profile()
+            if profile is not None and profile.detected is not None and schema_needs_hint(
+                    request.json_schema, self.config.server, profile):
+                raise ProviderError(hint_advice(self.config.id, self.config.base_url, profile.detected),
+                                    retryable=False, fatal=True)
         started = time.perf_counter()
         where = f"model {self.config.id!r} at {self.config.base_url}"
         text = await self._post(self._url, self.body(request))
@@ -238,30 +279,68 @@ class OpenAIModel(ModelAPI):
         raw = await self._post(self._completions_url, body)
         return completion_prompt_logprobs(raw, where)
 
-    async def context_window(self) -> int | None:
-        """The model's context window in tokens as the server reports it on `GET {base_url}/models` (vLLM's
-        `max_model_len`), or for llama.cpp on `GET /props` (one slot's `n_ctx`), asked once per client (once
-        per model per run); None when the server does not say or cannot be asked."""
-        if self._context is None:
-            self._context = (await self._ask_context_window(),)
-        return self._context[0]
+    async def input_tokens(self, request: ChatRequest) -> tuple[int, str]:
+        """With a `tokenizer:` in the config, the request's tokens counted with it (chat template included; images
+        at their tile estimate); else the per-script estimate (`ModelAPI.input_tokens`)."""
+        if self.config.tokenizer is None:
+            return await super().input_tokens(request)
+        from dialectbias.providers._tokenizer import chat_tokens, load_tokenizer
 
-    async def _ask_context_window(self) -> int | None:
+        if self._tokenizer is None:
+            try:
+                self._tokenizer = await asyncio.to_thread(load_tokenizer, self.config.tokenizer)
+            except ConfigError as exc:
+                raise ProviderError(f"model {self.config.id!r}: {exc}", fatal=True) from None
+        images = estimate_tokens(request.model_copy(update={"messages": [
+            {**m, "content": [p for p in m["content"] if p["type"] == "image"]} for m in request.messages
+            if not isinstance(m["content"], str)]}), self.sent_size)
+        text = chat_tokens(self._tokenizer, request)
+        return text + images, f"counted with {self.config.tokenizer}"
+
+    async def server_profile(self) -> ServerProfile | None:
+        """What the server says of itself, asked once per client (once per model per run): its kind from
+        `GET {base_url}/models` (`detect_kind`; the config's `server:` hint wins), its context window (vLLM's
+        `max_model_len`; llama.cpp's per-slot `n_ctx` from `GET /props`) and its parallel slots (llama.cpp's
+        `/props` `total_slots`). None while the server cannot be reached (asked again after
+        `_PROFILE_RETRY_S`) or when it has no `/models`."""
+        if self._profile is not None:
+            return self._profile[0]
+        if self._profile_lock is None:
+            self._profile_lock = asyncio.Lock()
+        async with self._profile_lock:
+            if self._profile is None and time.monotonic() - self._profile_failed_at >= _PROFILE_RETRY_S:
+                try:
+                    self._profile = (await self._ask_profile(),)
+                except (OSError, TimeoutError, ValueError, ProviderError):
+                    self._profile_failed_at = time.monotonic()
+        return None if self._profile is None else self._profile[0]
+
+    async def _ask_profile(self) -> ServerProfile | None:
         import aiohttp
 
         base = self.config.base_url.rstrip("/")
         try:
             models = await self._get_json(base + "/models")
-            window = context_window(models, self.config.model)
-            if window is None and llamacpp_meta(models, self.config.model):  # llama.cpp: the served context
-                window = props_context(await self._get_json(base.removesuffix("/v1") + "/props"))
-            return window
-        except (aiohttp.ClientError, TimeoutError, ValueError):
-            return None
+            if models is None:
+                return None
+            detected = detect_kind(models, self.config.model)
+            kind: ServerKind = self.config.server if self.config.server != "other" else (detected or "other")
+            window, slots = context_window(models, self.config.model), None
+            if kind == "llamacpp" or detected == "llamacpp":  # the served context and slots are on /props
+                props = await self._get_json(base.removesuffix("/v1") + "/props")
+                window, slots = props_context(props) or window, props_slots(props)
+            return ServerProfile(kind=kind, detected=detected, context_window=window, slots=slots)
+        except aiohttp.ClientError as exc:
+            raise OSError(str(exc)) from None
 
     async def _get_json(self, url: str) -> Any:
         async with self._client().get(url) as resp:
-            return json.loads(await resp.text()) if resp.status == 200 else None
+            if resp.status != 200:
+                return None
+            try:
+                return json.loads(await resp.text())
+            except ValueError:  # not JSON (a proxy's HTML page): the server says nothing
+                return None
 
     @property
     def _completions_url(self) -> str:

@@ -1,6 +1,7 @@
 """What an OpenAI-compatible server can take (issue 24 item 1, "Know the server"): the `server:` hint, the
-grammar-safe schema sent to llama.cpp, the refusal of an unsupported `response_format`, and the context
-window `GET /v1/models` reports.
+grammar-safe schema sent to llama.cpp, the refusal of an unsupported `response_format`, and what the server
+says of itself (`ServerProfile`: its kind from `GET /v1/models` `owned_by`, its context window, llama.cpp's
+parallel slots from `GET /props`).
 
 llama.cpp turns a JSON schema into a GBNF grammar with one rule per allowed character of a bounded string:
 a `maxLength` of ~1200 or more makes a grammar it cannot build, and the server process dies (measured with
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 #: the OpenAI-compatible server behind `base_url`, as the config says (`other`: nothing assumed)
 ServerKind = Literal["vllm", "llamacpp", "ollama", "openai", "other"]
@@ -123,6 +126,72 @@ def props_context(props: Any) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+class ServerProfile(BaseModel):
+    """What an OpenAI-compatible server says of itself (`ModelAPI.server_profile`, asked once per client):
+    for the planner (slots, context window), the run's context-fit check and the advice on what to set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: the server kind in effect: the config's `server:` hint, else what the server says (`detected`), else
+    #: "other"
+    kind: ServerKind
+    #: what `GET /v1/models` says the server is (`detect_kind`); None when it does not say
+    detected: ServerKind | None = None
+    #: the context window in tokens of one request (vLLM's `max_model_len`, llama.cpp's per-slot `n_ctx`)
+    context_window: int | None = None
+    #: requests the server answers at once (llama.cpp's `/props` `total_slots`); None when it does not say
+    #: (vLLM batches as many as fit in its KV cache and exposes no number)
+    slots: int | None = None
+
+
+#: `owned_by` values servers write on every model they list, each verified in the server's source: vLLM
+#: (`vllm/entrypoints/openai/protocol.py`, `ModelCard.owned_by = "vllm"`), llama.cpp (`tools/server`,
+#: `{"owned_by", "llamacpp"}`), Ollama (`openai/openai.go`: the model's namespace, "library" for the official
+#: models) and OpenAI ("openai", "system"). llama-cpp-python answers `owned_by: "me"` with `permissions: []`.
+_OWNED_BY: dict[str, ServerKind] = {"vllm": "vllm", "llamacpp": "llamacpp", "library": "ollama",
+                                    "openai": "openai", "system": "openai", "openai-internal": "openai"}
+
+
+def detect_kind(models: Any, model: str) -> ServerKind | None:
+    """The server kind `GET /v1/models` reveals for `model`'s entry: its `owned_by` (`_OWNED_BY`), llama.cpp's
+    `meta.n_ctx_train`, or llama-cpp-python's `owned_by: "me"` with a `permissions` list (its grammar is
+    llama.cpp's, so it counts as `llamacpp`); None when the answer says nothing known."""
+    entry = _model_entry(models, model)
+    if entry is None:
+        return None
+    owner = entry.get("owned_by")
+    if isinstance(owner, str) and owner in _OWNED_BY:
+        return _OWNED_BY[owner]
+    if llamacpp_meta(models, model) or (owner == "me" and isinstance(entry.get("permissions"), list)):
+        return "llamacpp"
+    return None
+
+
+def props_slots(props: Any) -> int | None:
+    """Requests llama.cpp's server answers at once, as `GET /props` reports them (`total_slots`, its
+    `--parallel`)."""
+    value = props.get("total_slots") if isinstance(props, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def schema_needs_hint(schema: dict[str, Any] | None, hint: str, profile: ServerProfile | None) -> bool:
+    """Whether a request must not be sent as it is: no `server:` hint (`other`), the server says it builds a
+    grammar from the schema (llama.cpp, Ollama) and the grammar-safe schema would differ from `schema`. The
+    detected kind never changes what is sent (the model identity, hence every request id and cache key, is
+    computed from the config before any server is asked, e.g. by `plan` with no server up): the model stops
+    with `hint_advice` instead of crashing the server."""
+    return (schema is not None and hint == "other" and profile is not None
+            and profile.detected in GRAMMAR_SERVERS and sent_schema(schema, profile.detected) != schema)
+
+
+def hint_advice(model_id: str, base_url: str, detected: str) -> str:
+    """The one message for `schema_needs_hint`: what the server said it is and the setting to add."""
+    return (f"model {model_id!r}: the server at {base_url} says it is {detected} (GET /v1/models); it builds a "
+            f"grammar from the JSON schema and cannot take this one (a string maxLength over "
+            f"{GRAMMAR_MAX_STRING} crashes it, numeric ranges are not enforced); set `server: {detected}` on this "
+            f"model to send a grammar-safe schema (ranges are checked after the answer); nothing was sent")
 
 
 def _model_entry(models: Any, model: str) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from dialectbias.judges._structured import StructuredParse, parse_structured, re
 from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
 from dialectbias.run._specs import RequestSpec, retry_cache_key
 from dialectbias.run._stage import Outcome, Stage, Write
-from dialectbias.run._summary import StageStats
+from dialectbias.run._summary import StageStats, context_note
 from dialectbias.store import REASK_SUFFIX, Store
 
 #: a model that fails this many requests in a row before any success is stopped (server down, wrong URL)
@@ -165,6 +165,12 @@ class PostCall:
         assert exc is not None
         self.stats.retries += call.retries
         self.stats.failed += 1
+        if exc.context:  # the prompt does not fit the model's context: says nothing of the server's health
+            self.stats.too_long += 1
+            self.stats.note(context_note(self.config.id))
+            self.progress(self.config.id, 1, 1)
+            return Done([("results", result_row(row["request_id"], "failed", None, error=str(exc),
+                                                retries=call.retries))])
         self.consecutive_failures += 1
         if self.successes == 0 and exc.unreachable:
             self.stats.stopped = self.stats.stopped or (

@@ -60,7 +60,7 @@ class ClientWorker:
                     if not exc.retryable or attempt >= limit:
                         return {"db_id": payload["db_id"], "retries": attempt, "error": {
                             "message": str(exc), "retryable": exc.retryable, "status": exc.status,
-                            "unreachable": exc.unreachable, "fatal": exc.fatal}}
+                            "unreachable": exc.unreachable, "fatal": exc.fatal, "context": exc.context}}
                     await asyncio.sleep(0.2 if probing else backoff_delay(attempt + 1, exc.retry_after, self.rng))
                     attempt += 1
 
@@ -73,7 +73,7 @@ def to_call(result: dict[str, Any]) -> Call:
     if "error" in result:
         e = result["error"]
         error = ProviderError(e["message"], retryable=e["retryable"], status=e["status"],
-                              unreachable=e["unreachable"], fatal=e["fatal"])
+                              unreachable=e["unreachable"], fatal=e["fatal"], context=e.get("context", False))
         error.attempts = result["retries"]  # type: ignore[attr-defined]
         return Call.failed(error)
     return Call(ChatResponse.model_validate(result["response"]), retries=result["retries"])

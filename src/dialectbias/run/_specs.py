@@ -93,6 +93,10 @@ class RequestSpec(BaseModel):
         "request's draw seed (`draw_seed`). It is in the cache key and the request id, so two samples never "
         "share an answer, and it is sent as `params.seed` where the provider takes per-request seeds "
         "(`ModelConfig.takes_seed`); elsewhere no seed is added and the engine's seed draws")
+    answer_rule: str | None = Field(
+        default=None, description="how the answer is handled after the call when that is not the default, e.g. a "
+        "judge rubric's `out_of_range: clip` (`Rubric.answer_rule`): in the request id, not the cache key, so a "
+        "change builds new requests whose answers come from the cache and are handled the new way")
 
     @field_validator("messages")
     @classmethod
@@ -115,7 +119,8 @@ class RequestSpec(BaseModel):
         return self.to_row()["cache_key"]
 
     def request_id(self) -> str:
-        """Cache key (which holds the draw) plus where the call belongs (model id, item, variant, stage, refs)."""
+        """Cache key (which holds the draw) plus where the call belongs (model id, item, variant, stage, refs) and
+        its `answer_rule` when it has one."""
         return self.to_row()["request_id"]
 
     def to_row(self, *, min_ref_chars: float = TEXT_REF_MIN_CHARS) -> dict[str, Any]:
@@ -130,7 +135,8 @@ class RequestSpec(BaseModel):
         schema = None if self.json_schema is None else dumps_ordered(self.json_schema)
         stored_schema, schema_part = pack_schema(schema, min_ref_chars=min_ref_chars)
         cache_key = call_hash(dumps(self.model.identity()), params, canonical, schema, self.draw)
-        where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs])
+        where = dumps([self.model.id, self.stage, self.item_id, self.variant, self.refs,
+                       *(() if self.answer_rule is None else (self.answer_rule,))])
         return {"request_id": _sha(f"{cache_key}\n{where}"), "stage": self.stage, "model_id": self.model.id,
                 "item_id": self.item_id, "variant": self.variant, "refs": dumps(self.refs),
                 "template": self.template, "prompt_hash": _sha(canonical), "messages": messages,

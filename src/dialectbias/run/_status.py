@@ -32,6 +32,8 @@ class StageBlock:
     requests: int = 0
     done: int = 0
     failed: int = 0
+    #: of `failed`, requests that do not fit the model's context window (`providers._fit`)
+    too_long: int = 0
     pending: int = 0
     superseded: int = 0
     cache_hits: int = 0
@@ -53,6 +55,8 @@ class JudgmentCounts:
     superseded: int = 0
     #: of `unscored`, those whose answer parsed but had invalid values (the rest did not parse)
     invalid: int = 0
+    #: scored with a value out of its range clipped (rubric `out_of_range: clip`)
+    out_of_range: int = 0
 
 
 @dataclass
@@ -67,6 +71,7 @@ class JudgeReview:
     judgments: int = 0
     unscored: int = 0
     invalid: int = 0
+    out_of_range: int = 0
     needs_review: int = 0
     routed: int = 0
     reviewed: int = 0
@@ -121,6 +126,7 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
             block.superseded += tally.requests
             continue
         block.requests, block.done, block.failed, block.pending = tally.requests, tally.ok, tally.failed, tally.pending
+        block.too_long = tally.too_long
         block.cache_hits, block.tokens_in, block.tokens_out = tally.cache_hits, tally.tokens_in, tally.tokens_out
         if model_id in configs:
             block.cost = configs[model_id].cost(tally.fresh_tokens_in, tally.fresh_tokens_out)
@@ -130,7 +136,7 @@ def read_status(exp: Experiment, stages: list[Stage], store: Store,
             j = report.judgments
             j.total, j.unscored, j.needs_review, j.reviewed, j.flagged = (t.judgments, t.unscored, t.needs_review,
                                                                           t.reviewed, t.flagged)
-            j.invalid = t.invalid
+            j.invalid, j.out_of_range = t.invalid, t.out_of_range
         else:
             report.judgments.superseded = t.judgments
     report.judges = _per_judge(exp, store, routed)
@@ -150,6 +156,7 @@ def _per_judge(exp: Experiment, store: Store, routed: Set[tuple[str, str]]) -> l
         j.judgments += n
         j.unscored += unscored
         j.invalid += t.invalid
+        j.out_of_range += t.out_of_range
         j.reviewed += reviewed
         j.flagged += flagged
         if (judge_id, variant) in routed:

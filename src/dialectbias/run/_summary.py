@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from dialectbias.errors import CONTEXT_FAULT
+
 #: `run --retry` values: what each asks again (`store/_retries.py`)
 RETRY_KINDS = {"unscored": ("unscored",), "failed": ("failed",), "all": ("unscored", "failed")}
 
@@ -26,6 +28,14 @@ def retry_hints(unscored: int, failed: int, experiment: Path, width: int = 80) -
     return lines
 
 
+def context_note(model_id: str) -> str:
+    """The one summary note (counted) for the requests of a model that do not fit its context; each request's
+    own error (its token counts) is stored with its result."""
+    return (f"model {model_id!r}: {CONTEXT_FAULT}: prompt + max_tokens over the model's context window, not "
+            "sent (lower `max_tokens`, shorten the prompt or serve a longer context, then "
+            "`run --retry failed`)")
+
+
 class StageStats(BaseModel):
     stage: str
     model_id: str
@@ -39,6 +49,9 @@ class StageStats(BaseModel):
     #: JSON object whose values failed validation, e.g. out of range (`invalid_values`; issue 24 item 6)
     parse_failed: int = 0
     invalid_values: int = 0
+    #: of `failed`, requests whose prompt plus `max_tokens` does not fit the model's context window (not sent,
+    #: or refused by the server as too long; `providers._fit`)
+    too_long: int = 0
     repaired: int = 0
     reasked: int = 0
     tokens_in: int = 0

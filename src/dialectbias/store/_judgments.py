@@ -29,6 +29,11 @@ INVALID_VALUES_PREFIX = "invalid values: "  # dialectbias.judges.INVALID_VALUES_
 INVALID_SQL = (f"(j.parse_status = 'failed' AND substr(coalesce(j.reason, ''), 1, {len(INVALID_VALUES_PREFIX)}) = "
                f"'{INVALID_VALUES_PREFIX}')")
 
+OUT_OF_RANGE_FLAG = "out of range: "  # dialectbias.judges.OUT_OF_RANGE_FLAG
+#: a judgment with a value out of its field's range clipped (`out_of_range: clip`; issue 24 item 2): scored,
+#: flagged "out of range: <field> <value> clipped to <bound>", sent to review; counted, never silently trusted
+OUT_OF_RANGE_SQL = f"(j.parse_status != 'failed' AND instr(coalesce(j.flags, ''), '\"{OUT_OF_RANGE_FLAG}') > 0)"
+
 # The latest human override per judgment (SQLite returns the bare columns of the MAX row).
 LATEST_OVERRIDE_SQL = (f"SELECT target_id, json_extract(value, '$.score') AS score, annotator, "
                        f"MAX(annotation_id) FROM annotations WHERE kind = '{OVERRIDE_KIND}' GROUP BY target_id")
@@ -65,7 +70,7 @@ JSON_COLUMNS = ("parsed", "checks", "flags", "clipped")
 """Judgment columns holding JSON text (objects in a JSONL export, text in CSV)."""
 
 BASE_COLUMNS = ("judge", "model", "item_id", "variant", "score", "human_score", "confidence", "needs_review",
-                "flagged", "zeroed", "unscored")
+                "flagged", "zeroed", "unscored", "out_of_range")
 
 
 def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence[str],
@@ -77,7 +82,8 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
     item_id, variant, score (the judge's), human_score (`human`: the latest override's, or the mean of each
     annotator's latest; else None), confidence,
     needs_review, flagged, zeroed (the script/refusal rule set the score), unscored (0: scored; 1: the answer
-    did not parse; 2: it parsed but its values were invalid, `INVALID_SQL`), and one column per name in
+    did not parse; 2: it parsed but its values were invalid, `INVALID_SQL`), out_of_range (1: a value out of
+    its range was clipped, `OUT_OF_RANGE_SQL`), and one column per name in
     `fields`: that field's value in `parsed` (None when absent, e.g. another rubric's field, or unparsed;
     booleans read as 0/1).
 
@@ -92,7 +98,8 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
     extracts = "".join(", json_extract(j.parsed, ?)" for _ in fields)
     sql = (f"SELECT {judge_case}, {model_case}, j.item_id, j.variant, j.score, o.score, j.confidence, "
            f"j.needs_review, j.flagged, {_ZEROED_SQL}, "
-           f"CASE WHEN j.parse_status != 'failed' THEN 0 WHEN {INVALID_SQL} THEN 2 ELSE 1 END{extracts} "
+           f"CASE WHEN j.parse_status != 'failed' THEN 0 WHEN {INVALID_SQL} THEN 2 ELSE 1 END, "
+           f"{OUT_OF_RANGE_SQL}{extracts} "
            f"FROM judgments j NOT INDEXED LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id "
            "WHERE j.request_id IN (SELECT request_id FROM current_requests) "
            f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
@@ -116,7 +123,8 @@ def _json_key(name: str) -> str:
 @dataclass(frozen=True)
 class JudgeCounts:
     """A judge's latest current judgments: how many, unscored (parse failed or invalid values), zeroed
-    (script/refusal), flagged, sent to human review, and of the unscored those with invalid values."""
+    (script/refusal), flagged, sent to human review, of the unscored those with invalid values, and the scored
+    ones with a value out of range clipped (`out_of_range: clip`)."""
 
     judgments: int = 0
     unscored: int = 0
@@ -124,6 +132,7 @@ class JudgeCounts:
     flagged: int = 0
     needs_review: int = 0
     invalid: int = 0
+    out_of_range: int = 0
 
 
 def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCounts]:
@@ -132,8 +141,8 @@ def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCount
         return {}
     rows = store.query(
         f"SELECT j.judge_id, count(*), coalesce(sum(j.parse_status = 'failed'), 0), coalesce(sum({_ZEROED_SQL}), 0), "
-        f"coalesce(sum(j.flagged), 0), coalesce(sum(j.needs_review), 0), coalesce(sum({INVALID_SQL}), 0) "
-        "FROM judgments j "
+        f"coalesce(sum(j.flagged), 0), coalesce(sum(j.needs_review), 0), coalesce(sum({INVALID_SQL}), 0), "
+        f"coalesce(sum({OUT_OF_RANGE_SQL}), 0) FROM judgments j "
         f"WHERE j.judge_id IN ({','.join('?' * len(judge_ids))}) AND {LATEST_CURRENT_SQL} GROUP BY j.judge_id",
         tuple(judge_ids))
     return {r[0]: JudgeCounts(*r[1:]) for r in rows}

@@ -62,6 +62,31 @@ def measured_means(store: Store, stage: str, model_id: str) -> tuple[float | Non
     return (row[0], row[1]) if row[2] else (None, None)
 
 
+def measured_parallelism(store: Store, stage: str, model_id: str) -> float | None:
+    """How many of the model's calls in the stage were in flight at once, on average while any was: the sum
+    of the calls' latencies over the length of the union of their intervals. A call's interval is
+    [answered - latency_s, answered] from its cache row (`created_at` is written as the answer arrives, the
+    latency is the last attempt's wall time), so this is measured, not configured: a server with fewer slots
+    than `max_concurrency` queues the calls and shows as longer latencies at the same parallelism. Each cached
+    answer counts once (requests sharing one answer were one call). None without a measured call."""
+    rows = store.query(
+        "SELECT created_at - latency_s, created_at FROM cache WHERE latency_s > 0 AND cache_key IN "
+        "(SELECT cache_key FROM requests WHERE stage = ? AND model_id = ?) ORDER BY 1", (stage, model_id))
+    if not rows:
+        return None
+    busy = total = 0.0
+    start, end = rows[0]
+    for begin, finish in rows:
+        total += finish - begin
+        if begin > end:
+            busy += end - start
+            start, end = begin, finish
+        else:
+            end = max(end, finish)
+    busy += end - start
+    return max(1.0, total / busy) if busy > 0 else 1.0
+
+
 def call_totals(store: Store) -> CallTotals:
     """The results of current requests: how many, how many failed, tokens in and out."""
     row = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) FROM results "

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dialectbias.store._judgments import INVALID_SQL
+from dialectbias.errors import CONTEXT_FAULT
+from dialectbias.store._judgments import INVALID_SQL, OUT_OF_RANGE_SQL
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._store import Store
 
-_REQUESTS_SQL = """
+_REQUESTS_SQL = f"""
 SELECT r.stage, r.model_id, c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(s.status = 'ok'), 0),
        coalesce(sum(s.status = 'failed'), 0), coalesce(sum(s.request_id IS NULL), 0),
        coalesce(sum(s.cache_hit), 0), coalesce(sum(s.tokens_in), 0), coalesce(sum(s.tokens_out), 0),
        coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_in END), 0),
-       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0)
+       coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0),
+       coalesce(sum(s.status = 'failed' AND instr(s.error, ': {CONTEXT_FAULT}: ') > 0), 0)
 FROM requests r LEFT JOIN current_requests c ON c.request_id = r.request_id
 LEFT JOIN results s ON s.request_id = r.request_id
 GROUP BY r.stage, r.model_id, cur
@@ -26,7 +28,7 @@ _REVIEWED_SQL = (f"LEFT JOIN (SELECT DISTINCT target_id FROM annotations WHERE k
 _JUDGMENT_COUNTS_SQL = ("count(*), coalesce(sum(j.parse_status = 'failed'), 0), "
                         "coalesce(sum(j.needs_review = 1 AND o.target_id IS NULL), 0), "
                         f"coalesce(sum(o.target_id IS NOT NULL), 0), coalesce(sum(j.flagged), 0), "
-                        f"coalesce(sum({INVALID_SQL}), 0)")
+                        f"coalesce(sum({INVALID_SQL}), 0), coalesce(sum({OUT_OF_RANGE_SQL}), 0)")
 
 _JUDGMENTS_SQL = (f"SELECT c.request_id IS NOT NULL AS cur, {_JUDGMENT_COUNTS_SQL} FROM judgments j "
                   f"LEFT JOIN current_requests c ON c.request_id = j.request_id {_REVIEWED_SQL} GROUP BY cur")
@@ -54,13 +56,16 @@ class RequestTally:
     tokens_out: int
     fresh_tokens_in: int
     fresh_tokens_out: int
+    #: of `failed`, requests that do not fit the model's context (their error says `CONTEXT_FAULT`)
+    too_long: int = 0
 
 
 @dataclass(frozen=True)
 class JudgmentTally:
     """Judgments (every stored row, not only the latest per key): how many, unscored (parse failed or invalid
     values), needing review that no human has overridden (`needs_review` as stored), overridden by a human
-    (`reviewed`), flagged, and of the unscored those whose values were invalid (`invalid`)."""
+    (`reviewed`), flagged, of the unscored those whose values were invalid (`invalid`), and the scored ones with
+    a value out of range clipped (`out_of_range`: rubric `out_of_range: clip`)."""
 
     judgments: int
     unscored: int
@@ -68,6 +73,7 @@ class JudgmentTally:
     reviewed: int
     flagged: int
     invalid: int = 0
+    out_of_range: int = 0
 
 
 def request_tallies(store: Store) -> list[RequestTally]:

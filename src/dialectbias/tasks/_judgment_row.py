@@ -17,6 +17,7 @@ from dialectbias.judges import (
     Rubric,
     evaluate_judgment,
     judge_answer,
+    out_of_range_text,
     reevaluate_judgment,
     rescore_override,
     run_checks,
@@ -172,6 +173,16 @@ def judge_summary_lines(store: Store, judges: Sequence[ModelConfig], review_note
     lines = []
     for judge in judges:
         c = counts.get(judge.id, JudgeCounts())
-        lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)} · "
+        lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)}"
+                     f"{out_of_range_text(c.out_of_range)} · "
                      f"{c.needs_review} for human review{review_note}")
     return lines
+
+
+def out_of_range_alerts(store: Store, judges: Sequence[ModelConfig]) -> list[str]:
+    """One line per judge with judgments scored on values it gave out of range, clipped (rubric `out_of_range:
+    clip`; issue 24 item 2): what `dialectbias report` warns about and puts at the top of the report."""
+    counts = judge_counts(store, [j.id for j in judges])
+    return [f"judge {judge.id}: {n} judgment(s) scored on values clipped into their range (rubric out_of_range: "
+            "clip): flagged, in the review queue" for judge in judges
+            if (n := counts.get(judge.id, JudgeCounts()).out_of_range)]

@@ -1,8 +1,8 @@
 """The test server's HTTP application: the OpenAI routes, the control routes, and the middleware that
 counts every call (auth, in-flight, status codes) into the app's `ServerState`.
 
-Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
-``GET /health``, ``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request
+Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``, ``GET /props`` (when
+imitating llama.cpp), ``GET /health``, ``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request
 bodies), ``POST /faults`` (replace the fault spec and reset its counters).
 
 Chat content parts are checked as a real server would: an ``image_url`` part must hold a base64 data URL
@@ -12,6 +12,10 @@ naming the message and part.
 ``/v1/completions`` with ``echo: true`` and ``logprobs`` set answers as vLLM's server does: the prompt echoed
 (then the generated text, none with ``max_tokens: 0``) with each token's logprob, the first null
 (`_logprobs`: a deterministic stand-in tokeniser and logprob).
+
+``imitate`` (`_imitation`): ``/v1/models`` (and llama.cpp's ``/props``) answer as that server does, and with a
+``context`` a chat prompt that does not fit is refused with that server's 400. The metadata routes
+(``/v1/models``, ``/props``) are counted in ``by_path`` but not in ``requests_total``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from dialectbias.testing._fault_effects import (
 )
 from dialectbias.testing._faults import FaultInjector, FaultSpec
 from dialectbias.testing._image_parts import image_part_problem
+from dialectbias.testing._imitation import context_refusal, models_answer, props_answer
 from dialectbias.testing._logprobs import echo_logprobs
 from dialectbias.testing._messages import all_text, fingerprint, requested_schema
 from dialectbias.testing._responders import chat_answer, echo_completion, echo_json
@@ -41,6 +46,8 @@ from dialectbias.testing._state import ServerState
 from dialectbias.testing._wire import completion_response, error_response, json_response, read_body, tokens
 
 CONTROL_PATHS = frozenset({"/health", "/stats", "/stats/reset", "/requests", "/faults"})
+#: what a client asks about the server, not of the model: counted by path, not in `requests_total`
+METADATA_PATHS = frozenset({"/v1/models", "/models", "/props"})
 
 STATE_KEY: web.AppKey[ServerState] = web.AppKey("state", ServerState)
 #: the context window `GET /v1/models` reports for every model, as vLLM's server does (`max_model_len`)
@@ -54,7 +61,7 @@ async def _count_calls(request: web.Request, handler: Callable[[web.Request], An
     path = request.path
     if path in CONTROL_PATHS:
         return await handler(request)
-    state.requests_total += 1
+    state.requests_total += path not in METADATA_PATHS
     state.by_path[path] += 1
     if state.auth_header is not None and request.headers.get("Authorization") != state.auth_header:
         state.unauthorized += 1
@@ -114,6 +121,9 @@ async def _chat(request: web.Request) -> web.StreamResponse:
         return fault
     if (refusal := server_refusal(fault, body)) is not None:
         return refusal
+    too_long = context_refusal(state.imitate, state.context, tokens(all_text(messages)), body.get("max_tokens"))
+    if too_long is not None:
+        return too_long
     wants_json, schema = requested_schema(body)
 
     def answer() -> str:
@@ -167,11 +177,20 @@ async def _completions(request: web.Request) -> web.StreamResponse:
 
 async def _models(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE_KEY]
+    if state.imitate is not None:
+        return json_response(models_answer(state.imitate, state.context))
     names = sorted(set(state.by_model) | {"test-model"})
     return json_response({"object": "list", "data": [
         {"id": n, "object": "model", "created": 0, "owned_by": "dialectbias-testing",
          "max_model_len": MODELS_MAX_MODEL_LEN} for n in names
     ]})
+
+
+async def _props(request: web.Request) -> web.StreamResponse:
+    state = request.app[STATE_KEY]
+    if state.imitate != "llamacpp":
+        return error_response(404, "Not Found", "not_found_error")
+    return json_response(props_answer(state.context, state.slots))
 
 
 async def _health(request: web.Request) -> web.StreamResponse:
@@ -202,15 +221,19 @@ async def _set_faults(request: web.Request) -> web.StreamResponse:
 
 
 def make_app(faults: FaultSpec | dict[str, Any] | str | Path | None = None, *, api_key: str | None = None,
-             responder: str = "echo", record_requests: int = 20_000) -> web.Application:
-    """Build the aiohttp application (use `serve`/`TestServer` to run it)."""
+             responder: str = "echo", record_requests: int = 20_000, imitate: str | None = None,
+             context: int | None = None, slots: int | None = None) -> web.Application:
+    """Build the aiohttp application (use `serve`/`TestServer` to run it); `imitate` a real server
+    (`_imitation`) with its `context` window and parallel `slots`."""
     app = web.Application(middlewares=[_count_calls], client_max_size=64 * 1024**2)
-    app[STATE_KEY] = ServerState(FaultSpec.load(faults), api_key, responder, record_requests)
+    app[STATE_KEY] = ServerState(FaultSpec.load(faults), api_key, responder, record_requests, imitate, context,
+                                 slots)
     app.router.add_post("/v1/chat/completions", _chat)
     app.router.add_post("/chat/completions", _chat)
     app.router.add_post("/v1/completions", _completions)
     app.router.add_post("/completions", _completions)
     app.router.add_get("/v1/models", _models)
+    app.router.add_get("/props", _props)
     app.router.add_get("/health", _health)
     app.router.add_get("/stats", _stats)
     app.router.add_post("/stats/reset", _stats_reset)

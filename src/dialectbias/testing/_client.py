@@ -43,6 +43,9 @@ class TestServer:
         port: int = 0,
         record_requests: int = 20_000,
         startup_timeout: float = 30.0,
+        imitate: str | None = None,
+        context: int | None = None,
+        slots: int | None = None,
     ) -> None:
         self.faults = FaultSpec.load(faults)
         self.api_key = api_key
@@ -50,6 +53,7 @@ class TestServer:
         self.requested_port = port
         self.record_requests = record_requests
         self.startup_timeout = startup_timeout
+        self.imitate, self.context, self.slots = imitate, context, slots  # a real server's metadata (_imitation)
         self.port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
@@ -72,6 +76,9 @@ class TestServer:
             return self
         cmd = [sys.executable, "-m", "dialectbias.testing.server", "--port", str(self.requested_port),
                "--responder", self.responder, "--record-requests", str(self.record_requests)]
+        for flag, value in (("--imitate", self.imitate), ("--context", self.context), ("--slots", self.slots)):
+            if value is not None:
+                cmd += [flag, str(value)]
         if self.faults.rules:
             cmd += ["--faults", self.faults.model_dump_json(exclude_none=True)]
         env = dict(os.environ)

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from dialectbias.testing._app import make_app
 from dialectbias.testing._faults import FaultSpec
+from dialectbias.testing._imitation import IMITATED
 from dialectbias.testing._responders import load_responder
 from dialectbias.testing._server_help import ServerParser
 
@@ -26,9 +27,11 @@ HOST = "127.0.0.1"
 
 async def serve(port: int = 0, *, faults: FaultSpec | dict[str, Any] | str | Path | None = None,
                 api_key: str | None = None, responder: str = "echo", record_requests: int = 20_000,
-                announce: Callable[[int], None] | None = None) -> None:
+                announce: Callable[[int], None] | None = None, imitate: str | None = None,
+                context: int | None = None, slots: int | None = None) -> None:
     """Run the server on 127.0.0.1:`port` until SIGTERM/SIGINT; `announce(port)` once listening."""
-    app = make_app(faults, api_key=api_key, responder=responder, record_requests=record_requests)
+    app = make_app(faults, api_key=api_key, responder=responder, record_requests=record_requests,
+                   imitate=imitate, context=context, slots=slots)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port, backlog=1024)
@@ -58,6 +61,13 @@ def main(argv: list[str] | None = None) -> None:
                         "dialectbias.testing:qa_responder (below)")
     parser.add_argument("--record-requests", type=int, default=20_000,
                         help="keep the last N request bodies for GET /requests (0 = off)")
+    parser.add_argument("--imitate", choices=IMITATED, default=None,
+                        help="answer GET /v1/models (and llama.cpp's GET /props) as this server does, and "
+                        "refuse a prompt over --context as it does")
+    parser.add_argument("--context", type=int, default=None, help="the imitated server's context window in "
+                        "tokens (one per 4 characters; default 8192)")
+    parser.add_argument("--slots", type=int, default=None, help="the imitated llama.cpp's parallel slots "
+                        "(GET /props total_slots; default 1)")
     args = parser.parse_args(argv)
     api_key = args.api_key or os.environ.get("DIALECTBIAS_TESTSERVER_API_KEY") or None
     try:
@@ -76,7 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     else:  # pragma: no cover - depends on environment
         runner = uvloop.run
     runner(serve(args.port, faults=args.faults, api_key=api_key, responder=args.responder,
-                 record_requests=args.record_requests, announce=announce))
+                 record_requests=args.record_requests, announce=announce, imitate=args.imitate,
+                 context=args.context, slots=args.slots))
 
 
 __all__ = ["HOST", "main", "serve"]

@@ -14,13 +14,18 @@ from dialectbias.testing._responders import load_responder
 class ServerState:
     """One server's counters and settings; the handlers in `_app.py` update it."""
 
-    def __init__(self, faults: FaultSpec, api_key: str | None, responder: str, record: int) -> None:
+    def __init__(self, faults: FaultSpec, api_key: str | None, responder: str, record: int,
+                 imitate: str | None = None, context: int | None = None, slots: int | None = None) -> None:
         self.faults = FaultInjector(faults)
         self.api_key = api_key
         self.auth_header = f"Bearer {api_key}" if api_key else None
         self.responder_spec = responder
         self.responder = load_responder(responder)
         self.record_max = record
+        #: the real server imitated on `/v1/models`, `/props` and context refusals (`_imitation`), if any
+        self.imitate = imitate
+        self.context = context
+        self.slots = slots
         self.reset()
 
     def reset(self) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 _KEYS = ["judge_id", "model_id", "item_id", "variant"]
 BASE_COLUMNS = [*_KEYS, "judge_score", "human_score", "final_score", "confidence", "parse_status",
-                "needs_review", "flagged", "zeroed"]
+                "needs_review", "flagged", "zeroed", "out_of_range"]
 _CHUNK_ROWS = 20_000
 
 
@@ -47,7 +47,8 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
     `review.human_score`: the mean of each annotator's latest override, or the latest override; else NaN),
     final_score (human score where present, else the judge's), confidence, parse_status ('parsed',
     'failed': did not parse, or 'invalid': parsed but its values failed validation; both unscored),
-    needs_review, flagged, zeroed (script/refusal rule on a parsed judgment), then one float column per
+    needs_review, flagged, zeroed (script/refusal rule on a parsed judgment), out_of_range (a value outside its
+    range clipped, `out_of_range: clip`), then one float column per
     name in `fields`: that rubric field's value (NaN when the judge's
     rubric has no such field or the answer did not parse).
 
@@ -71,6 +72,7 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
                              ("flagged", np.array(chunk["flagged"], dtype=np.int8)),
                              ("zeroed", np.array(chunk["zeroed"], dtype=np.int8)),
                              ("unscored", np.array(chunk["unscored"], dtype=np.int8)),
+                             ("out_of_range", np.array(chunk["out_of_range"], dtype=np.int8)),
                              *((f"field:{f}", np.array(chunk[f], dtype=np.float32)) for f in fields)):
             parts.setdefault(name, []).append(values)
     if not parts:
@@ -85,7 +87,7 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
         "parse_status": pd.Categorical.from_codes(np.concatenate(parts["unscored"]),
                                                   categories=["parsed", "failed", "invalid"]),
         "needs_review": np.concatenate(parts["needs_review"]), "flagged": np.concatenate(parts["flagged"]),
-        "zeroed": np.concatenate(parts["zeroed"]),
+        "zeroed": np.concatenate(parts["zeroed"]), "out_of_range": np.concatenate(parts["out_of_range"]),
         **{f: np.concatenate(parts[f"field:{f}"]) for f in fields},
     })
     del parts
@@ -150,7 +152,8 @@ def model_by_dialect(scores: pd.DataFrame, models: list[str], dialects: list[str
 
 
 def _counts(scores: pd.DataFrame, models: list[str]) -> pd.DataFrame:
-    """Per model: judgments, scored, unscored (parse failed; invalid values), zeroed, needs review, pending,
+    """Per model: judgments, scored, unscored (parse failed; invalid values), zeroed, clipped out of range, needs
+    review, pending,
     reviewed, changed by review."""
     rows = []
     for m in models:
@@ -160,6 +163,7 @@ def _counts(scores: pd.DataFrame, models: list[str]) -> pd.DataFrame:
                      "unscored (parse failed)": int((s.parse_status == "failed").sum()),
                      "unscored (invalid values)": int((s.parse_status == "invalid").sum()),
                      "zeroed (script/refusal)": int(s.zeroed.sum()),
+                     "clipped (out of range)": int(s.out_of_range.sum()),
                      "needs review": int(s.needs_review.sum()),
                      "pending review": int(((s.needs_review == 1) & ~reviewed).sum()),
                      "overridden": int(reviewed.sum()),
@@ -391,6 +395,8 @@ COUNTS_LEGEND = {
                                "after repair and one re-ask; never scored 0",
     "unscored (invalid values)": "the judge's answer parsed but its values failed validation (out of range, wrong "
                                  "type) after one re-ask; never scored 0",
+    "clipped (out of range)": "scored with a value outside its field's range clipped to it (rubric `out_of_range: "
+                              "clip`): flagged and sent to review; 0 under the default `reask`",
     "zeroed (script/refusal)": "scored 0: judge and code agree the answer is not in the script or a refusal, "
                                "or the code finds it clearly not in the script",
     "needs review": "low confidence or a judge/code disagreement: sent to human review",

@@ -14,7 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialectbias.config import Departure, Experiment
 from dialectbias.data import STANDARD, Item, MediaError, image_part, load_image, resolve_item_image, text_part
 from dialectbias.errors import ConfigError
-from dialectbias.judges import CheckSettings, Rubric, load_rubric, unscored_kinds, unscored_text
+from dialectbias.judges import (
+    CheckSettings,
+    Rubric,
+    load_rubric,
+    out_of_range_text,
+    unscored_kinds,
+    unscored_text,
+)
 from dialectbias.providers import ModelConfig
 from dialectbias.run import RequestSpec, Skipped, Stage
 from dialectbias.store import JudgeCounts, JudgeYield, Store, judge_counts, judge_yields, result_output
@@ -251,7 +258,8 @@ class QABiasTask(JudgedTask, Task):
                     yield RequestSpec(
                         stage="judge", model=judge, item_id=item.id, variant=variant,
                         template=template, params=params, json_schema=schema,
-                        schema_name=rubric.schema_name, refs=[std[0], dia[0]], meta={"model_id": model.id},
+                        schema_name=rubric.schema_name, answer_rule=rubric.answer_rule(), refs=[std[0], dia[0]],
+                        meta={"model_id": model.id},
                         messages=[{"role": "system", "content": system_cache[variant]},
                                   {"role": "user", "content": user}])
 
@@ -297,9 +305,11 @@ class QABiasTask(JudgedTask, Task):
             flagged = ("judge and code disagree, or script indeterminate" if rubric.checks else "")
             if rubric.ceilings:
                 flagged = f"{flagged + ', or ' if flagged else ''}clipped by a ceiling"
+            if rubric.answer_rule():
+                flagged = f"{flagged + ', or ' if flagged else ''}clipped out of range"
             lines.append(f"judge {judge.id}: {c.judgments} judgments · {unscored_text(c.unscored, c.invalid)}"
-                         f"{zeroed} · {c.flagged} flagged{f' ({flagged})' if flagged else ''} "
-                         f"· {c.needs_review} for human review")
+                         f"{out_of_range_text(c.out_of_range)}{zeroed} · {c.flagged} flagged"
+                         f"{f' ({flagged})' if flagged else ''} · {c.needs_review} for human review")
         return lines
 
     def report(self, store: Store, out_dir: Path) -> ReportContent:

@@ -394,7 +394,8 @@ class TranslationQualityTask(JudgedTask, Task):
                 yield RequestSpec(stage="judge", model=judge, item_id=row.key, variant=row.dialect,
                                   template="translation_quality/judge", params=params,
                                   json_schema=rubric.json_schema(), schema_name=rubric.schema_name,
-                                  refs=[target_id(row.key, system)], meta={"model_id": system, "system": system},
+                                  answer_rule=rubric.answer_rule(), refs=[target_id(row.key, system)],
+                                  meta={"model_id": system, "system": system},
                                   messages=[{"role": "system", "content": prompts[row.dialect]},
                                             {"role": "user", "content": user}])
 

@@ -169,7 +169,8 @@ class CaptionTask(JudgedTask, VLMTask):
                 yield RequestSpec(
                     stage="judge", model=judge, item_id=row.item_id, variant=row.variant, template="caption/judge",
                     params=params, json_schema=rubric.json_schema(), schema_name=rubric.schema_name,
-                    refs=[row.request_id], meta={"model_id": model.id, "strategy": row.meta.get("strategy")},
+                    answer_rule=rubric.answer_rule(), refs=[row.request_id],
+                    meta={"model_id": model.id, "strategy": row.meta.get("strategy")},
                     messages=[{"role": "system", "content": systems[row.variant]},
                               {"role": "user", "content": content}])
 
