@@ -352,7 +352,8 @@ def check_case(case: Case) -> None:
     for reason in [*acc.unscored, *acc.failed]:
         assert any(w in reason.lower() for w in REASON_WORDS), f"{where}: not a reason: {reason!r}"
     if acc.unanswered or acc.failed:
-        advice = [line for line in case.output.splitlines() if "structured_output" in line or "context" in line]
+        advice = [line for line in case.output.splitlines()
+                  if any(setting in line for setting in ("structured_output", "context", "`server: "))]
         assert case.exit_code != 0 and advice, \
             f"{where}: requests failed or unsent without a message naming the setting:\n{case.output}"
     elif case.exit_code != 0:  # every request answered: only "no usable result" may fail the run

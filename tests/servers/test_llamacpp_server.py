@@ -8,7 +8,8 @@ What the issue demands of every case (`check_case`): no traceback, the server st
 every judgment scored or counted with its reason. Per mode, what llama-cpp-python does (docs/servers.md):
 `json_schema` is refused with HTTP 500, which must be one configuration message naming
 `structured_output: json_object` with `server: llamacpp`, never retried; `json_object` builds a grammar from the
-schema sent, which must never be one the server dies of."""
+schema sent, which must never be one the server dies of: without the hint, the server says what it is on
+`GET /v1/models` and the judge stops with one message naming `server: llamacpp`, nothing sent."""
 
 from __future__ import annotations
 
@@ -47,7 +48,13 @@ def test_first_study_on_llamacpp(mode: str, hint: str | None, llamacpp: RealServ
     case = run_case(cli_subprocess, study, llamacpp, mode, hint, tmp_path)
     check_case(case)
     acc = case.accounting
-    if mode == "json_schema":
+    if hint is None and mode != "none":
+        # llama-cpp-python says what it is on GET /v1/models (`owned_by: "me"`): a schema it would build a grammar
+        # it dies of is not sent; one message names the hint to set
+        assert case.exit_code == 1, case.output
+        assert "set `server: llamacpp` on this model" in case.output, case.output
+        assert acc.scored == 0
+    elif mode == "json_schema":
         # refused (HTTP 500 `response_format.type: Input should be 'text' or 'json_object'`): one message
         # naming the setting to use, the judge stopped at the first refusal, nothing retried
         assert case.exit_code == 1, case.output
@@ -59,6 +66,7 @@ def test_first_study_on_llamacpp(mode: str, hint: str | None, llamacpp: RealServ
                                  "ON r.request_id = s.request_id WHERE r.model_id = ?", (case.judge_id,)).fetchone()
         assert retries == (0,), f"a refused response_format was retried: {retries}"
     else:
-        # a grammar the server can build (json_object), or prompt only (none): every judge request answered
+        # a grammar the server can build (json_object with the hint), or prompt only (none): every judge
+        # request answered, scored or counted with its reason
         assert case.exit_code in (0, EXIT_EMPTY), case.output
         assert not acc.failed and not acc.unanswered, acc

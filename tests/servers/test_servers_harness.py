@@ -1,7 +1,7 @@
 """The real-server tests' own checks, on the package's test server imitating llama-cpp-python (its HTTP 500 to
-`json_schema`, and the grammar it cannot build from `maxLength: 1500`), so that they run in every CI step and
-are shown able to fail: the refusal is one message and accounted for, a grammar-safe JSON mode scores every
-judgment, and a server that is gone fails `check_case`."""
+`json_schema`, what it says on `GET /v1/models`, its 2,048-token context), so that they run in every CI step and
+are shown able to fail: the refusal is one message and accounted for, so is a schema it cannot take without
+the hint, a grammar-safe JSON mode scores every judgment, and a server that is gone fails `check_case`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ REFUSED = "the server does not take `structured_output: json_schema`"
 
 def imitation(tmp_path: Path) -> RealServer:
     command = [sys.executable, "-m", "dialectbias.testing.server", "--port", "{port}", "--responder",
-               "dialectbias.testing:qa_responder", "--faults", '[{"kind": "llamacpp_json_schema"}]']
+               "dialectbias.testing:qa_responder", "--faults", '[{"kind": "llamacpp_json_schema"}]',
+               "--imitate", "llama-cpp-python", "--context", "2048"]
     return RealServer("llamacpp", command, tmp_path / "imitation.log", server_env(), timeout=60)
 
 
@@ -26,10 +27,13 @@ def test_the_checks_pass_on_what_the_issue_demands(cli_subprocess: Any, tmp_path
     server.start()
     try:
         study = first_study(tmp_path / "study", server)
-        refused = run_case(cli_subprocess, study, server, "json_schema", None, tmp_path)
+        refused = run_case(cli_subprocess, study, server, "json_schema", "llamacpp", tmp_path)
         check_case(refused)
         assert refused.exit_code == 1 and refused.output.count(REFUSED) == 1, refused.output
         assert refused.accounting.scored == 0 and sum(refused.accounting.failed.values()) == 3
+        unhinted = run_case(cli_subprocess, study, server, "json_object", None, tmp_path)
+        check_case(unhinted)  # it says it is llama-cpp-python: nothing sent, one message naming the hint
+        assert unhinted.exit_code == 1 and "set `server: llamacpp` on this model" in unhinted.output
         safe = run_case(cli_subprocess, study, server, "json_object", "llamacpp", tmp_path)
         check_case(safe)
         assert (safe.exit_code, safe.accounting.scored, safe.accounting.cached) == (0, 3, 0), safe.output
