@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from scale_helpers import missing
@@ -36,12 +38,20 @@ def ray_only_python() -> Path:
     return python
 
 
-def cluster_env(python: Path, temp: str | None = None) -> dict[str, str]:
-    """The cluster's environment: nothing of this checkout (no PYTHONPATH, no venv), token authentication."""
+@dataclass
+class Cluster:
+    address: str
+    #: what a driver needs to join: token authentication with the cluster's own token
+    auth: dict[str, str]
+
+
+def cluster_env(python: Path, temp: str | None = None, auth: dict[str, str] | None = None) -> dict[str, str]:
+    """The cluster's environment: nothing of this checkout (no PYTHONPATH, no venv), token authentication
+    (Ray 2.60 turns it on at a head; a token of the test's own, never ~/.ray's)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "RAY_ADDRESS") and not k.startswith("DIALECTBIAS_")}
     env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
-    env.update({"RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0"})
+    env.update({"RAY_USAGE_STATS_ENABLED": "0", **(auth or {"RAY_AUTH_MODE": "disabled"})})
     if temp:
         env["RAY_TMPDIR"] = temp
     return env
@@ -78,12 +88,13 @@ def _pids_naming(text: str) -> list[int]:
 
 
 @contextlib.contextmanager
-def two_raylets(python: Path, *, timeout: float = 180) -> Iterator[str]:
+def two_raylets(python: Path, *, timeout: float = 180) -> Iterator[Cluster]:
     """`ray start --head --port P --num-cpus 1` and `ray start --address 127.0.0.1:P --num-cpus 1`; yields the
     head's address once both nodes are alive; stops both after."""
     port = free_port()
     temp = tempfile.mkdtemp(prefix="dbray")  # short: Ray's unix sockets live under it
-    env = cluster_env(python, temp)
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env = cluster_env(python, temp, auth)
     ray = str(python.parent / "ray")
     common = ["--num-cpus", "1", "--block", "--disable-usage-stats"]
     started: list[subprocess.Popen[bytes]] = []
@@ -106,7 +117,7 @@ def two_raylets(python: Path, *, timeout: float = 180) -> Iterator[str]:
                 break
             assert time.monotonic() < deadline, f"{nodes.stdout}{nodes.stderr}{_tail(temp)}"
             time.sleep(1)
-        yield address
+        yield Cluster(address, auth)
     finally:
         for proc in reversed(started):
             _stop(proc, temp)

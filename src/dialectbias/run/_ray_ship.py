@@ -32,17 +32,28 @@ SHIPPED = (
 CONNECT_TIMEOUT_S = 3.0
 
 
-def shipped_modules() -> list[ModuleType]:
-    """The module objects whose directories `py_modules` uploads: dialectbias, then `SHIPPED`."""
+def module_path(module: ModuleType) -> str:
+    """A package's directory (or a single-file module's file), as `py_modules` takes it."""
+    paths = list(getattr(module, "__path__", []))
+    if len(paths) == 1:
+        return str(paths[0])
+    if module.__file__ is None or paths:
+        raise ConfigError(f"ray.ship_code: cannot ship {module.__name__!r} (a namespace package); install it on "
+                          "every node and set ray.ship_code: false")
+    return module.__file__
+
+
+def shipped_modules() -> list[str]:
+    """The directories `py_modules` uploads: dialectbias, then `SHIPPED`."""
     import dialectbias
 
-    modules = [dialectbias]
+    paths = [module_path(dialectbias)]
     for name in SHIPPED:
         try:
-            modules.append(importlib.import_module(name))
+            paths.append(module_path(importlib.import_module(name)))
         except ImportError:  # an optional speed-up missing here is missing on the workers too: nothing to ship
             continue
-    return modules
+    return paths
 
 
 def runtime_env() -> dict[str, Any]:
