@@ -77,8 +77,9 @@ def connect(exp: Experiment) -> bool:
         ray.init(address=address, log_to_driver=False, runtime_env=runtime_env() if settings.ship_code else None)
     except Exception as exc:  # ConnectionError, an authentication refusal, a version mismatch …
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        hint = (" (a Ray 2.60 cluster uses token authentication: set RAY_AUTH_MODE=token for this run)"
-                if "auth" in str(exc).lower() and not os.environ.get("RAY_AUTH_MODE") else "")
+        hint = ("; if the cluster uses token authentication (Ray 2.60's default), set RAY_AUTH_MODE=token and "
+                "its token (RAY_AUTH_TOKEN or ~/.ray/auth_token) for this run" if not os.environ.get("RAY_AUTH_MODE")
+                else "")
         raise ConfigError(f"{where}: cannot connect to the Ray cluster {address!r}: {first}{hint}") from None
     return True
 
