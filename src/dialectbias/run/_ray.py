@@ -184,9 +184,14 @@ class RayExecutor(Executor):
                 stats[config.id].stopped = stats[config.id].stopped or f"{exc} (fix and run again)"
                 pending.remove(config)
         capacity = {k: float(v) for k, v in import_ray().cluster_resources().items() if k in ("CPU", "GPU")}
-        for wave in waves(pending, capacity, self._demand):
+        groups = waves(pending, capacity, self._demand)
+        for i, wave in enumerate(groups):
             await asyncio.gather(*(_ModelPass(stage, config, store, writer, stats[config.id], progress,
                                               self._pass(config)).run() for config in wave))
+            if i + 1 < len(groups):  # the next wave needs the resources this wave's engines hold
+                for config in wave:
+                    if self._demand(config):
+                        self.passes.pop(config.id).close()
         writer.flush()
 
     async def aclose(self) -> None:
