@@ -76,6 +76,14 @@ def test_a_cluster_with_only_ray_answers_every_request_exactly_once(qa: Any, qa_
                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
         seconds = time.perf_counter() - started
         assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+
+        # a driver without the cluster's token (and no ~/.ray/auth_token): one message naming the address
+        tokenless = {k: v for k, v in env.items() if not k.startswith("RAY_AUTH")} | {"HOME": str(tmp_path)}
+        refused = subprocess.run([*qa.dialectbias_command(), "run", str(project.yaml_path), "--no-progress"],
+                                 capture_output=True, text=True, env=tokenless, cwd=tmp_path, timeout=300)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        last = refused.stderr.strip().splitlines()[-1]
+        assert f"cannot connect to the Ray cluster {address!r}" in last and "RAY_AUTH_MODE=token" in last, last
     counts = _store_counts(project.store_path)
     served = qa_server.stats()
     assert counts["missing"] == 0

@@ -73,13 +73,13 @@ def connect(exp: Experiment) -> bool:
                  log_to_driver=False)
         return True
     check_reachable(address, where)
+    auth_mode = os.environ.get("RAY_AUTH_MODE")  # read first: Ray sets it in this process while connecting
     try:
         ray.init(address=address, log_to_driver=False, runtime_env=runtime_env() if settings.ship_code else None)
     except Exception as exc:  # ConnectionError, an authentication refusal, a version mismatch …
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         hint = ("; if the cluster uses token authentication (Ray 2.60's default), set RAY_AUTH_MODE=token and "
-                "its token (RAY_AUTH_TOKEN or ~/.ray/auth_token) for this run" if not os.environ.get("RAY_AUTH_MODE")
-                else "")
+                "its token (RAY_AUTH_TOKEN or ~/.ray/auth_token) for this run" if not auth_mode else "")
         raise ConfigError(f"{where}: cannot connect to the Ray cluster {address!r}: {first}{hint}") from None
     return True
 
