@@ -79,7 +79,9 @@ def test_a_cluster_with_only_ray_answers_every_request_exactly_once(qa: Any, qa_
 
         # a driver without the cluster's token (and no ~/.ray/auth_token): one message naming the address
         tokenless = {k: v for k, v in env.items() if not k.startswith("RAY_AUTH")} | {"HOME": str(tmp_path)}
-        refused = subprocess.run([*qa.dialectbias_command(), "run", str(project.yaml_path), "--no-progress"],
+        other = qa.make_project(tmp_path / "tokenless", qa_server.base_url, n_items=1)
+        other.rewrite(executor="ray", ray={"address": address})
+        refused = subprocess.run([*qa.dialectbias_command(), "run", str(other.yaml_path), "--no-progress"],
                                  capture_output=True, text=True, env=tokenless, cwd=tmp_path, timeout=300)
         assert refused.returncode == 1 and "Traceback" not in refused.stderr
         last = refused.stderr.strip().splitlines()[-1]
