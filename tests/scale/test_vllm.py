@@ -41,14 +41,13 @@ def test_ray_vllm_gives_the_same_generations_as_local_vllm(local_ray: Any, smoll
         result = cli("run", project.yaml_path, "--no-progress", "--yes")
         assert result.exit_code in (0, 3), result.output
         tables[name] = exported(cli, project, tmp_path / f"export-{name}")
-    generations = tables["local"]["generations"]
-    assert len(generations) == 3 and all(g["status"] == "ok" and g["output"] for g in generations)
-    # the judge's answers were constrained to the rubric's JSON schema on every executor
-    judgments = tables["local"]["judgments"]
-    assert len(judgments) == 2 and all(j["parse_status"] != "failed" for j in judgments)
+    generations, judgments = tables["local"]["generations"], tables["local"]["judgments"]
     for name in ("ray", "ray_data"):
         assert tables[name]["generations"] == generations, name  # greedy: token for token
         assert tables[name]["judgments"] == judgments, name
+    assert len(generations) == 3 and all(g["status"] == "ok" and g["output"] for g in generations)
+    # the judge's answers were constrained to the rubric's JSON schema on every executor
+    assert len(judgments) == 2 and all(j["parse_status"] != "failed" for j in judgments), judgments
 
 
 def test_a_seed_on_vllm_cpu_stops_the_model_before_its_engine_starts(qa: Any, qa_server: Any,
