@@ -112,7 +112,7 @@ def test_an_unreachable_address_is_one_clear_error_within_seconds(address: str, 
     assert f"{project.yaml_path.name}:" in run.stderr  # names the file and line of ray.address
     assert "Traceback" not in run.stderr
     assert qa_server.stats()["chat_requests"] == 0
-    assert seconds < 20, seconds  # the process start and imports included; measured ~5 s on 2 shared cores
+    assert seconds < 20, seconds  # the process start and imports included; measured 3-6 s on 2 shared cores
     print(f"unreachable {address}: error after {seconds:.1f} s")
 
 
