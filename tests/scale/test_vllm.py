@@ -34,19 +34,20 @@ def test_ray_vllm_gives_the_same_generations_as_local_vllm(local_ray: Any, smoll
                                                            cli: Any, tmp_path: Path) -> None:
     need_vllm()
     tables = {}
-    for executor in ("local", "ray"):
-        project = smol_project(qa, tmp_path / executor, smollm2_folder)
-        project.rewrite(executor=executor)
+    for name, executor, engine in (("local", "local", "actor"), ("ray", "ray", "actor"),
+                                   ("ray_data", "ray", "ray_data")):  # Ray: engine actors, Ray Data LLM
+        project = smol_project(qa, tmp_path / name, smollm2_folder)
+        project.rewrite(executor=executor, ray={"vllm_engine": engine})
         result = cli("run", project.yaml_path, "--no-progress", "--yes")
         assert result.exit_code in (0, 3), result.output
-        tables[executor] = exported(cli, project, tmp_path / f"export-{executor}")
-    generations = tables["local"]["generations"]
+        tables[name] = exported(cli, project, tmp_path / f"export-{name}")
+    generations, judgments = tables["local"]["generations"], tables["local"]["judgments"]
+    for name in ("ray", "ray_data"):
+        assert tables[name]["generations"] == generations, name  # greedy: token for token
+        assert tables[name]["judgments"] == judgments, name
     assert len(generations) == 3 and all(g["status"] == "ok" and g["output"] for g in generations)
-    assert tables["ray"]["generations"] == generations  # greedy: token for token
-    # the judge's answers were constrained to the rubric's JSON schema on both executors
-    judgments = tables["local"]["judgments"]
-    assert len(judgments) == 2 and all(j["parse_status"] != "failed" for j in judgments)
-    assert tables["ray"]["judgments"] == judgments
+    # the judge's answers were constrained to the rubric's JSON schema on every executor
+    assert len(judgments) == 2 and all(j["parse_status"] != "failed" for j in judgments), judgments
 
 
 def test_a_seed_on_vllm_cpu_stops_the_model_before_its_engine_starts(qa: Any, qa_server: Any,

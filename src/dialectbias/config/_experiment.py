@@ -77,6 +77,13 @@ class RaySettings(BaseModel):
     num_cpus: int | None = Field(default=None, ge=1, description="CPUs of the local Ray (without `address`)")
     num_gpus: int | None = Field(default=None, ge=0, description="GPUs of the local Ray (without `address`)")
     batch_size: int = Field(default=64, ge=1, le=100_000, description="requests per Ray task (HTTP models)")
+    ship_code: bool = Field(default=True, description="with `address`: the run's Ray jobs carry dialectbias and "
+                            "the packages its workers need (runtime_env py_modules), so the cluster needs only "
+                            "Ray; false: every node has dialectbias installed")
+    vllm_engine: Literal["actor", "ray_data"] = Field(
+        default="actor", description="vllm models: `actor` keeps one engine per replica for the whole run "
+        "(re-asks and later stages included); `ray_data` runs each send through Ray Data LLM's processor "
+        "(a new engine per send; multi-node pipeline-parallel replicas)")
 
 
 class Experiment(BaseModel):

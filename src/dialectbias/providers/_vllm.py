@@ -77,6 +77,10 @@ class _Job:
             self.loop.call_soon_threadsafe(_set)
 
 
+#: engines started in this process (`load_engine`): `executor: ray` checks one start per model and replica
+ENGINE_STARTS = 0
+
+
 def sampling_params(args: dict[str, Any]) -> Any:
     """A `vllm.SamplingParams` from `sampling_args` (its `structured_outputs` dict made vLLM's object)."""
     from vllm import SamplingParams
@@ -132,6 +136,8 @@ def load_engine(config: VLLMModelConfig) -> tuple[Any, Any]:
     if cpu:
         set_cpu_env(config)
     lora = config.lora_path()
+    global ENGINE_STARTS
+    ENGINE_STARTS += 1
     llm = LLM(model=config.model, **config.engine_args(lora=lora is not None))
     return llm, (LoRARequest("adapter", 1, lora) if lora else None)
 

