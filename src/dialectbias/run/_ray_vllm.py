@@ -102,7 +102,11 @@ def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class VLLMPass(Pass):
-    """One Ray Data pipeline per send (the main requests, then the re-asks)."""
+    """One Ray Data pipeline per send (the main requests, then the re-asks): every pending request of the
+    stage goes in one send (`page_size` None), so the driver holds them all (`ray.vllm_engine: actor`, the
+    default, streams pages)."""
+
+    page_size = None
 
     def __init__(self, config: VLLMModelConfig) -> None:
         super().__init__(config)
