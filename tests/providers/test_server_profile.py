@@ -116,6 +116,11 @@ def test_without_the_hint_a_detected_llamacpp_gets_nothing_it_would_die_of(imita
         assert "set `server: llamacpp` on this model" in message and "nothing was sent" in message
         assert server.stats()["chat_requests"] == 0
 
+        with pytest.raises(ProviderError) as info:  # json_schema: both settings named in the one message
+            _complete(_config(server.base_url, structured_output="json_schema"))
+        assert "set `server: llamacpp` and `structured_output: json_object`" in str(info.value)
+        assert server.stats()["chat_requests"] == 0
+
         answer = _complete(_config(server.base_url, structured_output="json_object", server="llamacpp"))
         assert answer.output.startswith("{")
         sent = server.requests()[-1]["body"]["response_format"]["schema"]

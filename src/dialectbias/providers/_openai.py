@@ -249,7 +249,8 @@ class OpenAIModel(ModelAPI):
             profile = await self.server_profile()
             if profile is not None and profile.detected is not None and schema_needs_hint(
                     request.json_schema, self.config.server, profile):
-                raise ProviderError(hint_advice(self.config.id, self.config.base_url, profile.detected),
+                raise ProviderError(hint_advice(self.config.id, self.config.base_url, profile.detected,
+                                                self.config.structured_output),
                                     retryable=False, fatal=True)
         started = time.perf_counter()
         where = f"model {self.config.id!r} at {self.config.base_url}"

@@ -186,12 +186,16 @@ def schema_needs_hint(schema: dict[str, Any] | None, hint: str, profile: ServerP
             and profile.detected in GRAMMAR_SERVERS and sent_schema(schema, profile.detected) != schema)
 
 
-def hint_advice(model_id: str, base_url: str, detected: str) -> str:
-    """The one message for `schema_needs_hint`: what the server said it is and the setting to add."""
+def hint_advice(model_id: str, base_url: str, detected: str, mode: str = "json_object") -> str:
+    """The one message for `schema_needs_hint`: what the server said it is and every setting to add at once
+    (with `structured_output: json_schema`, also JSON mode: llama-cpp-python's server refuses json_schema,
+    so a user who set only the hint would meet a second message)."""
+    also = (" and `structured_output: json_object` (llama-cpp-python's server refuses json_schema; llama.cpp's "
+            "own server takes either)" if mode == "json_schema" and detected == "llamacpp" else "")
     return (f"model {model_id!r}: the server at {base_url} says it is {detected} (GET /v1/models); it builds a "
             f"grammar from the JSON schema and cannot take this one (a string maxLength over "
-            f"{GRAMMAR_MAX_STRING} crashes it, numeric ranges are not enforced); set `server: {detected}` on this "
-            f"model to send a grammar-safe schema (ranges are checked after the answer); nothing was sent")
+            f"{GRAMMAR_MAX_STRING} crashes it, numeric ranges are not enforced); set `server: {detected}`{also} "
+            f"on this model to send a grammar-safe schema (ranges are checked after the answer); nothing was sent")
 
 
 def _model_entry(models: Any, model: str) -> dict[str, Any] | None:
