@@ -161,3 +161,16 @@ def test_the_context_window_is_read_from_v1_models(qa_server: Any) -> None:
 
     assert asyncio.run(ask()) == (8192, 8192)
     assert qa_server.stats()["by_path"].get("/v1/models") == 1  # asked once per client
+
+
+def test_a_prompt_only_judge_is_warned_about_once(qa_server: Any, qa_project: Any, cli: Any) -> None:
+    """`structured_output: none` is allowed (some servers take no response_format), but the run says what it
+    costs: nothing constrains the judge's answers to the rubric's format."""
+    project = qa_project(qa_server.base_url, n_items=1, judge={"structured_output": "none"})
+    ran = cli("run", project.yaml_path, "--no-progress")
+    assert ran.exit_code == 4, ran.output  # the test server's judge writes no JSON unless asked: all unscored
+    assert "response_format" not in _judge_bodies(qa_server)[0]
+    assert ran.output.count("`structured_output: none`: the rubric's JSON format is asked in the prompt only") == 1
+    assert "judge 'judge-1'" in ran.output
+    schema = qa_project(qa_server.base_url, n_items=1)
+    assert "prompt only" not in cli("run", schema.yaml_path, "--no-progress").output

@@ -121,6 +121,15 @@ def _save_items(exp: Experiment, task: StagedTask, store: Store) -> list[str]:
     return list(json.loads(store.get_meta("input_warnings") or "[]"))
 
 
+def _prompt_only(exp: Experiment) -> list[str]:
+    """One warning per judge on `structured_output: none` (issue 24 item 1: prompt-only output is a choice the
+    user must know the cost of): nothing constrains its answers to the rubric's format."""
+    return [f"judge {j.id!r}: `structured_output: none`: the rubric's JSON format is asked in the prompt only "
+            f"and nothing constrains the answer, so more judgments may be unusable (parse failed); "
+            f"`json_schema`, or `json_object` with `server:` set, constrains it (docs/servers.md)"
+            for j in exp.judges if j.structured_output == "none"]
+
+
 def _check_yields(task: StagedTask, store: Store, summary: RunSummary) -> None:
     """A stage with no usable result for any model empties the run; one model without any is a warning."""
     empty, warnings = yield_problems(task.stage_yields(store))
@@ -145,7 +154,8 @@ def run_task(exp: Experiment, task: StagedTask, *, progress: bool = True,
         input_warnings = _save_items(exp, task, store)
         stages = task.stages()
         store.retire_current((stage.name, m.id) for stage in stages for m in stage.models)
-        summary = RunSummary(experiment=exp.name, store=str(exp.store_path), warnings=[*earlier, *input_warnings])
+        summary = RunSummary(experiment=exp.name, store=str(exp.store_path),
+                             warnings=[*earlier, *input_warnings, *_prompt_only(exp)])
         with ProgressView(console, progress) as view:
             asyncio.run(_run_stages(exp, task, stages, store, view, summary, executor_cls(exp), retry))
         summary.outcome = task.summary_lines(store)
