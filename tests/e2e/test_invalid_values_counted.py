@@ -22,6 +22,7 @@ def test_parse_failed_and_invalid_values_are_counted_apart_everywhere(
     judge = {(r["stage"], r["model"]): r for r in qa.parse_table(ran.stdout)}[("judge", "judge-1")]
     assert (judge["parse failed"], judge["invalid values"], judge["repaired/re-asked"]) == ("4", "4", "0/8")
     assert "judge judge-1: 12 judgments · 8 unscored (4 parse failed, 4 invalid values) · " in ran.stdout
+    assert ran.output.count("`out_of_range: clip` in the rubric clips numbers to their bounds") == 1  # what to do
 
     status = cli("status", project.yaml_path).stdout
     assert "unscored (parse failed): 4 · unscored (invalid values): 4 · " in status

@@ -36,6 +36,15 @@ def context_note(model_id: str) -> str:
             "`run --retry failed`)")
 
 
+def invalid_values_note(model_id: str) -> str:
+    """The one summary note (counted) for a judge's answers whose values failed validation after the re-ask:
+    what to change (issue 24: a grammar-based JSON mode, such as llama.cpp's, enforces keys and types but
+    not ranges, so a small judge writes 1023984765 for a 1–5 field)."""
+    return (f"judge {model_id!r}: answers with invalid values (e.g. out of range) after the re-ask, stored "
+            "unscored; `out_of_range: clip` in the rubric clips numbers to their bounds and sends the "
+            "judgment to review (docs/judges.md), then `run --retry unscored`")
+
+
 class StageStats(BaseModel):
     stage: str
     model_id: str
