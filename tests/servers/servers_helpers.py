@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -195,16 +196,22 @@ def first_study(directory: Path, server: RealServer, **extra: Any) -> Study:
     return study
 
 
-def set_judge(study: Study, server: RealServer, mode: str, hint: str | None) -> str:
+def set_judge(study: Study, server: RealServer, mode: str, hint: str | None, clip: bool = False) -> str:
     """One judge per case (its own id, so each case's judgments stand apart in the store); the model entry is
-    pointed at the (possibly restarted) server without changing its identity (base_url is not in it)."""
-    judge_id = f"judge-{mode.replace('_', '-')}-{hint or 'nohint'}"
+    pointed at the (possibly restarted) server without changing its identity (base_url is not in it). `clip`:
+    the packaged RLAIF rubric with `out_of_range: clip` (docs/judges.md)."""
+    judge_id = f"judge-{mode.replace('_', '-')}-{hint or 'nohint'}" + ("-clip" if clip else "")
     for entry in study.config["models"]:
         entry["base_url"] = server.base_url
     judge = {**study.config["judges"][0], "id": judge_id, "base_url": server.base_url, "structured_output": mode}
     judge.pop("server", None)
+    judge.pop("rubric", None)
     if hint:
         judge["server"] = hint
+    if clip:
+        text = (resources.files("dialectbias") / "resources/rubrics/rlaif.yaml").read_text(encoding="utf-8")
+        (study.dir / "rlaif_clip.yaml").write_text(text + "\nout_of_range: clip\n", encoding="utf-8")
+        judge["rubric"] = "rlaif_clip.yaml"
     study.config["judges"] = [judge]
     study.write()
     return judge_id
@@ -314,11 +321,11 @@ class Case:
 
 
 def run_case(cli_subprocess: Any, study: Study, server: RealServer, mode: str, hint: str | None,
-             out: Path) -> Case:
+             out: Path, clip: bool = False) -> Case:
     """Run the study with this judge setting through the CLI (`run`, `status`, `report`, as a user would, each
     a subprocess), then read the store."""
     server.ensure()
-    judge_id = set_judge(study, server, mode, hint)
+    judge_id = set_judge(study, server, mode, hint, clip)
     offset = server.log.stat().st_size
     started = time.monotonic()
     ran = cli_subprocess("run", study.yaml_path, "--no-progress", "--yes")

@@ -13,6 +13,7 @@ schema sent, which must never be one the server dies of: without the hint, the s
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,7 +53,9 @@ def test_first_study_on_llamacpp(mode: str, hint: str | None, llamacpp: RealServ
         # llama-cpp-python says what it is on GET /v1/models (`owned_by: "me"`): a schema it would build a grammar
         # it dies of is not sent; one message names the hint to set
         assert case.exit_code == 1, case.output
-        assert "set `server: llamacpp` on this model" in case.output, case.output
+        assert "set `server: llamacpp`" in case.output, case.output
+        if mode == "json_schema":  # both settings in the one message: no second round trip
+            assert "set `server: llamacpp` and `structured_output: json_object`" in case.output, case.output
         assert acc.scored == 0
     elif mode == "json_schema":
         # refused (HTTP 500 `response_format.type: Input should be 'text' or 'json_object'`): one message
@@ -70,3 +73,18 @@ def test_first_study_on_llamacpp(mode: str, hint: str | None, llamacpp: RealServ
         # request answered, scored or counted with its reason
         assert case.exit_code in (0, EXIT_EMPTY), case.output
         assert not acc.failed and not acc.unanswered, acc
+
+
+def test_the_recommended_settings_score_on_llamacpp(llamacpp: RealServer, study: Study, cli_subprocess: Any,
+                                                     tmp_path: Path) -> None:
+    """docs/servers.md's recommendation: JSON mode with `server: llamacpp` and a rubric that clips values out
+    of range (llama.cpp's grammar does not enforce ranges; a 135M judge writes numbers far outside them):
+    judgments scored, each clipped value kept and flagged for review."""
+    case = run_case(cli_subprocess, study, llamacpp, "json_object", "llamacpp", tmp_path, clip=True)
+    check_case(case)
+    assert case.accounting.scored >= 1, (case.accounting, case.output)
+    with sqlite3.connect(study.store) as db:
+        rows = db.execute("SELECT clipped, flagged, needs_review FROM judgments WHERE judge_id = ? "
+                          "AND score IS NOT NULL", (case.judge_id,)).fetchall()
+    clipped = [(flagged, review) for values, flagged, review in rows if json.loads(values or "{}")]
+    assert all(c == (1, 1) for c in clipped), clipped  # a clipped judgment is flagged and goes to review
