@@ -106,9 +106,10 @@ def test_a_judge_prompt_that_cannot_fit_the_context_is_warned_of(qa_server: Any,
                                                                                         "server")
     assert judge["largest_prompt"] > 192
     [warning] = judge["warnings"]
-    assert warning.startswith(f"judge · judge-1: 8 of 8 requests do not fit the context window of 8,192 tokens "
-                              f"(its server); the largest prompt is {judge['largest_prompt']:,} tokens + "
-                              "max_tokens 8,000.")
+    assert warning.startswith(f"judge · judge-1: 8 of 8 requests may not fit (estimated) in the context window of "
+                              f"8,192 tokens (its server); the largest prompt is at most {judge['largest_prompt']:,} "
+                              "tokens + max_tokens 8,000. The run has the server count them (vLLM, llama.cpp) or "
+                              "sends them; name a `tokenizer:` to count them here.")
     assert "Lower max_tokens" in warning and "--max-model-len" in warning
     assert [r["too_long"] for k, r in plan.items() if k[0] == "generate"] == [0, 0]
     lines = plan_text(project)

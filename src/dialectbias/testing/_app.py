@@ -2,8 +2,9 @@
 counts every call (auth, in-flight, status codes) into the app's `ServerState`.
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``, ``GET /props`` (when
-imitating llama.cpp), ``GET /health``, ``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request
-bodies), ``POST /faults`` (replace the fault spec and reset its counters).
+imitating llama.cpp), ``POST /tokenize`` and ``POST /extras/tokenize/count`` (when imitating), ``GET /health``,
+``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request bodies), ``POST /faults`` (replace the
+fault spec and reset its counters).
 
 Chat content parts are checked as a real server would: an ``image_url`` part must hold a base64 data URL
 whose payload decodes to an image of its declared type (PNG, JPEG, GIF, WebP), else the answer is a 400
