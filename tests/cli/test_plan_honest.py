@@ -195,9 +195,10 @@ def test_a_served_models_tokenizer_counts_its_input_tokens(qa_server: Any, qa_pr
 
 
 def test_the_plans_context_warning_counts_what_the_run_refuses(qa_project: Any, cli: Any) -> None:
-    """Against a vLLM imitation with a 2,048-token context, after generation: the plan's `too_long` for the
-    judge is the number of judge requests the run then refuses as too long, the prompts being counted the
-    same way (a max_tokens chosen so that some prompts fit and some do not)."""
+    """Against a vLLM imitation with a 2,048-token context, after generation: without a tokenizer the plan's
+    `too_long` for the judge is an upper bound ("may not fit (estimated)") of the judge requests the run then
+    refuses as too long, the run counting each borderline prompt on the server's `POST /tokenize` (a max_tokens
+    chosen so that some prompts fit and some do not)."""
     import re
 
     from dialectbias.testing import TestServer
@@ -216,8 +217,9 @@ def test_the_plans_context_warning_counts_what_the_run_refuses(qa_project: Any, 
         assert 0 < expected < 16
         project.rewrite(judges=[{**project.config["judges"][0], "params": {"max_tokens": max_tokens}}])
         judge = plan_json(cli, project)[("judge", "judge-1")]
-        assert (judge["too_long"], judge["context_window"], judge["largest_prompt"]) == (
-            expected, 2048, prompts[-1])
-        assert judge["warnings"][0].startswith(f"judge · judge-1: {expected} of 16 requests do not fit")
+        assert judge["context_window"] == 2048 and judge["largest_prompt"] >= prompts[-1]
+        assert expected <= judge["too_long"] <= 16  # the estimate over-counts: an upper bound
+        assert judge["warnings"][0].startswith(f"judge · judge-1: {judge['too_long']} of 16 requests may not fit "
+                                               "(estimated)")
         second = cli("run", project.yaml_path, "--no-progress")
         assert f"too long {expected}" in " ".join(second.stdout.split()), second.stdout
