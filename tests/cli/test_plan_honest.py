@@ -192,6 +192,13 @@ def test_a_served_models_tokenizer_counts_its_input_tokens(qa_server: Any, qa_pr
     assert gen["tokens_in"] != other["tokens_in"]
     text = " ".join(" ".join(plan_text(project)).split())
     assert f"model-a: tokens in by the tokenizer of {folder};" in text
+    project.rewrite(models=[{**m, "params": {**m.get("params", {}), "max_tokens": 8190}}
+                            for m in project.config["models"]])
+    plan = plan_json(cli, project)
+    counted, estimated = plan[("generate", "model-a")]["warnings"], plan[("generate", "model-b")]["warnings"]
+    assert counted[0].startswith("generate · model-a: 6 of 6 requests do not fit (counted) in the context window")
+    assert "largest prompt is at most" not in counted[0] and "The run has the server count" not in counted[0]
+    assert estimated[0].startswith("generate · model-b: 6 of 6 requests may not fit (estimated) in the context")
 
 
 def test_the_plans_context_warning_counts_what_the_run_refuses(qa_project: Any, cli: Any) -> None:
