@@ -166,3 +166,18 @@ def test_without_a_count_only_a_request_that_cannot_fit_at_six_characters_a_toke
     assert results[1] is not None and (f"prompt {fewest:,} tokens (at least: 6 characters per token at most) + "
                                        f"max_tokens {window - fewest + 1:,} > context {window:,}") in results[1]
     assert stats["by_path"].get("/tokenize") == (1 if kind == "no-tokenize" else None)  # a 404 is not asked again
+
+
+def test_a_configured_context_window_is_checked_for_a_server_that_reports_none() -> None:
+    """llama-cpp-python reports no context (Ollama neither): `context_window:` in the config is the window, the
+    server counting the borderline request; it is not part of the model's identity."""
+    request = _request(BENGALI, 64)
+    served = _server_count(request)
+    with TestServer(imitate="llama-cpp-python") as server:
+        config = OpenAIModelConfig(id="judge-1", model="m", base_url=server.base_url, server="llamacpp",
+                                   context_window=served + 64)
+        fits = _fit(config, request, _request(BENGALI, 65))
+        unset = _fit(config.model_copy(update={"context_window": None}), _request(BENGALI, 10_000))
+    assert fits[0] is None and fits[1] is not None and f"> context {served + 64:,}" in fits[1]
+    assert unset == [None]  # no window known: nothing to check, the server decides
+    assert config.identity() == config.model_copy(update={"context_window": None}).identity()

@@ -63,9 +63,10 @@ class OpenAIModelConfig(ModelConfig):
     #: To keep two deployments of one model name apart, serve them under different model names.
     #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
     #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`). `tokenizer`
-    #: only counts tokens before sending (the context-fit check): it changes no answer.
+    #: only counts tokens before sending (the context-fit check), and `context_window` is what it checks against:
+    #: neither changes an answer.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
-        "base_url", "api_key_env", "per_request_seed", "server", "tokenizer"}
+        "base_url", "api_key_env", "per_request_seed", "server", "tokenizer", "context_window"}
 
     #: prompt logprobs through `/v1/completions` with `echo` (a server that has it: vLLM's; see `prompt_logprobs`)
     CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(prompt_logprobs=True)
@@ -90,6 +91,11 @@ class OpenAIModelConfig(ModelConfig):
         default=None, description="the served model's tokenizer, a local Hugging Face folder or a .gguf file: "
         "a request's input tokens are counted with it (chat template included) for the check that the prompt "
         "plus max_tokens fits the server's context, instead of the per-script estimate")
+
+    context_window: int | None = Field(
+        default=None, gt=0, description="the served context in tokens, for a server that does not report it "
+        "(Ollama's num_ctx, OpenAI, llama-cpp-python's --n_ctx); wins over what the server reports. Each request's "
+        "input tokens plus max_tokens are checked against it before sending")
 
     @field_validator("tokenizer")
     @classmethod
@@ -303,6 +309,10 @@ class OpenAIModel(ModelAPI):
 
     def counts_exactly(self) -> bool:
         return self.config.tokenizer is not None
+
+    async def context_window(self) -> int | None:
+        """The config's `context_window` when set, else what the server reports (`ModelAPI.context_window`)."""
+        return self.config.context_window or await super().context_window()
 
     async def server_tokens(self, request: ChatRequest) -> tuple[int, str] | None:
         """The server's count of the request's input tokens on its tokenize route (`ServerProfile.tokenize`):

@@ -212,9 +212,11 @@ class _Fit:
 
 
 def _context(config: ModelConfig, facts: ModelFacts) -> tuple[int | None, str]:
-    """The model's context window and where it comes from: what its server serves (it decides), else the
-    config's `max_model_len` (what a local engine reserves), else the tokenizer's `model_max_length`."""
-    for window, basis in ((facts.server.context_window, "server"), (getattr(config, "max_model_len", None), "config"),
+    """The model's context window and where it comes from: an `openai` model's `context_window` (set for a server
+    that does not report one; the run checks against it too), else what its server serves, else the config's
+    `max_model_len` (what a local engine reserves), else the tokenizer's `model_max_length`."""
+    for window, basis in ((getattr(config, "context_window", None), "config"), (facts.server.context_window, "server"),
+                          (getattr(config, "max_model_len", None), "config"),
                           (facts.counter.context_window, "tokenizer")):
         if isinstance(window, int):
             return window, basis
@@ -294,7 +296,7 @@ def _context_warning(stage: str, config: ModelConfig, fit: _Fit, to_send: int, b
     """The warning for requests over the context window: counted with a tokenizer they "do not fit" (the run
     refuses them); estimated they "may not fit" (the estimate is an upper bound; the run refuses only on the
     server's count or when they cannot fit at any tokenizer's density, `ModelAPI.check_fit`)."""
-    where = {"config": "max_model_len", "tokenizer": "its tokenizer", "server": "its server"}.get(basis, basis)
+    where = {"config": "its config", "tokenizer": "its tokenizer", "server": "its server"}.get(basis, basis)
     verdict, prompt = ("do not fit (counted)", "") if counted else ("may not fit (estimated)", "at most ")
     after = "" if counted else (" The run has the server count them (vLLM, llama.cpp) or sends them; name a "
                                 "`tokenizer:` to count them here.")
