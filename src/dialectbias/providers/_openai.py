@@ -50,7 +50,7 @@ DEFAULT_MAX_IMAGE_SIDE = 2048
 _ENCODED_CACHE = 64
 #: seconds before a server that could not be reached is asked for its profile again
 _PROFILE_RETRY_S = 10.0
-#: seconds a server has to answer `GET /models` or `GET /props`
+#: seconds a server has to answer `GET /models`, `GET /props` or its tokenize route
 _PROFILE_TIMEOUT_S = 10.0
 
 
