@@ -1,9 +1,12 @@
 """Judges that fit (issue 24 item 2): before sending, each request's estimated input tokens plus its
-`max_tokens` is checked against the context window the server reports; a request that cannot fit is not sent,
-is stored as failed with its reason, counted as "too long" in the run summary and `status` (without stopping
-the model), and sent by `run --retry failed` once it fits. A server's own 400 "maximum context length" (the
-server did not report its context) is the same non-retried fault. Through the CLI against the test server
-imitating vLLM (`max_model_len` on /v1/models) and llama-cpp-python (no context reported).
+`max_tokens` is checked against the context window the server reports; the estimate is an upper bound, so a
+request it says may not fit is counted by the server (vLLM's `POST /tokenize`) and refused only when that count
+is over: a request that would fit is never refused. A refused request is not sent, is stored as failed with its
+reason, counted as "too long" in the run summary and `status` (without stopping the model), and sent by
+`run --retry failed` once it fits. A server's own 400 "maximum context length" (no tokenize route, or no context
+reported) is the same non-retried fault. Through the CLI against the test server imitating vLLM (`max_model_len`
+on /v1/models, one token per 4 characters on /tokenize and in its context check) and llama-cpp-python (no
+context reported).
 
 qa_bias, 2 items × 2 dialects × 2 models: 12 generation requests, 8 judge requests."""
 
@@ -57,6 +60,7 @@ def test_a_judge_prompt_that_cannot_fit_is_not_sent_counted_and_retried_once_it_
     assert "Traceback" not in ran.output and "stopped" not in ran.output  # not a sick server: not stopped
     stats = vllm_2k.stats()
     assert "judge-model" not in stats["chat_by_model"]  # nothing was sent to the judge
+    assert stats["by_path"]["/tokenize"] == 8  # each judge prompt counted by the server once
     assert stats["chat_by_model"] == {"model-a": 6, "model-b": 6}  # generation fits (512 max_tokens)
     assert stats["responses_ok"] == 12 and "400" not in stats["status_counts"]
     assert "too long 8" in _block(ran.stdout, "judge · judge-1")
@@ -66,7 +70,7 @@ def test_a_judge_prompt_that_cannot_fit_is_not_sent_counted_and_retried_once_it_
     assert len(errors) == 8
     for error in errors:
         assert error.startswith("model 'judge-1': does not fit the context: prompt ")
-        assert "tokens (estimated from its characters) + max_tokens 2,000 > context 2,048; nothing was sent" \
+        assert "tokens (counted by the server) + max_tokens 2,000 > context 2,048; nothing was sent" \
             in error and "`run --retry failed`" in error
     status = cli("status", project.yaml_path)
     assert "too long 8" in _block(status.stdout, "judge · judge-1")
@@ -80,6 +84,41 @@ def test_a_judge_prompt_that_cannot_fit_is_not_sent_counted_and_retried_once_it_
         assert bigger.stats()["chat_by_model"] == {"judge-model": 8}  # only the 8 judge prompts
     assert "judge judge-1: 8 judgments · 0 unscored" in retried.stdout
     assert "too long" not in cli("status", project.yaml_path).stdout
+
+
+def test_a_bengali_judge_prompt_over_the_estimate_that_the_server_counts_as_fitting_is_sent_and_scored(
+        vllm_2k: Any, qa_project: Any, cli: Any) -> None:
+    """The per-script estimate counts every judge prompt over 2,048 - 1,024 tokens; the server counts each under
+    it (one token per 4 characters): all 8 are sent and scored, at the cost of one count each."""
+    project = qa_project(vllm_2k.base_url, n_items=2, judge={"params": {"max_tokens": 1024}})
+    plan = cli("plan", project.yaml_path)
+    assert "8 of 8 requests may not fit (estimated)" in " ".join(plan.stdout.split())
+    assert "/tokenize" not in vllm_2k.stats()["by_path"]  # the plan makes no POST
+    ran = _run(cli, project)
+    assert ran.exit_code == 0, ran.output
+    stats = vllm_2k.stats()
+    assert stats["chat_by_model"] == {"model-a": 6, "model-b": 6, "judge-model": 8}
+    assert stats["by_path"]["/tokenize"] == 8 and "400" not in stats["status_counts"]
+    assert "judge judge-1: 8 judgments · 0 unscored" in ran.stdout
+    assert "too long" not in ran.stdout and _failed_errors(project) == []
+
+
+def test_without_the_tokenize_route_a_request_that_may_fit_is_sent_and_the_servers_refusal_counted(
+        qa_project: Any, cli: Any) -> None:
+    """An older vLLM without `POST /tokenize` (404, asked once): a judge prompt whose estimate is over but which
+    could fit at 6 characters a token is sent; the server's 400 is the context fault, not retried."""
+    with TestServer(responder=RESPONDER, imitate="vllm", context=2048, tokenize=False) as server:
+        project = qa_project(server.base_url, n_items=2, judge={"params": {"max_tokens": 1500}})
+        ran = _run(cli, project)
+        stats = server.stats()
+    assert ran.exit_code == 4, ran.output
+    assert 1 <= stats["by_path"]["/tokenize"] <= 4  # the 404 is remembered (asked by those already in flight)
+    assert stats["chat_by_model"]["judge-model"] == 8 and stats["status_counts"]["400"] == 8  # sent, no retry
+    assert "too long 8" in _block(ran.stdout, "judge · judge-1") and "stopped" not in ran.output
+    errors = _failed_errors(project)
+    assert len(errors) == 8 and all(e.startswith(
+        "model 'judge-1': does not fit the context: the server refused the prompt (HTTP 400: This model's "
+        "maximum context length is 2048 tokens.") for e in errors)
 
 
 def test_a_server_refusing_a_prompt_as_too_long_is_not_retried_and_does_not_stop_the_judge(

@@ -60,10 +60,13 @@ def test_detect_kind_reads_what_each_server_says_of_itself() -> None:
 
 
 @pytest.mark.parametrize(("imitate", "expected", "paths"), [
-    ("llamacpp", ServerProfile(kind="llamacpp", detected="llamacpp", context_window=2048, slots=4),
+    ("llamacpp", ServerProfile(kind="llamacpp", detected="llamacpp", context_window=2048, slots=4,
+                               tokenize="llamacpp"),
      {"/v1/models": 1, "/props": 1}),
-    ("vllm", ServerProfile(kind="vllm", detected="vllm", context_window=2048, slots=None), {"/v1/models": 1}),
-    ("llama-cpp-python", ServerProfile(kind="llamacpp", detected="llamacpp", context_window=None, slots=None),
+    ("vllm", ServerProfile(kind="vllm", detected="vllm", context_window=2048, slots=None, tokenize="vllm"),
+     {"/v1/models": 1}),
+    ("llama-cpp-python", ServerProfile(kind="llamacpp", detected="llamacpp", context_window=None, slots=None,
+                                       tokenize="llama-cpp-python"),
      {"/v1/models": 1, "/props": 1}),  # it has no /props (404): the context stays unknown
 ])
 def test_the_profile_of_each_imitated_server_is_asked_once(imitate: str, expected: ServerProfile,

@@ -325,3 +325,29 @@ def _is_json(text: str | bytes) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_each_imitated_server_counts_tokens_on_its_own_route() -> None:
+    """vLLM's and llama.cpp's `POST /tokenize`, llama-cpp-python's `POST /extras/tokenize/count`, in their shapes,
+    with the count the server reports as `prompt_tokens` (one token per 4 characters); any other route, or
+    `--no-tokenize`, is a 404; metadata, not model calls."""
+    messages = [{"role": "user", "content": "x" * 40}]
+    with TestServer(imitate="vllm", context=2048) as srv:
+        status, _, raw = _post(srv.url + "/tokenize", {"model": "m", "messages": messages,
+                                                       "add_generation_prompt": True})
+        assert status == 200
+        answer = json.loads(raw)
+        assert (answer["count"], answer["max_model_len"], len(answer["tokens"])) == (10, 2048, 10)
+        assert _post(srv.url + "/extras/tokenize/count", {"input": "x"})[0] == 404
+        assert srv.stats()["requests_total"] == 0
+    with TestServer(imitate="llamacpp") as srv:
+        status, _, raw = _post(srv.url + "/tokenize", {"content": "x" * 41})
+        assert status == 200 and json.loads(raw) == {"tokens": list(range(11))}
+    with TestServer(imitate="llama-cpp-python") as srv:
+        status, _, raw = _post(srv.url + "/extras/tokenize/count", {"input": "x" * 8})
+        assert status == 200 and json.loads(raw) == {"count": 2}
+        assert _post(srv.url + "/tokenize", {"content": "x"})[0] == 404
+    with TestServer(imitate="vllm", tokenize=False) as srv:
+        assert _post(srv.url + "/tokenize", {"model": "m", "messages": messages})[0] == 404
+    with TestServer() as srv:  # nothing imitated: no tokenize route
+        assert _post(srv.url + "/tokenize", {"model": "m", "messages": messages})[0] == 404

@@ -14,7 +14,7 @@ from dialectbias.data import ChatMessage, image_info, message_text
 from dialectbias.providers._fit import too_long
 from dialectbias.providers._logprobs import PromptLogprobs, is_scoring, prompt_text, unsupported
 from dialectbias.providers._server import ServerProfile
-from dialectbias.providers._tokens import text_tokens
+from dialectbias.providers._tokens import MAX_CHARS_PER_TOKEN, fewest_tokens, text_tokens
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 #: tokens a chat template adds around each message (role markers) and once per request (the generation prompt,
@@ -95,16 +95,43 @@ class ModelAPI(ABC):
         overhead = CHAT_TOKENS_PER_REQUEST + CHAT_TOKENS_PER_MESSAGE * len(request.messages)
         return self.estimate_tokens(request) + overhead, "estimated from its characters"
 
+    def counts_exactly(self) -> bool:
+        """Whether `input_tokens` counts with the model's tokenizer (then it alone may refuse a request)."""
+        return False
+
+    async def server_tokens(self, request: ChatRequest) -> tuple[int, str] | None:
+        """The request's input tokens as the model's server counts them, and how (exactly, or its text alone: a
+        lower bound); None when the server cannot count them. One call, made only for a request the estimate
+        says may not fit."""
+        return None
+
     async def check_fit(self, request: ChatRequest) -> None:
         """Raise `ProviderError(context=True)` (`providers._fit`) when the request's input tokens plus its
-        `max_tokens` exceed the model's context window; nothing to check when the window is unknown."""
+        `max_tokens` exceed the model's context window; nothing to check when the window is unknown.
+
+        A request that would fit is never refused: the per-script estimate (`input_tokens` without a tokenizer)
+        is an upper bound, so when it says "may not fit" the request is refused only on a count that cannot
+        over-count: the model's tokenizer (`counts_exactly`), else the server's own count (`server_tokens`),
+        else the lower bound `fewest_tokens` (characters ÷ `MAX_CHARS_PER_TOKEN`). Otherwise it is sent and
+        the server decides (its refusal is the same context fault, `_fit.refuses_context`)."""
         window = await self.context_window()
         if window is None:
             return
         max_tokens = int(request.params.get("max_tokens") or 0)
+        model = str(getattr(self.config, "id", "?"))
         prompt, counted = await self.input_tokens(request)
+        if prompt + max_tokens <= window:
+            return
+        if self.counts_exactly():
+            raise too_long(model, prompt, max_tokens, window, counted)
+        served = await self.server_tokens(request)
+        if served is not None:
+            prompt, counted = served
+        else:
+            prompt = sum(fewest_tokens(message_text(m["content"])) for m in request.messages)
+            counted = f"at least: {MAX_CHARS_PER_TOKEN:g} characters per token at most"
         if prompt + max_tokens > window:
-            raise too_long(str(getattr(self.config, "id", "?")), prompt, max_tokens, window, counted)
+            raise too_long(model, prompt, max_tokens, window, counted)
 
     async def send(self, request: ChatRequest) -> ChatResponse:
         """What the executors call: `check_fit` (a request that cannot fit the context is not sent), then

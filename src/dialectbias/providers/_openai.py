@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from dialectbias.data import image_info, is_url
+from dialectbias.data import image_info, is_url, message_text
 from dialectbias.data._media import LRU, scale_image
 from dialectbias.errors import ConfigError, ProviderError
 from dialectbias.providers._base import (
@@ -26,6 +26,7 @@ from dialectbias.providers._logprobs import PromptLogprobs
 from dialectbias.providers._server import (
     ServerKind,
     ServerProfile,
+    TokenizeRoute,
     context_window,
     detect_kind,
     hint_advice,
@@ -49,7 +50,7 @@ DEFAULT_MAX_IMAGE_SIDE = 2048
 _ENCODED_CACHE = 64
 #: seconds before a server that could not be reached is asked for its profile again
 _PROFILE_RETRY_S = 10.0
-#: seconds a server has to answer `GET /models` or `GET /props`
+#: seconds a server has to answer `GET /models`, `GET /props` or its tokenize route
 _PROFILE_TIMEOUT_S = 10.0
 
 
@@ -62,9 +63,10 @@ class OpenAIModelConfig(ModelConfig):
     #: To keep two deployments of one model name apart, serve them under different model names.
     #: `per_request_seed` only says whether a draw's seed goes into `params`, which are in the key themselves.
     #: `server` is replaced by what it changes in the request (`schema_limits`, see `identity`). `tokenizer`
-    #: only counts tokens before sending (the context-fit check): it changes no answer.
+    #: only counts tokens before sending (the context-fit check), and `context_window` is what it checks against:
+    #: neither changes an answer.
     NOT_IN_IDENTITY: ClassVar[frozenset[str]] = ModelConfig.NOT_IN_IDENTITY | {
-        "base_url", "api_key_env", "per_request_seed", "server", "tokenizer"}
+        "base_url", "api_key_env", "per_request_seed", "server", "tokenizer", "context_window"}
 
     #: prompt logprobs through `/v1/completions` with `echo` (a server that has it: vLLM's; see `prompt_logprobs`)
     CAPABILITIES: ClassVar[ProviderCapabilities] = ProviderCapabilities(prompt_logprobs=True)
@@ -89,6 +91,11 @@ class OpenAIModelConfig(ModelConfig):
         default=None, description="the served model's tokenizer, a local Hugging Face folder or a .gguf file: "
         "a request's input tokens are counted with it (chat template included) for the check that the prompt "
         "plus max_tokens fits the server's context, instead of the per-script estimate")
+
+    context_window: int | None = Field(
+        default=None, gt=0, description="the served context in tokens, for a server that does not report it "
+        "(Ollama's num_ctx, OpenAI, llama-cpp-python's --n_ctx); wins over what the server reports. Each request's "
+        "input tokens plus max_tokens are checked against it before sending")
 
     @field_validator("tokenizer")
     @classmethod
@@ -152,6 +159,7 @@ class OpenAIModel(ModelAPI):
         self._profile_failed_at = -_PROFILE_RETRY_S  # when the server last could not be reached
         self._profile_lock: asyncio.Lock | None = None
         self._tokenizer: Any = None  # the config's `tokenizer`, loaded at the first context-fit check
+        self._no_tokenize = False  # the server answered 404 on its tokenize route (`server_tokens`)
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -300,6 +308,58 @@ class OpenAIModel(ModelAPI):
         text = chat_tokens(self._tokenizer, request)
         return text + images, f"counted with {self.config.tokenizer}"
 
+    def counts_exactly(self) -> bool:
+        return self.config.tokenizer is not None
+
+    async def context_window(self) -> int | None:
+        """The config's `context_window` when set, else what the server reports (`ModelAPI.context_window`)."""
+        return self.config.context_window or await super().context_window()
+
+    async def server_tokens(self, request: ChatRequest) -> tuple[int, str] | None:
+        """The server's count of the request's input tokens on its tokenize route (`ServerProfile.tokenize`):
+        vLLM's `POST /tokenize` with the messages and the generation prompt (exact, chat template included),
+        llama.cpp's `POST /tokenize` or llama-cpp-python's `POST /extras/tokenize/count` with the text of the
+        messages (without the chat template: a lower bound). None when the server has no such route or it
+        fails (a 404 is remembered: not asked again)."""
+        profile = await self.server_profile()
+        route = None if profile is None or self._no_tokenize else profile.tokenize
+        if route is None:
+            return None
+        root = self.config.base_url.rstrip("/").removesuffix("/v1")
+        text = "\n".join(message_text(m["content"]) for m in request.messages)
+        body: dict[str, Any]
+        if route == "vllm":
+            url, body = root + "/tokenize", {"model": self.config.model, "add_generation_prompt": True,
+                                             "messages": [self._wire_message(m) for m in request.messages]}
+        elif route == "llamacpp":
+            url, body = root + "/tokenize", {"content": text}
+        else:
+            url, body = root + "/extras/tokenize/count", {"input": text}
+        answer = await self._post_json(url, body)
+        tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        count = answer.get("count", len(tokens) if isinstance(tokens, list) else None) \
+            if isinstance(answer, dict) else None
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            return None
+        return count, ("counted by the server" if route == "vllm"
+                       else "counted by the server, without its chat template")
+
+    async def _post_json(self, url: str, body: dict[str, Any]) -> Any:
+        """POST to a server's metadata route within `_PROFILE_TIMEOUT_S`; its JSON answer, or None when it fails
+        (a 404, 405 or 501: the route does not exist, remembered in `_no_tokenize`)."""
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(total=min(self.config.timeout_s, _PROFILE_TIMEOUT_S))
+        try:
+            async with self._client().post(url, json=body, timeout=timeout) as resp:
+                if resp.status in (404, 405, 501):
+                    self._no_tokenize = True
+                if resp.status != 200:
+                    return None
+                return json.loads(await resp.text())
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return None
+
     async def server_profile(self) -> ServerProfile | None:
         """What the server says of itself, asked once per client (once per model per run): its kind from
         `GET {base_url}/models` (`detect_kind`; the config's `server:` hint wins), its context window (vLLM's
@@ -329,10 +389,14 @@ class OpenAIModel(ModelAPI):
             detected = detect_kind(models, self.config.model)
             kind: ServerKind = self.config.server if self.config.server != "other" else (detected or "other")
             window, slots = context_window(models, self.config.model), None
+            tokenize: TokenizeRoute | None = "vllm" if kind == "vllm" else None
             if kind == "llamacpp" or detected == "llamacpp":  # the served context and slots are on /props
                 props = await self._get_json(base.removesuffix("/v1") + "/props")
                 window, slots = props_context(props) or window, props_slots(props)
-            return ServerProfile(kind=kind, detected=detected, context_window=window, slots=slots)
+                if kind == "llamacpp":  # llama-cpp-python has no /props
+                    tokenize = "llamacpp" if props is not None else "llama-cpp-python"
+            return ServerProfile(kind=kind, detected=detected, context_window=window, slots=slots,
+                                 tokenize=tokenize)
         except aiohttp.ClientError as exc:
             raise OSError(str(exc)) from None
 

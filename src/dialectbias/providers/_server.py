@@ -19,6 +19,10 @@ from pydantic import BaseModel, ConfigDict
 
 #: the OpenAI-compatible server behind `base_url`, as the config says (`other`: nothing assumed)
 ServerKind = Literal["vllm", "llamacpp", "ollama", "openai", "other"]
+#: a server's route that counts a request's tokens (`OpenAIModel.server_tokens`): vLLM's `POST /tokenize` (the
+#: messages, chat template applied: exact), llama.cpp's `POST /tokenize` and llama-cpp-python's
+#: `POST /extras/tokenize/count` (the text alone: a lower bound)
+TokenizeRoute = Literal["vllm", "llamacpp", "llama-cpp-python"]
 #: the longest `maxLength`/`minLength` sent to a grammar-building server (llama.cpp crashes from ~1200)
 GRAMMAR_MAX_STRING = 1000
 #: schema keys a grammar-building server cannot enforce (numeric ranges): left out of the sent schema
@@ -144,6 +148,8 @@ class ServerProfile(BaseModel):
     #: requests the server answers at once (llama.cpp's `/props` `total_slots`); None when it does not say
     #: (vLLM batches as many as fit in its KV cache and exposes no number)
     slots: int | None = None
+    #: the route that counts a request's tokens on this server, None when it has none (OpenAI, Ollama, other)
+    tokenize: TokenizeRoute | None = None
 
 
 #: `owned_by` values servers write on every model they list, each verified in the server's source: vLLM

@@ -32,7 +32,9 @@ How it is estimated (the numbers are estimates, never calls; each row says what 
 - context (issue 24.2): the model's context window as its server reports it (`ask_server`: cheap GETs,
   never a model call), else the config's `max_model_len`, else its tokenizer's `model_max_length`. A request whose input
   tokens plus `max_tokens` exceed it is counted in `too_long` and named in `warnings` with the largest
-  prompt and what to change; `run` would not get an answer for it.
+  prompt and what to change: "do not fit (counted)" when a tokenizer counted it (`run` refuses it), "may not fit
+  (estimated)" when the per-script estimate did, an upper bound: `run` then has the server count the request
+  (vLLM, llama.cpp) or sends it, refusing only what cannot fit (`ModelAPI.check_fit`).
 """
 
 
@@ -210,9 +212,11 @@ class _Fit:
 
 
 def _context(config: ModelConfig, facts: ModelFacts) -> tuple[int | None, str]:
-    """The model's context window and where it comes from: what its server serves (it decides), else the
-    config's `max_model_len` (what a local engine reserves), else the tokenizer's `model_max_length`."""
-    for window, basis in ((facts.server.context_window, "server"), (getattr(config, "max_model_len", None), "config"),
+    """The model's context window and where it comes from: an `openai` model's `context_window` (set for a server
+    that does not report one; the run checks against it too), else what its server serves, else the config's
+    `max_model_len` (what a local engine reserves), else the tokenizer's `model_max_length`."""
+    for window, basis in ((getattr(config, "context_window", None), "config"), (facts.server.context_window, "server"),
+                          (getattr(config, "max_model_len", None), "config"),
                           (facts.counter.context_window, "tokenizer")):
         if isinstance(window, int):
             return window, basis
@@ -261,7 +265,8 @@ def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, 
                          "seconds": seconds_note},
                   server=str(getattr(config, "base_url", "") or config.id))
     if fit.too_long:
-        plan.warnings.append(_context_warning(stage, config, fit, to_send, context_basis))
+        plan.warnings.append(_context_warning(stage, config, fit, to_send, context_basis,
+                                              counted=facts.counter.basis == "tokenizer"))
     return plan
 
 
@@ -287,11 +292,17 @@ def _seconds(exp: Experiment, store: Store, stage: str, config: ModelConfig, fac
     return (math.ceil(to_send / slots) * per_request if to_send else 0.0), float(slots), basis, note
 
 
-def _context_warning(stage: str, config: ModelConfig, fit: _Fit, to_send: int, basis: str) -> str:
-    where = {"config": "max_model_len", "tokenizer": "its tokenizer", "server": "its server"}.get(basis, basis)
-    return (f"{stage} · {config.id}: {fit.too_long:,} of {to_send:,} requests do not fit the context window of "
-            f"{fit.window:,} tokens ({where}); the largest prompt is {fit.largest:,} tokens + max_tokens "
-            f"{fit.largest_max_tokens:,}. Lower max_tokens, shorten the prompt (template, answer length), or "
+def _context_warning(stage: str, config: ModelConfig, fit: _Fit, to_send: int, basis: str, counted: bool) -> str:
+    """The warning for requests over the context window: counted with a tokenizer they "do not fit" (the run
+    refuses them); estimated they "may not fit" (the estimate is an upper bound; the run refuses only on the
+    server's count or when they cannot fit at any tokenizer's density, `ModelAPI.check_fit`)."""
+    where = {"config": "its config", "tokenizer": "its tokenizer", "server": "its server"}.get(basis, basis)
+    verdict, prompt = ("do not fit (counted)", "") if counted else ("may not fit (estimated)", "at most ")
+    after = "" if counted else (" The run has the server count them (vLLM, llama.cpp) or sends them; name a "
+                                "`tokenizer:` to count them here.")
+    return (f"{stage} · {config.id}: {fit.too_long:,} of {to_send:,} requests {verdict} in the context window of "
+            f"{fit.window:,} tokens ({where}); the largest prompt is {prompt}{fit.largest:,} tokens + max_tokens "
+            f"{fit.largest_max_tokens:,}.{after} Lower max_tokens, shorten the prompt (template, answer length), or "
             "serve the model with a longer context (llama.cpp --n_ctx, vLLM --max-model-len).")
 
 

@@ -2,8 +2,9 @@
 counts every call (auth, in-flight, status codes) into the app's `ServerState`.
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``, ``GET /props`` (when
-imitating llama.cpp), ``GET /health``, ``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request
-bodies), ``POST /faults`` (replace the fault spec and reset its counters).
+imitating llama.cpp), ``POST /tokenize`` and ``POST /extras/tokenize/count`` (when imitating), ``GET /health``,
+``GET /stats``, ``POST /stats/reset``, ``GET /requests`` (recorded request bodies), ``POST /faults`` (replace the
+fault spec and reset its counters).
 
 Chat content parts are checked as a real server would: an ``image_url`` part must hold a base64 data URL
 whose payload decodes to an image of its declared type (PNG, JPEG, GIF, WebP), else the answer is a 400
@@ -13,9 +14,10 @@ naming the message and part.
 (then the generated text, none with ``max_tokens: 0``) with each token's logprob, the first null
 (`_logprobs`: a deterministic stand-in tokeniser and logprob).
 
-``imitate`` (`_imitation`): ``/v1/models`` (and llama.cpp's ``/props``) answer as that server does, and with a
-``context`` a chat prompt that does not fit is refused with that server's 400. The metadata routes
-(``/v1/models``, ``/props``) are counted in ``by_path`` but not in ``requests_total``.
+``imitate`` (`_imitation`): ``/v1/models`` (and llama.cpp's ``/props``) and the tokenize route answer as that
+server does, and with a ``context`` a chat prompt that does not fit is refused with that server's 400. The metadata
+routes (``/v1/models``, ``/props``, ``/tokenize``, ``/extras/tokenize/count``) are counted in ``by_path`` but not in
+``requests_total``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from dialectbias.testing._fault_effects import (
 )
 from dialectbias.testing._faults import FaultInjector, FaultSpec
 from dialectbias.testing._image_parts import image_part_problem
-from dialectbias.testing._imitation import context_refusal, models_answer, props_answer
+from dialectbias.testing._imitation import context_refusal, models_answer, props_answer, tokenize_answer
 from dialectbias.testing._logprobs import echo_logprobs
 from dialectbias.testing._messages import all_text, fingerprint, requested_schema
 from dialectbias.testing._responders import chat_answer, echo_completion, echo_json
@@ -47,7 +49,7 @@ from dialectbias.testing._wire import completion_response, error_response, json_
 
 CONTROL_PATHS = frozenset({"/health", "/stats", "/stats/reset", "/requests", "/faults"})
 #: what a client asks about the server, not of the model: counted by path, not in `requests_total`
-METADATA_PATHS = frozenset({"/v1/models", "/models", "/props"})
+METADATA_PATHS = frozenset({"/v1/models", "/models", "/props", "/tokenize", "/extras/tokenize/count"})
 
 STATE_KEY: web.AppKey[ServerState] = web.AppKey("state", ServerState)
 #: the context window `GET /v1/models` reports for every model, as vLLM's server does (`max_model_len`)
@@ -193,6 +195,20 @@ async def _props(request: web.Request) -> web.StreamResponse:
     return json_response(props_answer(state.context, state.slots))
 
 
+async def _tokenize(request: web.Request) -> web.StreamResponse:
+    """The imitated server's tokenize route (`_imitation.tokenize_answer`): vLLM's and llama.cpp's `POST /tokenize`,
+    llama-cpp-python's `POST /extras/tokenize/count`; 404 for another route, no imitation or `--no-tokenize`."""
+    state = request.app[STATE_KEY]
+    try:
+        body = await request.json(loads=json.loads)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return error_response(400, "Request body is not valid JSON.", "invalid_request_error")
+    answer = tokenize_answer(state.imitate, state.context, request.path, body) if state.tokenize else None
+    if answer is None:
+        return error_response(404, "Not Found", "not_found_error")
+    return answer
+
+
 async def _health(request: web.Request) -> web.StreamResponse:
     return json_response({"status": "ok", "pid": os.getpid()})
 
@@ -222,18 +238,20 @@ async def _set_faults(request: web.Request) -> web.StreamResponse:
 
 def make_app(faults: FaultSpec | dict[str, Any] | str | Path | None = None, *, api_key: str | None = None,
              responder: str = "echo", record_requests: int = 20_000, imitate: str | None = None,
-             context: int | None = None, slots: int | None = None) -> web.Application:
+             context: int | None = None, slots: int | None = None, tokenize: bool = True) -> web.Application:
     """Build the aiohttp application (use `serve`/`TestServer` to run it); `imitate` a real server
-    (`_imitation`) with its `context` window and parallel `slots`."""
+    (`_imitation`) with its `context` window, parallel `slots` and, unless `tokenize` is False, its tokenize route."""
     app = web.Application(middlewares=[_count_calls], client_max_size=64 * 1024**2)
     app[STATE_KEY] = ServerState(FaultSpec.load(faults), api_key, responder, record_requests, imitate, context,
-                                 slots)
+                                 slots, tokenize)
     app.router.add_post("/v1/chat/completions", _chat)
     app.router.add_post("/chat/completions", _chat)
     app.router.add_post("/v1/completions", _completions)
     app.router.add_post("/completions", _completions)
     app.router.add_get("/v1/models", _models)
     app.router.add_get("/props", _props)
+    app.router.add_post("/tokenize", _tokenize)
+    app.router.add_post("/extras/tokenize/count", _tokenize)
     app.router.add_get("/health", _health)
     app.router.add_get("/stats", _stats)
     app.router.add_post("/stats/reset", _stats_reset)

@@ -46,6 +46,7 @@ class TestServer:
         imitate: str | None = None,
         context: int | None = None,
         slots: int | None = None,
+        tokenize: bool = True,
     ) -> None:
         self.faults = FaultSpec.load(faults)
         self.api_key = api_key
@@ -54,6 +55,7 @@ class TestServer:
         self.record_requests = record_requests
         self.startup_timeout = startup_timeout
         self.imitate, self.context, self.slots = imitate, context, slots  # a real server's metadata (_imitation)
+        self.tokenize = tokenize  # False: the imitated server has no tokenize route (`--no-tokenize`)
         self.port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
@@ -79,6 +81,8 @@ class TestServer:
         for flag, value in (("--imitate", self.imitate), ("--context", self.context), ("--slots", self.slots)):
             if value is not None:
                 cmd += [flag, str(value)]
+        if not self.tokenize:
+            cmd.append("--no-tokenize")
         if self.faults.rules:
             cmd += ["--faults", self.faults.model_dump_json(exclude_none=True)]
         env = dict(os.environ)

@@ -12,7 +12,14 @@ Shapes copied from the servers' source:
 - ``llama-cpp-python`` (`llama_cpp/server/app.py`): ``owned_by: "me"``, ``permissions: []``, no ``/props``; a
   prompt plus ``max_tokens`` over ``n_ctx`` is a 400 in OpenAI's words (``context_length_exceeded``).
 
-Tokens are the test server's own count (`_wire.tokens`: one per 4 characters)."""
+Each also counts tokens on request (`tokenize_answer`), checked against the servers' source: vLLM's
+``POST /tokenize`` (`vllm/entrypoints/serve/tokenize/protocol.py`: ``{"model", "messages",
+"add_generation_prompt"}`` → ``{"count", "max_model_len", "tokens"}``, the chat template applied), llama.cpp's
+``POST /tokenize`` (``{"content"}`` → ``{"tokens": [...]}``, the text alone) and llama-cpp-python's
+``POST /extras/tokenize/count`` (``{"input"}`` → ``{"count"}``, the text alone).
+
+Tokens are the test server's own count (`_wire.tokens`: one per 4 characters), the same in ``usage``, in the
+context refusals and on the tokenize routes."""
 
 from __future__ import annotations
 
@@ -20,7 +27,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from dialectbias.testing._wire import error_response
+from dialectbias.testing._messages import all_text
+from dialectbias.testing._wire import error_response, json_response, tokens
 
 Imitated = Literal["vllm", "llamacpp", "llama-cpp-python"]
 IMITATED: tuple[str, ...] = ("vllm", "llamacpp", "llama-cpp-python")
@@ -72,4 +80,20 @@ def context_refusal(imitate: str | None, context: int | None, prompt_tokens: int
                           "completion.", "invalid_request_error", "context_length_exceeded")
 
 
-__all__ = ["IMITATED", "Imitated", "context_refusal", "models_answer", "props_answer"]
+def tokenize_answer(imitate: str | None, context: int | None, path: str, body: Any) -> web.Response | None:
+    """The imitated server's answer on its tokenize route (`path`): the tokens of the prompt it would count as
+    `usage.prompt_tokens`; None when the imitated server has no such route (a 404)."""
+    if not isinstance(body, dict):
+        return None
+    if imitate == "vllm" and path == "/tokenize" and isinstance(body.get("messages"), list):
+        count = tokens(all_text(body["messages"]))
+        return json_response({"count": count, "max_model_len": context or DEFAULT_CONTEXT, "tokens": list(range(count)),
+                              "token_strs": None})
+    if imitate == "llamacpp" and path == "/tokenize" and isinstance(body.get("content"), str):
+        return json_response({"tokens": list(range(tokens(body["content"])))})
+    if imitate == "llama-cpp-python" and path == "/extras/tokenize/count" and isinstance(body.get("input"), str):
+        return json_response({"count": tokens(body["input"])})
+    return None
+
+
+__all__ = ["IMITATED", "Imitated", "context_refusal", "models_answer", "props_answer", "tokenize_answer"]

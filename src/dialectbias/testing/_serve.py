@@ -28,10 +28,10 @@ HOST = "127.0.0.1"
 async def serve(port: int = 0, *, faults: FaultSpec | dict[str, Any] | str | Path | None = None,
                 api_key: str | None = None, responder: str = "echo", record_requests: int = 20_000,
                 announce: Callable[[int], None] | None = None, imitate: str | None = None,
-                context: int | None = None, slots: int | None = None) -> None:
+                context: int | None = None, slots: int | None = None, tokenize: bool = True) -> None:
     """Run the server on 127.0.0.1:`port` until SIGTERM/SIGINT; `announce(port)` once listening."""
     app = make_app(faults, api_key=api_key, responder=responder, record_requests=record_requests,
-                   imitate=imitate, context=context, slots=slots)
+                   imitate=imitate, context=context, slots=slots, tokenize=tokenize)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port, backlog=1024)
@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> None:
                         "tokens (one per 4 characters; default 8192)")
     parser.add_argument("--slots", type=int, default=None, help="the imitated llama.cpp's parallel slots "
                         "(GET /props total_slots; default 1)")
+    parser.add_argument("--no-tokenize", action="store_true", help="the imitated server has no tokenize route "
+                        "(an older vLLM): POST /tokenize answers 404")
     args = parser.parse_args(argv)
     api_key = args.api_key or os.environ.get("DIALECTBIAS_TESTSERVER_API_KEY") or None
     try:
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         runner = uvloop.run
     runner(serve(args.port, faults=args.faults, api_key=api_key, responder=args.responder,
                  record_requests=args.record_requests, announce=announce, imitate=args.imitate,
-                 context=args.context, slots=args.slots))
+                 context=args.context, slots=args.slots, tokenize=not args.no_tokenize))
 
 
 __all__ = ["HOST", "main", "serve"]

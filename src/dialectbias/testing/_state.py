@@ -15,7 +15,8 @@ class ServerState:
     """One server's counters and settings; the handlers in `_app.py` update it."""
 
     def __init__(self, faults: FaultSpec, api_key: str | None, responder: str, record: int,
-                 imitate: str | None = None, context: int | None = None, slots: int | None = None) -> None:
+                 imitate: str | None = None, context: int | None = None, slots: int | None = None,
+                 tokenize: bool = True) -> None:
         self.faults = FaultInjector(faults)
         self.api_key = api_key
         self.auth_header = f"Bearer {api_key}" if api_key else None
@@ -26,6 +27,8 @@ class ServerState:
         self.imitate = imitate
         self.context = context
         self.slots = slots
+        #: whether the imitated server answers its tokenize route (an older vLLM has none)
+        self.tokenize = tokenize
         self.reset()
 
     def reset(self) -> None:
