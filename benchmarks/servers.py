@@ -89,10 +89,11 @@ def main() -> None:
                      "pytest": [line for line in last if line.startswith(("FAILED", "ERROR", "SKIPPED"))]
                      + [line for line in last if " passed" in line or " failed" in line][-1:],
                      "cases": [json.loads(line) for line in lines]})
-    print(f"{'server':9} {'structured_output':17} {'hint':9} {'exit':4} {'run s':>6}  outcome")
+    print(f"{'server':9} {'structured_output':17} {'hint':9} {'exit':4} {'run s':>6}  outcome")  # +clip: rubric
     for run in runs:
         for case in run["cases"]:
-            print(f"{case['server']:9} {case['mode']:17} {case['hint'] or '-':9} {case['exit_code']:<4} "
+            hint = (case["hint"] or "-") + ("+clip" if case.get("out_of_range") == "clip" else "")
+            print(f"{case['server']:9} {case['mode']:17} {hint:9} {case['exit_code']:<4} "
                   f"{case['run_s']:6.1f}  {outcome(case)}")
         print(f"{run['server']} {run['version']}: pytest exit {run['pytest_exit']} in {run['seconds']} s; "
               + "; ".join(run["pytest"]))

@@ -311,10 +311,12 @@ class Case:
     accounting: Accounting
     generations: tuple[int, int]
     server_log: str      # what the server printed during the run
+    clip: bool = False   # the judge's rubric clips values out of range (`out_of_range: clip`)
 
     def as_dict(self) -> dict[str, Any]:
         advice = [line.strip() for line in self.output.splitlines() if "structured_output" in line]
-        return {"server": self.server, "mode": self.mode, "hint": self.hint, "exit_code": self.exit_code,
+        return {"server": self.server, "mode": self.mode, "hint": self.hint,
+                "out_of_range": "clip" if self.clip else "reask", "exit_code": self.exit_code,
                 "run_s": round(self.run_s, 1), "server_alive": self.alive,
                 "generations_ok": self.generations[0], "generations": self.generations[1],
                 **self.accounting.as_dict(), "advice": [short(a, 240) for a in advice][:3]}
@@ -335,7 +337,7 @@ def run_case(cli_subprocess: Any, study: Study, server: RealServer, mode: str, h
     report = cli_subprocess("report", study.yaml_path, "--out", out / f"report-{judge_id}")
     case = Case(server.name, mode, hint, judge_id, ran.exit_code, ran.output, status.output, report.exit_code,
                 report.output, run_s, alive, account(study.store, judge_id), generations_ok(study.store),
-                server.log_since(offset))
+                server.log_since(offset), clip)
     record({**case.as_dict(), "server_startups_s": list(server.startups), "server_restarts": server.crashes})
     return case
 
