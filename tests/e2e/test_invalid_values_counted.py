@@ -60,3 +60,19 @@ def test_the_kind_of_failure_is_read_from_the_answer() -> None:
         assert (parsed.status, parsed.failure) == ("failed", kind), text
     assert parse_structured(huge, RlaifJudgment).error == \
         "dialect_comprehension: Input should be less than or equal to 5"
+
+
+def test_answers_cut_at_max_tokens_are_told_to_raise_it(qa_server: Any, qa_project: Any, cli: Any, qa: Any) -> None:
+    """A judge whose JSON never closed because the answer hit `max_tokens` (finish reason "length", e.g. a
+    small judge rambling in JSON mode on vLLM, issue 24) gets one note saying which limit to raise."""
+    qa_server.set_faults([{"kind": "length", "match": qa.judge_match(qa.PLACES[0])}])
+    project = qa_project(qa_server.base_url, n_items=2)
+    ran = cli("run", project.yaml_path, "--no-progress")
+    assert ran.exit_code == 0, ran.output
+    judge = {(r["stage"], r["model"]): r for r in qa.parse_table(ran.stdout)}[("judge", "judge-1")]
+    assert judge["parse failed"] == "4", ran.output
+    assert ran.output.count("answers cut at max_tokens before their JSON closed") == 1, ran.output
+    assert "`judge_max_tokens`" in ran.output
+    qa_server.set_faults(None)
+    clean = qa_project(qa_server.base_url, n_items=2)
+    assert "cut at max_tokens" not in cli("run", clean.yaml_path, "--no-progress").output

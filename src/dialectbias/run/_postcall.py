@@ -21,7 +21,7 @@ from dialectbias.judges._structured import StructuredParse, parse_structured, re
 from dialectbias.providers import ChatRequest, ChatResponse, ModelConfig
 from dialectbias.run._specs import RequestSpec, retry_cache_key
 from dialectbias.run._stage import Outcome, Stage, Write
-from dialectbias.run._summary import StageStats, context_note, invalid_values_note
+from dialectbias.run._summary import StageStats, context_note, cut_note, invalid_values_note
 from dialectbias.store import REASK_SUFFIX, Store
 
 #: a model that fails this many requests in a row before any success is stopped (server down, wrong URL)
@@ -213,7 +213,10 @@ class PostCall:
             if failed and outcome.parsed.failure == "values":
                 self.stats.invalid_values += 1
                 self.stats.note(invalid_values_note(self.config.id))
-            self.stats.parse_failed += failed and outcome.parsed.failure != "values"
+            if failed and outcome.parsed.failure != "values":
+                self.stats.parse_failed += 1
+                if call.response is not None and call.response.finish_reason == "length":
+                    self.stats.note(cut_note(self.config.id))
         self.successes += 1
         self.consecutive_failures = 0
         self.progress(self.config.id, 1, 0)

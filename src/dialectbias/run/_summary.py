@@ -45,6 +45,14 @@ def invalid_values_note(model_id: str) -> str:
             "judgment to review (docs/judges.md), then `run --retry unscored`")
 
 
+def cut_note(model_id: str) -> str:
+    """The one summary note (counted) for structured answers that did not parse and had been cut at
+    `max_tokens` (finish reason "length"): the JSON never closed, so the fix is a longer limit."""
+    return (f"model {model_id!r}: answers cut at max_tokens before their JSON closed, unusable; raise its "
+            "max_tokens (qa_bias: `judge_max_tokens` in options, or the judge's `params: {max_tokens: N}`), "
+            "then `run --retry unscored`")
+
+
 class StageStats(BaseModel):
     stage: str
     model_id: str
