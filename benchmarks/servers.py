@@ -59,12 +59,16 @@ def run_server(name: str, python: str) -> dict[str, Any]:
 def outcome(case: dict[str, Any]) -> str:
     if not case["server_alive"]:
         return "server died"
-    parts = [f"{case['scored']} scored"]
-    parts += [f"{n} unscored ({reason[:40]})" for reason, n in case["unscored"].items()]
-    parts += [f"{n} failed" for n in case["failed"].values()]
-    if case["unanswered"]:
-        parts.append(f"{case['unanswered']} not sent")
+    unscored, failed = sum(case["unscored"].values()), sum(case["failed"].values())
+    parts = [f"{case['scored']} scored"] + ([f"{unscored} unscored"] if unscored else []) \
+        + ([f"{failed} failed"] if failed else []) + ([f"{case['unanswered']} unsent"] if case["unanswered"] else [])
     return ", ".join(parts)
+
+
+def reasons(case: dict[str, Any]) -> list[str]:
+    """One line per distinct reason (unscored or failed), cut to fit 80 columns after its indent."""
+    return [f"    {n}× {' '.join(reason.split())[:70]}" for reason, n in (*case["unscored"].items(),
+                                                                       *case["failed"].items())]
 
 
 def main() -> None:
@@ -89,12 +93,14 @@ def main() -> None:
                      "pytest": [line for line in last if line.startswith(("FAILED", "ERROR", "SKIPPED"))]
                      + [line for line in last if " passed" in line or " failed" in line][-1:],
                      "cases": [json.loads(line) for line in lines]})
-    print(f"{'server':9} {'structured_output':17} {'hint':9} {'exit':4} {'run s':>6}  outcome")  # +clip: rubric
+    print(f"{'server':8} {'mode':11} {'hint':13} {'exit':4} {'run s':>6}  outcome")  # +clip: rubric
     for run in runs:
         for case in run["cases"]:
             hint = (case["hint"] or "-") + ("+clip" if case.get("out_of_range") == "clip" else "")
-            print(f"{case['server']:9} {case['mode']:17} {hint:9} {case['exit_code']:<4} "
+            print(f"{case['server']:8} {case['mode']:11} {hint:13} {case['exit_code']:<4} "
                   f"{case['run_s']:6.1f}  {outcome(case)}")
+            for line in reasons(case):
+                print(line)
         print(f"{run['server']} {run['version']}: pytest exit {run['pytest_exit']} in {run['seconds']} s; "
               + "; ".join(run["pytest"]))
     out = Path(args.out)
