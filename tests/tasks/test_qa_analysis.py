@@ -377,3 +377,20 @@ def test_field_agreement_is_undefined_under_min_pairs() -> None:
     table = qa.field_agreement(frame.head(4), "gemini", ["gpt"], FIELDS[:1], min_pairs=3)
     row = table.iloc[0]
     assert row.n < 3 and math.isnan(row.ccc) and row.note.startswith(("n < 3", "no pairs"))
+
+
+def test_paired_tests_in_blocks_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model-pair tests run a block of pairs at a time so memory stays bounded (issue 23); the blocks must
+    not change a single figure: 8 models (28 pairs) × 120 rows with ties, NaNs and > 50 pairs per column."""
+    rng = np.random.default_rng(5)
+    cube = rng.integers(0, 11, size=(8, 40, 3)).astype(float)
+    cube[rng.random(cube.shape) < 0.1] = np.nan
+    names = [f"m{i}" for i in range(8)]
+    whole = qa.paired_models(cube, names)
+    monkeypatch.setattr(qa, "_PAIRED_BLOCK_ELEMENTS", 250)  # 2 pairs per block (120 rows)
+    blocked = qa.paired_models(cube, names)
+    pd.testing.assert_frame_equal(blocked, whole)
+    assert len(whole) == 28 and whole.wilcoxon_pvalue.notna().all()
+    dialects = qa.paired_dialects(cube, names, ["a", "b", "c"])
+    monkeypatch.setattr(qa, "_PAIRED_BLOCK_ELEMENTS", 10**9)
+    pd.testing.assert_frame_equal(qa.paired_dialects(cube, names, ["a", "b", "c"]), dialects)

@@ -118,8 +118,10 @@ def request_keys(store: Store, request_ids: Sequence[str]) -> dict[str, tuple[st
 
 
 def judgment_variants(store: Store) -> dict[str, str]:
-    """judge request id -> the variant of every stored judgment."""
-    return {r[0]: r[1] for r in store.query("SELECT request_id, variant FROM judgments")}
+    """judge request id -> the variant of every stored judgment a human annotation targets (the report's
+    agreement reads these only: a store's every judgment would grow its memory with the study, issue 23)."""
+    return {r[0]: r[1] for r in store.query(
+        "SELECT request_id, variant FROM judgments WHERE request_id IN (SELECT target_id FROM annotations)")}
 
 
 def stored_image(store: Store, sha256: str) -> tuple[str, bytes] | None:
