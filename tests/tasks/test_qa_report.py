@@ -302,3 +302,39 @@ def test_model_missing_a_dialect_has_no_avg_and_sorts_last(project: Path, tmp_pa
     assert math.isnan(size.loc["m-large", "gap_ci_low"]) and not math.isnan(size.loc["m-small", "gap_ci_low"])
     scale = read(out / "qa_bias_scale_by_family.csv").set_index("family")
     assert scale.loc["fam", "n_models"] == 1 and math.isnan(scale.loc["fam", "spearman_params_vs_score"])
+
+
+def test_load_judgments_keeps_each_keys_latest_in_key_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several current judgments of one key (judge, model, item, variant): the last stored wins, rows come sorted
+    by judge, model, variant, item, as pandas' drop_duplicates(keep='last') + a stable sort give them."""
+    from dialectbias.tasks.qa_bias import _report as report_module
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    rows = {"judge": rng.integers(0, 2, n), "model": rng.integers(0, 3, n),
+            "item_id": [f"q{i}" for i in rng.integers(0, 40, n)], "variant": [f"v{i}" for i in rng.integers(0, 4, n)],
+            "score": rng.integers(0, 11, n).astype(float), "human_score": [None] * n,
+            "confidence": rng.integers(1, 6, n),
+            "needs_review": [0] * n, "flagged": [0] * n, "zeroed": [0] * n, "unscored": [0] * n,
+            "out_of_range": [0] * n, "f": rng.random(n)}
+    rows["human_score"][7] = 2.5
+
+    def chunks(*_: Any, **__: Any) -> Any:
+        for start in range(0, n, 700):
+            yield {k: tuple(v[start:start + 700]) for k, v in rows.items()}
+
+    monkeypatch.setattr(report_module, "judgment_columns", chunks)
+    got = load_judgments(None, ["j0", "j1"], ["m0", "m1", "m2"], ["f"])  # type: ignore[arg-type]
+    ref = pd.DataFrame({"judge_id": [f"j{i}" for i in rows["judge"]], "model_id": [f"m{i}" for i in rows["model"]],
+                        "item_id": rows["item_id"], "variant": rows["variant"], "judge_score": rows["score"],
+                        "row": np.arange(n)})
+    ref = ref.drop_duplicates(["judge_id", "model_id", "item_id", "variant"], keep="last").sort_values(
+        ["judge_id", "model_id", "variant", "item_id"], kind="stable")
+    assert len(got) == len(ref) < n
+    assert got[["judge_id", "model_id", "item_id", "variant"]].astype(str).values.tolist() == \
+        ref[["judge_id", "model_id", "item_id", "variant"]].values.tolist()
+    assert got.judge_score.tolist() == ref.judge_score.tolist()
+    assert got.f.tolist() == pytest.approx(np.asarray(rows["f"], dtype=np.float32)[ref.row].tolist())
+    human = got.human_score.notna()
+    assert (got.final_score[human] == got.human_score[human]).all()
+    assert (got.final_score[~human] == got.judge_score[~human]).all()

@@ -77,24 +77,34 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
             parts.setdefault(name, []).append(values)
     if not parts:
         return _empty_frame(columns)
-    frame = pd.DataFrame({
-        "judge_id": pd.Categorical.from_codes(np.concatenate(parts["judge"]), categories=judge_ids),
-        "model_id": pd.Categorical.from_codes(np.concatenate(parts["model"]), categories=model_ids),
-        "item_id": union_categoricals(parts["item"], sort_categories=True),
-        "variant": union_categoricals(parts["variant"], sort_categories=True),
-        "judge_score": np.concatenate(parts["score"]), "human_score": np.concatenate(parts["human"]),
-        "confidence": np.concatenate(parts["confidence"]),
-        "parse_status": pd.Categorical.from_codes(np.concatenate(parts["unscored"]),
-                                                  categories=["parsed", "failed", "invalid"]),
-        "needs_review": np.concatenate(parts["needs_review"]), "flagged": np.concatenate(parts["flagged"]),
-        "zeroed": np.concatenate(parts["zeroed"]), "out_of_range": np.concatenate(parts["out_of_range"]),
-        **{f: np.concatenate(parts[f"field:{f}"]) for f in fields},
-    })
-    del parts
-    frame = frame.drop_duplicates(subset=_KEYS, keep="last")
-    frame["final_score"] = frame.human_score.where(frame.human_score.notna(), frame.judge_score)
-    frame = frame.sort_values(["judge_id", "model_id", "variant", "item_id"], kind="stable")
-    return frame[columns].reset_index(drop=True)
+    item = union_categoricals(parts.pop("item"), sort_categories=True)
+    variant = union_categoricals(parts.pop("variant"), sort_categories=True)
+    judge, model = np.concatenate(parts.pop("judge")), np.concatenate(parts.pop("model"))
+    # sorted by key, storage order within a key (a stable sort): a key's last row is its latest judgment. Done on
+    # the code arrays and applied one column at a time, so the peak holds the columns about twice, not the
+    # several frame copies a pandas drop_duplicates + sort_values makes (issue 23: the report's memory)
+    keys = (judge, model, variant.codes, item.codes)
+    order = np.lexsort(keys[::-1])
+    differs = np.zeros(order.size - 1, dtype=bool)
+    for k in keys:
+        ordered = k[order]
+        differs |= ordered[1:] != ordered[:-1]
+    keep = order[np.append(differs, True)]
+    del order, differs
+    out = {"judge_id": pd.Categorical.from_codes(judge[keep], categories=judge_ids),
+           "model_id": pd.Categorical.from_codes(model[keep], categories=model_ids),
+           "item_id": pd.Categorical.from_codes(item.codes[keep], categories=item.categories),
+           "variant": pd.Categorical.from_codes(variant.codes[keep], categories=variant.categories)}
+    del judge, model, item, variant
+    for name, column in (("score", "judge_score"), ("human", "human_score"), ("confidence", "confidence"),
+                         ("unscored", "parse_status"), ("needs_review", "needs_review"), ("flagged", "flagged"),
+                         ("zeroed", "zeroed"), ("out_of_range", "out_of_range"),
+                         *((f"field:{f}", f) for f in fields)):
+        values = np.concatenate(parts.pop(name))[keep]
+        out[column] = (pd.Categorical.from_codes(values, categories=["parsed", "failed", "invalid"])
+                       if column == "parse_status" else values)
+    out["final_score"] = np.where(np.isnan(out["human_score"]), out["judge_score"], out["human_score"])
+    return pd.DataFrame({c: out.pop(c) for c in columns})
 
 
 def _empty_frame(columns: Sequence[str]) -> pd.DataFrame:
