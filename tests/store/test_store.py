@@ -205,3 +205,13 @@ def test_a_v2_store_gets_the_judgment_source_column(tmp_path: Path) -> None:
         assert s.schema_version == SCHEMA_VERSION >= 3
         assert dict(s.query("SELECT request_id, source_request_id FROM judgments").__iter__()) == {
             "a": "a", "b": None, "c": "c"}
+
+
+def test_every_connection_has_a_bounded_page_cache_larger_than_sqlites_default(tmp_path: Path) -> None:
+    """Lookups and inserts by request id hit random B-tree pages: SQLite's 2 MiB default re-read a page for most of
+    them in a 10×-paper store, so compile and resume grew faster than the study (benchmarks/tenx.py, issue 23)."""
+    from dialectbias.store._store import CACHE_KIB
+
+    with Store.open(tmp_path / "s.sqlite") as store:
+        assert store.query("PRAGMA cache_size")[0][0] == -CACHE_KIB
+    assert 2_000 < CACHE_KIB <= 262_144  # larger than the default, and a fixed bound: memory stays flat

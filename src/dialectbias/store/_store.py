@@ -40,6 +40,12 @@ def dumps_ordered(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+#: SQLite's page cache per connection, in KiB (its default is 2 MiB). Inserts and lookups by request id land on
+#: random pages of the primary-key B-trees; with 2 MiB a 10×-paper store (16 GB) re-read a page for most of them,
+#: and compile and resume cost grew faster than the study (issue 23). A fixed bound: memory stays flat.
+CACHE_KIB = 65_536
+
+
 class Store:
     """One experiment's store. Open with `Store.open(path)`; use as a context manager."""
 
@@ -63,6 +69,7 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             store = cls(conn, path)
             store._migrate()
         except sqlite3.DatabaseError as exc:
