@@ -97,7 +97,7 @@ def test_a_v8_store_opens_and_its_parts_read_as_before(tmp_path: Path) -> None:
     system, user = f"{uuid.uuid4()} " + BENGALI * 30, f"{uuid.uuid4()} " + BENGALI * 25
     v8_store(tmp_path / "s.sqlite", system, user)
     with Store.open(tmp_path / "s.sqlite") as store:
-        assert store.schema_version == SCHEMA_VERSION == 9
+        assert store.schema_version == SCHEMA_VERSION >= 9
         assert content_forms(store)["text"] == "text"  # the migration rewrites nothing
         PARTS._parts.clear()
         (row,) = store.pending_requests("judge", "j")

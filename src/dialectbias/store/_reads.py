@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from dialectbias.store._records import CallTotals, ItemFacets, StageRequest
+from dialectbias.store._schema import RESULT_STATUS_INDEX
 from dialectbias.store._store import Store
 
 
@@ -27,8 +28,8 @@ def result_output(store: Store, request_id: str) -> str | None:
 
 def ok_request_ids(store: Store, stage: str, model_id: str) -> set[str]:
     """Ids of the stage's requests for the model with a successful result, current or superseded."""
-    rows = store.query("SELECT r.request_id FROM requests r JOIN results s USING (request_id) "
-                        "WHERE r.stage = ? AND r.model_id = ? AND s.status = 'ok'", (stage, model_id))
+    rows = store.query(f"SELECT r.request_id FROM requests r JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
+                       "USING (request_id) WHERE r.stage = ? AND r.model_id = ? AND s.status = 'ok'", (stage, model_id))
     return {r[0] for r in rows}
 
 
@@ -48,7 +49,8 @@ def ok_results_mark(store: Store, stages: Sequence[str]) -> tuple[int, int]:
     """(how many, latest rowid) of the successful results of these stages' requests: it changes whenever one
     is added or replaced, so a later stage built from them knows to rebuild."""
     marks = ",".join("?" * len(stages))
-    row = store.query("SELECT count(*), coalesce(max(s.rowid), 0) FROM results s JOIN requests r USING (request_id) "
+    row = store.query(f"SELECT count(*), coalesce(max(s.rowid), 0) FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
+                       "JOIN requests r USING (request_id) "
                        f"WHERE s.status='ok' AND r.stage IN ({marks})", tuple(stages))[0]
     return row[0], row[1]
 

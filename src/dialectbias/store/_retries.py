@@ -17,6 +17,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from dialectbias.store._schema import RESULT_STATUS_INDEX
 from dialectbias.store._store import REASK_SUFFIX, Store
 
 #: a current judge request's judgment is unscored and its re-ask's call failed
@@ -67,6 +68,7 @@ def retry_counts(store: Store) -> RetryCounts:
     """The experiment's current unscored judgments and failed requests, by the kind of retry they need."""
     judged = store.query(f"SELECT coalesce(sum(NOT reask_failed), 0), coalesce(sum(reask_failed), 0) "
                          f"FROM ({_UNSCORED_SQL})")[0]
-    failed = store.query("SELECT count(*) FROM current_requests cr JOIN results s ON s.request_id = cr.request_id "
+    failed = store.query(f"SELECT count(*) FROM current_requests cr JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
+                         "ON s.request_id = cr.request_id "
                          f"WHERE s.status = 'failed' AND cr.stage NOT GLOB '*{REASK_SUFFIX}'")[0][0]
     return RetryCounts(unscored=judged[0], failed=judged[1] + failed)

@@ -14,7 +14,7 @@ from dialectbias.data import Item
 from dialectbias.errors import StoreError
 from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, read_data, stored_data, unpack_messages
 from dialectbias.store._records import ResultCounts, StageResult
-from dialectbias.store._schema import MIGRATIONS, SCHEMA_VERSION
+from dialectbias.store._schema import MIGRATIONS, RESULT_STATUS_INDEX, SCHEMA_VERSION
 
 #: the key of a request row (`RequestSpec.to_row`) holding the `content` rows it refers to; not a column:
 #: `add_requests` and `write` store them, once each, in the request's transaction
@@ -329,13 +329,15 @@ class Store:
         rows = self.query(
             "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
             "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
-            "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s ON s.request_id = r.request_id "
+            f"JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
+            "ON s.request_id = r.request_id "
             "GROUP BY r.stage, r.model_id")
         return {(r[0], r[1]): ResultCounts(r[2], r[3], r[4]) for r in rows}
 
     def count_pending(self, stage: str, model_id: str) -> int:
         return self._conn.execute(
-            "SELECT count(*) FROM current_requests cr LEFT JOIN results s ON s.request_id = cr.request_id "
+            f"SELECT count(*) FROM current_requests cr LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
+            "ON s.request_id = cr.request_id "
             "WHERE cr.stage=? AND cr.model_id=? AND (s.status IS NULL OR s.status != 'ok')",
             (stage, model_id)).fetchone()[0]
 

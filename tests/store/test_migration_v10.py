@@ -1,0 +1,80 @@
+"""Migration 10 (issue 23): the indexes that let a resume read indexes, not wide rows. A resume with everything
+done grew 16–25× for 10× the paper (benchmarks/tenx.py); these check that the queries it makes use the indexes
+(SQLite's own plan), and that a v9 store gains them with its rows unchanged."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from dialectbias.store import Store, judge_counts, judgments_to_rescore, overrides_to_rescore
+from dialectbias.store._judgments import LATEST_CURRENT_SQL
+from dialectbias.store._schema import MIGRATIONS
+from store_sql import connection
+
+
+def v9_store(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for n in range(1, 10):
+        conn.executescript(MIGRATIONS[n])
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '9')")
+    for i, meta in enumerate(('{}', '{"retry_of": "j0", "attempt": 1}')):
+        conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
+                     "messages, params, cache_key, created_at, meta) VALUES (?, 'judge', 'judge-1', 'q1', 'sylhet', "
+                     "'t', 'h', '[]', '{}', ?, 0, ?)", (f"j{i}", f"k{i}", meta))
+        conn.execute("INSERT INTO results (request_id, status, output, completed_at) VALUES (?, 'ok', 'x', 0)",
+                     (f"j{i}",))
+        conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, "
+                     "parse_status, needs_review) VALUES (?, 'judge-1', 'm', 'q1', 'sylhet', 'r', '{}', ?, 'ok', 0)",
+                     (f"j{i}", float(i)))
+    conn.commit()
+    conn.close()
+
+
+def plan(store: Store, sql: str, params: tuple[object, ...] = ()) -> str:
+    return " | ".join(r[3] for r in connection(store).execute(f"EXPLAIN QUERY PLAN {sql}", params))
+
+
+def test_a_v9_store_gains_the_indexes_and_reads_the_same(tmp_path: Path) -> None:
+    v9_store(tmp_path / "s.sqlite")
+    with Store.open(tmp_path / "s.sqlite") as store:
+        assert store.schema_version >= 10
+        names = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert {"judgments_key", "requests_retries", "results_status_of"} <= names
+        assert "judgments_model" not in names  # judgments_key leads with the same columns
+        counts = judge_counts(store, ["judge-1"])["judge-1"]
+        assert counts.judgments == 1  # j0 and j1 share a key: the latest (j1) counts
+        assert store.count_pending("judge", "judge-1") == 0
+        assert [j.request_id for b in judgments_to_rescore(store, "judge-1", "fp") for j in b] == ["j0", "j1"]
+
+
+def test_the_resumes_queries_read_indexes(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.sqlite") as store:
+        latest = plan(store, f"SELECT count(*) FROM judgments j WHERE {LATEST_CURRENT_SQL}")
+        assert "COVERING INDEX judgments_key" in latest and "TEMP B-TREE" not in latest
+        retries = plan(store, "SELECT json_extract(meta, '$.retry_of'), max(json_extract(meta, '$.attempt')) FROM "
+                              "requests WHERE stage = ? AND model_id = ? AND json_extract(meta, '$.retry_of') IS NOT "
+                              "NULL GROUP BY 1", ("judge", "m"))
+        assert "requests_retries" in retries  # the few retried rows, not the stage's every request
+        trace: list[str] = []
+        connection(store).set_trace_callback(trace.append)
+        store.count_pending("judge", "m")
+        store.result_counts()
+        assert all("results_status_of" in plan(store, sql) for sql in trace if "results" in sql)
+        connection(store).set_trace_callback(None)
+
+
+def test_rescore_batches_continue_in_rowid_order_and_overrides_start_from_annotations(tmp_path: Path) -> None:
+    """Each batch of `judgments_to_rescore` continues at the last rowid (no re-sort of what is left: n²/batch at
+    10×); `overrides_to_rescore` walks the annotations, never the judge's judgments."""
+    with Store.open(tmp_path / "s.sqlite") as store:
+        trace: list[str] = []
+        connection(store).set_trace_callback(trace.append)
+        list(judgments_to_rescore(store, "judge-1", "fp"))
+        list(overrides_to_rescore(store, "judge-1", "fp"))
+        connection(store).set_trace_callback(None)
+        rescore = plan(store, trace[0].replace("LIMIT 2000", "LIMIT 1"))
+        assert rescore.startswith("SEARCH j USING INTEGER PRIMARY KEY (rowid>") and "TEMP B-TREE" not in rescore
+        overrides = plan(store, trace[1].replace("LIMIT 2000", "LIMIT 1"))
+        assert overrides.startswith("SEARCH a USING INTEGER PRIMARY KEY (rowid>")
