@@ -338,3 +338,16 @@ def test_load_judgments_keeps_each_keys_latest_in_key_order(monkeypatch: pytest.
     human = got.human_score.notna()
     assert (got.final_score[human] == got.human_score[human]).all()
     assert (got.final_score[~human] == got.judge_score[~human]).all()
+
+
+def test_the_column_buffers_grow_and_keep_every_value() -> None:
+    from dialectbias.tasks.qa_bias._report import _Buffers
+
+    buffers = _Buffers({"a": np.int16, "b": float}, capacity=4)
+    chunks = [{"a": list(range(k, k + n)), "b": [None if i % 3 == 0 else i / 2 for i in range(k, k + n)]}
+              for k, n in ((0, 3), (3, 5), (8, 1), (9, 20))]
+    for chunk in chunks:
+        buffers.append(chunk)
+    got = buffers.columns()
+    assert buffers.n == 29 and got["a"].tolist() == list(range(29)) and got["a"].dtype == np.int16
+    assert np.isnan(got["b"][::3]).all() and got["b"][1] == 0.5 and got["b"][28] == 14.0

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.types import union_categoricals
 
 from dialectbias.judges import Rubric
 from dialectbias.report import ReportContent, Section, agreement_scatter, gap_ci_plot, heatmap
@@ -59,52 +58,74 @@ def load_judgments(store: Store, judge_ids: Sequence[str], model_ids: Sequence[s
     judge_ids, model_ids = list(dict.fromkeys(judge_ids)), list(dict.fromkeys(model_ids))
     fields = list(dict.fromkeys(fields))
     columns = [*BASE_COLUMNS, *fields]
-    parts: dict[str, list[Any]] = {}
+    dtypes = {"judge": np.int16, "model": np.int16, "item_id": np.int32, "variant": np.int32, "score": float,
+              "human_score": float, "confidence": float, "needs_review": np.int8, "flagged": np.int8,
+              "zeroed": np.int8, "unscored": np.int8, "out_of_range": np.int8, **dict.fromkeys(fields, np.float32)}
+    buffers = _Buffers(dtypes)
+    codes: dict[str, dict[str, int]] = {"item_id": {}, "variant": {}}  # each id's code, in order of appearance
     for chunk in judgment_columns(store, judge_ids, model_ids, fields, chunk_rows=_CHUNK_ROWS, human=human):
-        for name, values in (("judge", np.array(chunk["judge"], dtype=np.int16)),
-                             ("model", np.array(chunk["model"], dtype=np.int16)),
-                             ("item", pd.Categorical(np.array(chunk["item_id"], dtype=object))),
-                             ("variant", pd.Categorical(np.array(chunk["variant"], dtype=object))),
-                             ("score", np.array(chunk["score"], dtype=float)),
-                             ("human", np.array(chunk["human_score"], dtype=float)),
-                             ("confidence", np.array(chunk["confidence"], dtype=float)),
-                             ("needs_review", np.array(chunk["needs_review"], dtype=np.int8)),
-                             ("flagged", np.array(chunk["flagged"], dtype=np.int8)),
-                             ("zeroed", np.array(chunk["zeroed"], dtype=np.int8)),
-                             ("unscored", np.array(chunk["unscored"], dtype=np.int8)),
-                             ("out_of_range", np.array(chunk["out_of_range"], dtype=np.int8)),
-                             *((f"field:{f}", np.array(chunk[f], dtype=np.float32)) for f in fields)):
-            parts.setdefault(name, []).append(values)
-    if not parts:
+        buffers.append({name: ([codes[name].setdefault(v, len(codes[name])) for v in values]
+                               if name in codes else values) for name, values in chunk.items()})
+    if not buffers.n:
         return _empty_frame(columns)
-    item = union_categoricals(parts.pop("item"), sort_categories=True)
-    variant = union_categoricals(parts.pop("variant"), sort_categories=True)
-    judge, model = np.concatenate(parts.pop("judge")), np.concatenate(parts.pop("model"))
+    data = buffers.columns()
+    cats = {name: sorted(found) for name, found in codes.items()}
+    for name, found in codes.items():  # codes in sorted order of the ids, as a sorted categorical has them
+        rank = np.empty(len(found), dtype=np.int32)
+        rank[[found[v] for v in cats[name]]] = np.arange(len(found), dtype=np.int32)
+        data[name] = rank[data[name]]
     # sorted by key, storage order within a key (a stable sort): a key's last row is its latest judgment. Done on
-    # the code arrays and applied one column at a time, so the peak holds the columns about twice, not the
-    # several frame copies a pandas drop_duplicates + sort_values makes (issue 23: the report's memory)
-    keys = (judge, model, variant.codes, item.codes)
+    # the code arrays and applied one column at a time; the columns were filled into arrays grown geometrically,
+    # never held as chunks: the peak holds the columns about twice (issue 23: the report's memory)
+    keys = (data["judge"], data["model"], data["variant"], data["item_id"])
     order = np.lexsort(keys[::-1])
     differs = np.zeros(order.size - 1, dtype=bool)
     for k in keys:
         ordered = k[order]
         differs |= ordered[1:] != ordered[:-1]
     keep = order[np.append(differs, True)]
-    del order, differs
-    out = {"judge_id": pd.Categorical.from_codes(judge[keep], categories=judge_ids),
-           "model_id": pd.Categorical.from_codes(model[keep], categories=model_ids),
-           "item_id": pd.Categorical.from_codes(item.codes[keep], categories=item.categories),
-           "variant": pd.Categorical.from_codes(variant.codes[keep], categories=variant.categories)}
-    del judge, model, item, variant
-    for name, column in (("score", "judge_score"), ("human", "human_score"), ("confidence", "confidence"),
+    del order, differs, keys
+    out: dict[str, Any] = {
+        "judge_id": pd.Categorical.from_codes(data.pop("judge")[keep], categories=judge_ids),
+        "model_id": pd.Categorical.from_codes(data.pop("model")[keep], categories=model_ids),
+        **{name: pd.Categorical.from_codes(data.pop(name)[keep], categories=cats[name])
+           for name in ("item_id", "variant")}}
+    for name, column in (("score", "judge_score"), ("human_score", "human_score"), ("confidence", "confidence"),
                          ("unscored", "parse_status"), ("needs_review", "needs_review"), ("flagged", "flagged"),
-                         ("zeroed", "zeroed"), ("out_of_range", "out_of_range"),
-                         *((f"field:{f}", f) for f in fields)):
-        values = np.concatenate(parts.pop(name))[keep]
+                         ("zeroed", "zeroed"), ("out_of_range", "out_of_range"), *((f, f) for f in fields)):
+        values = data.pop(name)[keep]
         out[column] = (pd.Categorical.from_codes(values, categories=["parsed", "failed", "invalid"])
                        if column == "parse_status" else values)
     out["final_score"] = np.where(np.isnan(out["human_score"]), out["judge_score"], out["human_score"])
-    return pd.DataFrame({c: out.pop(c) for c in columns})
+    return pd.DataFrame({c: out.pop(c) for c in columns}, copy=False)  # no block copy of every column
+
+
+class _Buffers:
+    """Columns filled chunk by chunk into numpy arrays grown by half when full: large arrays, so a grown-out one
+    goes back to the system (a list of small chunk arrays stays in the allocator's heap, and the report's peak
+    memory grew with it)."""
+
+    def __init__(self, dtypes: dict[str, Any], capacity: int = 1 << 16) -> None:
+        self.n = 0
+        self._arrays = {name: np.empty(capacity, dtype=dtype) for name, dtype in dtypes.items()}
+
+    def append(self, chunk: dict[str, Sequence[Any]]) -> None:
+        m = len(next(iter(chunk.values())))
+        capacity = len(next(iter(self._arrays.values())))
+        if self.n + m > capacity:
+            capacity = max(self.n + m, capacity * 3 // 2)
+            for name, old in self._arrays.items():
+                grown = np.empty(capacity, dtype=old.dtype)
+                grown[:self.n] = old[:self.n]
+                self._arrays[name] = grown
+        for name, array in self._arrays.items():
+            array[self.n:self.n + m] = np.asarray(chunk[name], dtype=float if array.dtype.kind == "f" else None)
+        self.n += m
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The filled part of each column (views); the buffers are handed over."""
+        arrays, self._arrays = self._arrays, {}
+        return {name: array[:self.n] for name, array in arrays.items()}
 
 
 def _empty_frame(columns: Sequence[str]) -> pd.DataFrame:
