@@ -4,21 +4,15 @@ done grew 16–25× for 10× the paper (benchmarks/tenx.py); these check that th
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from dialectbias.store import Store, judge_counts, judgments_to_rescore, overrides_to_rescore
 from dialectbias.store._judgments import LATEST_CURRENT_SQL
-from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection
+from store_sql import connection, store_at_version
 
 
 def v9_store(path: Path) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for n in range(1, 10):
-        conn.executescript(MIGRATIONS[n])
-    conn.execute("INSERT INTO meta VALUES ('schema_version', '9')")
+    conn = store_at_version(path, 9)
     for i, meta in enumerate(('{}', '{"retry_of": "j0", "attempt": 1}')):
         conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
                      "messages, params, cache_key, created_at, meta) VALUES (?, 'judge', 'judge-1', 'q1', 'sylhet', "

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from dialectbias.store import OVERRIDE_KIND, Store, iter_judgments, latest_overrides
-from dialectbias.store._schema import MIGRATIONS
+from store_sql import store_at_version
 
 
 def v4_store(path: Path) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for n in range(1, 5):
-        conn.executescript(MIGRATIONS[n])
-    conn.execute("INSERT INTO meta VALUES ('schema_version', '4')")
+    conn = store_at_version(path, 4)
     for rid, ok, share, refusal, reason in (("a", 1, 0.93, None, None),
                                            ("b", 0, 0.1, "bn_sorry", "zeroed: script: judge and code agree"),
                                            ("c", None, 0.0, None, "review: script: indeterminate")):

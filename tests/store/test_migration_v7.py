@@ -9,16 +9,11 @@ from pathlib import Path
 import pytest
 
 from dialectbias.store import Store
-from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection
+from store_sql import connection, store_at_version
 
 
 def v6_store(path: Path) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for n in range(1, 7):
-        conn.executescript(MIGRATIONS[n])
-    conn.execute("INSERT INTO meta VALUES ('schema_version', '6')")
+    conn = store_at_version(path, 6)
     conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at) "
                  "VALUES ('j1', 'rahim', 'judgment_override', '{\"score\": 7.5}', 1)")
     conn.commit()

@@ -4,7 +4,6 @@ first use; re-scored overrides never leave two identical answers of one annotato
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from dialectbias.store import (
@@ -14,16 +13,11 @@ from dialectbias.store import (
     overrides_to_rescore,
     update_overrides,
 )
-from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection
+from store_sql import connection, store_at_version
 
 
 def v7_store(path: Path) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for n in range(1, 8):
-        conn.executescript(MIGRATIONS[n])
-    conn.execute("INSERT INTO meta VALUES ('schema_version', '7')")
+    conn = store_at_version(path, 7)
     conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
                  "messages, params, cache_key, created_at) VALUES ('j1', 'judge', 'judge-1', 'q1', 'sylhet', 't', "
                  "'h', '[]', '{}', 'k', 0)")

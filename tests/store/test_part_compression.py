@@ -4,7 +4,6 @@ exports and reports are byte-identical whichever form the parts are in, and stor
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,7 @@ from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import SCHEMA_VERSION, Store
 from dialectbias.store._content import PARTS, read_data, stored_data
-from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection
+from store_sql import connection, store_at_version
 
 MODEL = OpenAIModelConfig(id="j", model="judge", base_url="http://127.0.0.1:1/v1")
 BENGALI = "উপভাষার উত্তরটি প্রমিত উত্তরের সাথে তুলনা করে মূল তথ্যগুলো মিলিয়ে দেখুন। "
@@ -79,11 +77,7 @@ def test_both_forms_in_one_store_read_the_same(tmp_path: Path) -> None:
 
 def v8_store(path: Path, system: str, user: str) -> dict[str, Any]:
     """A store as dialectbias wrote it at schema v8: the request's text parts as TEXT."""
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for n in range(1, 9):
-        conn.executescript(MIGRATIONS[n])
-    conn.execute("INSERT INTO meta VALUES ('schema_version', '8')")
+    conn = store_at_version(path, 8)
     row = judge_spec(system, user).to_row()
     for part in row.pop("parts"):
         conn.execute("INSERT INTO content VALUES (?,?,?,?,?,?,?)", part.values())
