@@ -27,7 +27,7 @@ the growth ratio (10× / 1×: 10 is linear, below is better; memory's goal is fl
 benchmarks/results/tenx.json.
 
 Usage:
-  nice python benchmarks/tenx.py                        # 1× and 10× (~30 min on 2 busy cores)
+  nice python benchmarks/tenx.py                        # 1× and 10× (~40 min on 2 busy cores)
   nice python benchmarks/tenx.py --scales 1 3           # other scales; the ratio is last / first
   nice python benchmarks/tenx.py --scales 0.05 --sample 500    # a smoke run
 Needs the test server's extras (dialectbias.testing) and the report's (matplotlib); writes only under a
