@@ -161,11 +161,11 @@ def test_on_miscalibrated_review_sends_the_dialects_judgments_to_review(calibrat
 def test_the_dialects_of_annotated_judgments_only_are_read(calibrated: dict[str, Any], rv: Any) -> None:
     """The report's annotator agreement maps each annotated judgment to its dialect; it reads those judgments
     only, not the store's every judgment (whose dict grew the report's memory with the study, issue 23)."""
-    from dialectbias.store import judgment_variants
+    from dialectbias.store import annotated_judgment_variants
 
     with Store.open(calibrated["path"]) as store:
         extra = rv.add_judgment(store, "model-a", "q0", "standard", confidence=4, likert=(5, 5, 5, 5, 5),
                                 needs_review=False)
-        variants = judgment_variants(store)
+        variants = annotated_judgment_variants(store)
         assert extra not in variants and len(variants) == 12
         assert set(variants.values()) == {"chittagong", "sylhet"}

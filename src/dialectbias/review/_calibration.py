@@ -32,10 +32,10 @@ from dialectbias.store import (
     HUMAN_SCORE_MODES,
     SnapshotRow,
     Store,
+    annotated_judgment_variants,
     assigned_dialects,
     iter_judgments,
     judgment_overrides,
-    judgment_variants,
     latest_annotations,
     save_snapshot_rows,
     snapshot_rows,
@@ -58,7 +58,7 @@ class Thresholds:
 
 
 def _dialects_of_targets(store: Store) -> dict[str, str]:
-    return judgment_variants(store) | assigned_dialects(store)
+    return annotated_judgment_variants(store) | assigned_dialects(store)
 
 
 def _num(x: float | None) -> float | None:

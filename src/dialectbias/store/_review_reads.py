@@ -117,7 +117,7 @@ def request_keys(store: Store, request_ids: Sequence[str]) -> dict[str, tuple[st
     return out
 
 
-def judgment_variants(store: Store) -> dict[str, str]:
+def annotated_judgment_variants(store: Store) -> dict[str, str]:
     """judge request id -> the variant of every stored judgment a human annotation targets (the report's
     agreement reads these only: a store's every judgment would grow its memory with the study, issue 23)."""
     return {r[0]: r[1] for r in store.query(

@@ -411,10 +411,7 @@ def _paired_frame(values: np.ndarray, ia: np.ndarray, ib: np.ndarray, labels: di
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_a = np.where(both, x, 0).sum(axis=0) / both.sum(axis=0)
             mean_b = np.where(both, y, 0).sum(axis=0) / both.sum(axis=0)
-        for name, column in (("n", tests.n), ("mean_a", mean_a), ("mean_b", mean_b), ("mean_diff", tests.mean_diff),
-                             ("t_statistic", tests.t_statistic), ("t_pvalue", tests.t_pvalue),
-                             ("wilcoxon_statistic", tests.wilcoxon_statistic),
-                             ("wilcoxon_pvalue", tests.wilcoxon_pvalue)):
+        for name, column in {**vars(tests), "mean_a": mean_a, "mean_b": mean_b}.items():
             stats.setdefault(name, []).append(column)
     out = pd.DataFrame(labels)
     for name, parts in stats.items():
