@@ -54,8 +54,11 @@ def test_the_resumes_queries_read_indexes(tmp_path: Path) -> None:
         trace: list[str] = []
         connection(store).set_trace_callback(trace.append)
         store.count_pending("judge", "m")
+        store.pending_counts("judge")
         store.result_counts()
         assert all("results_status_of" in plan(store, sql) for sql in trace if "results" in sql)
+        # every model's count in one sweep in request-id order (the primary key), not one sweep per model
+        assert plan(store, trace[1]).startswith("SCAN cr |")
         connection(store).set_trace_callback(None)
 
 

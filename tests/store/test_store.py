@@ -108,6 +108,29 @@ def test_pending_skips_ok_results_but_not_failed_ones(store: Store) -> None:
     assert store.count_pending("generate", "m") == 2
 
 
+def test_pending_counts_match_count_pending_in_one_pass(store: Store) -> None:
+    """`pending_counts` (one sweep, used by the runner and executors) gives each model what `count_pending` gives:
+    ok results are done, failed and missing ones pending, superseded and other stages' requests not counted."""
+    other = OpenAIModelConfig(id="m2", model="test-model-2", base_url="http://127.0.0.1:1/v1")
+    gen = [request_row(i) for i in range(5)]
+    gen2 = [request_row(i, model=other) for i in range(4)]
+    store.add_requests(gen, current=("generate", "m"))
+    store.add_requests(gen2, current=("generate", "m2"))
+    store.add_requests([request_row(i, stage="judge") for i in range(3)], current=("judge", "m"))
+    store.write([("results", result_row(gen[0]["request_id"], "ok")),
+                 ("results", result_row(gen[1]["request_id"], "failed")),
+                 *(("results", result_row(r["request_id"], "ok")) for r in gen2)])
+    store.add_requests(gen[:4], current=("generate", "m"))  # gen[4] is superseded
+    trace: list[str] = []
+    connection(store).set_trace_callback(trace.append)
+    counts = store.pending_counts("generate")
+    connection(store).set_trace_callback(None)
+    assert counts == {"m": 3} == {m: n for m in ("m", "m2") if (n := store.count_pending("generate", m))}
+    assert store.pending_counts("judge") == {"m": 3}
+    assert store.pending_counts("nothing") == {}
+    assert len(trace) == 1  # one statement for every model
+
+
 def test_pending_is_only_the_current_compiled_set(tmp_path: Path) -> None:
     path = tmp_path / "run.sqlite"
     with Store.open(path) as s:

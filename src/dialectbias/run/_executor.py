@@ -120,8 +120,9 @@ async def execute_stage(stage: Stage, store: Store, clients: dict[str, ModelAPI]
                         stats: dict[str, StageStats], progress: ProgressHook, seed: int = 0) -> None:
     """Send every pending request of the stage, all models concurrently; results are committed as they come."""
     writer = _Writer(store)
+    pending = store.pending_counts(stage.name)
     runners = [_ModelRunner(stage, m, clients[m.id], store, writer, stats[m.id], progress, seed)
-               for m in stage.models if store.count_pending(stage.name, m.id)]
+               for m in stage.models if pending.get(m.id)]
 
     async def flush_periodically() -> None:  # a slow model's last result is not left in the buffer
         while True:
@@ -147,8 +148,9 @@ class LocalExecutor(Executor):
         self.clients: dict[str, ModelAPI] = {}
 
     async def prepare(self, stage: Stage, store: Store) -> None:
+        pending = store.pending_counts(stage.name)
         for m in stage.models:
-            if m.id not in self.clients and store.count_pending(stage.name, m.id):
+            if m.id not in self.clients and pending.get(m.id):
                 self.clients[m.id] = create_model(m)
 
     async def run_stage(self, stage: Stage, store: Store, stats: dict[str, StageStats],

@@ -148,7 +148,10 @@ class RayExecutor(Executor):
         self.passes: dict[str, Pass] = {}
 
     async def prepare(self, stage: Stage, store: Store) -> None:
-        if not self.connected and any(store.count_pending(stage.name, m.id) for m in stage.models):
+        if self.connected:
+            return
+        counts = store.pending_counts(stage.name)
+        if any(counts.get(m.id) for m in stage.models):
             self.started = connect(self.exp)  # on the main thread: Ray installs its signal handlers there
             self.connected = True
 
@@ -175,7 +178,8 @@ class RayExecutor(Executor):
     async def run_stage(self, stage: Stage, store: Store, stats: dict[str, StageStats],
                         progress: ProgressHook) -> None:
         writer = _Writer(store)  # shared: every write happens on this event loop, never in two threads
-        pending = [config for config in stage.models if store.count_pending(stage.name, config.id)]
+        counts = store.pending_counts(stage.name)
+        pending = [config for config in stage.models if counts.get(config.id)]
         if not pending:
             return
         ours = {config.id for config in stage.models}

@@ -86,7 +86,9 @@ def _compile(exp: Experiment, task: StagedTask, stage: Stage, earlier: list[str]
             stats.total = store.add_requests(rows(), fingerprint=fingerprint, current=(stage.name, model.id))
             if fingerprint:
                 store.save_compiled(fingerprint, stage.name, model.id, stats.total, stats.skipped, stats.errors)
-        stats.already_done = stats.total - store.count_pending(stage.name, model.id)
+    pending = store.pending_counts(stage.name)
+    for model in stage.models:
+        model_stats[model.id].already_done = model_stats[model.id].total - pending.get(model.id, 0)
 
 
 async def _run_stages(exp: Experiment, task: StagedTask, stages: list[Stage], store: Store, view: ProgressView,

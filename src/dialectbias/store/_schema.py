@@ -186,3 +186,7 @@ MIGRATIONS: dict[int, str] = {
 #: named in the queries that only ask whether a request has a result and its status (SQLite prefers the primary
 #: key's index, whose lookups read the whole result row, output and all)
 RESULT_STATUS_INDEX = "results_status_of"
+
+#: the primary key of `current_requests` (WITHOUT ROWID), named where a query must read it in request-id order:
+#: NOT INDEXED does not keep SQLite from the (stage, model) index, which splits the read into a sweep per model
+CURRENT_BY_ID = "sqlite_autoindex_current_requests_1"

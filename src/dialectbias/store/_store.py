@@ -14,7 +14,7 @@ from dialectbias.data import Item
 from dialectbias.errors import StoreError
 from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, read_data, stored_data, unpack_messages
 from dialectbias.store._records import ResultCounts, StageResult
-from dialectbias.store._schema import MIGRATIONS, RESULT_STATUS_INDEX, SCHEMA_VERSION
+from dialectbias.store._schema import CURRENT_BY_ID, MIGRATIONS, RESULT_STATUS_INDEX, SCHEMA_VERSION
 
 #: the key of a request row (`RequestSpec.to_row`) holding the `content` rows it refers to; not a column:
 #: `add_requests` and `write` store them, once each, in the request's transaction
@@ -340,6 +340,17 @@ class Store:
             "ON s.request_id = cr.request_id "
             "WHERE cr.stage=? AND cr.model_id=? AND (s.status IS NULL OR s.status != 'ok')",
             (stage, model_id)).fetchone()[0]
+
+    def pending_counts(self, stage: str) -> dict[str, int]:
+        """Model id -> its current requests of the stage without a successful result (models with none are left
+        out). One pass over `current_requests` in request-id order, so the lookups sweep the results' index once;
+        `count_pending` per model sweeps it once per model (at 10× the paper, 22 sweeps of an index larger than
+        the page cache per call, issue 23)."""
+        rows = self._conn.execute(
+            f"SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY {CURRENT_BY_ID} "
+            f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id "
+            "WHERE cr.stage=? AND (s.status IS NULL OR s.status != 'ok') GROUP BY cr.model_id", (stage,))
+        return {r[0]: r[1] for r in rows}
 
     def cached(self, cache_key: str) -> sqlite3.Row | None:
         return self._conn.execute("SELECT * FROM cache WHERE cache_key=?", (cache_key,)).fetchone()
