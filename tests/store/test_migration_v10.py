@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dialectbias.store import Store, judge_counts, judgments_to_rescore, overrides_to_rescore
+from dialectbias.store import Store, judge_counts, judge_yields, judgments_to_rescore, overrides_to_rescore
 from dialectbias.store._judgments import LATEST_CURRENT_SQL
 from store_sql import connection, store_at_version
 
@@ -59,7 +59,12 @@ def test_the_resumes_queries_read_indexes(tmp_path: Path) -> None:
         assert all("results_status_of" in plan(store, sql) for sql in trace if "results" in sql)
         # every model's count in one sweep in request-id order (the primary key), not one sweep per model
         assert plan(store, trace[1]).startswith("SCAN cr |")
+        trace.clear()
+        store.result_counts()
+        judge_yields(store)
         connection(store).set_trace_callback(None)
+        # a current request's stage and model are in current_requests: no request row is read for them
+        assert len(trace) == 2 and not any("requests r" in sql or "SEARCH r " in plan(store, sql) for sql in trace)
 
 
 def test_rescore_batches_continue_in_rowid_order_and_overrides_start_from_annotations(tmp_path: Path) -> None:

@@ -163,11 +163,10 @@ class JudgeYield:
 def judge_yields(store: Store, stage: str = "judge") -> dict[str, JudgeYield]:
     """Per judge model id: its current requests of `stage` and their judgments' outcome."""
     rows = store.query(
-        "SELECT r.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
+        "SELECT cr.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
         f"coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0), coalesce(sum({INVALID_SQL}), 0) "
-        "FROM current_requests cr "
-        "JOIN requests r ON r.request_id = cr.request_id LEFT JOIN judgments j ON j.request_id = r.request_id "
-        "WHERE r.stage = ? GROUP BY r.model_id", (stage,))
+        "FROM current_requests cr LEFT JOIN judgments j ON j.request_id = cr.request_id "  # no request row read
+        "WHERE cr.stage = ? GROUP BY cr.model_id", (stage,))
     return {r[0]: JudgeYield(*r[1:]) for r in rows}
 
 

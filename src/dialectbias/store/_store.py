@@ -332,11 +332,10 @@ class Store:
     def result_counts(self) -> dict[tuple[str, str], ResultCounts]:
         """(stage, model id) -> its current requests, successes and failures."""
         rows = self.query(
-            "SELECT r.stage, r.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
-            "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "
-            f"JOIN requests r ON r.request_id = cr.request_id LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
-            "ON s.request_id = r.request_id "
-            "GROUP BY r.stage, r.model_id")
+            "SELECT cr.stage, cr.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
+            "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "  # its stage and model are the request's
+            f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id "
+            "GROUP BY cr.stage, cr.model_id")
         return {(r[0], r[1]): ResultCounts(r[2], r[3], r[4]) for r in rows}
 
     def count_pending(self, stage: str, model_id: str) -> int:
