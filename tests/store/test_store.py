@@ -86,21 +86,6 @@ def test_add_requests_is_idempotent(store: Store) -> None:
     assert store.count_pending("generate", "m") == 3
 
 
-def test_add_requests_stores_a_set_in_request_id_order(store: Store) -> None:
-    """A compiled set lands in request-id order (rowid order = id order), so the B-trees keyed by request id
-    grow by one sweep; a repeated id keeps its first row; current and compiled sets hold every id once."""
-    rows = [request_row(i) for i in range(40)]
-    first = {**rows[5], "created_at": 1.0}
-    given = [*rows, {**rows[5], "created_at": 2.0}]
-    given[5] = first
-    assert store.add_requests(given, fingerprint="fp", current=("generate", "m")) == 41
-    stored = [r[0] for r in store.query("SELECT request_id FROM requests ORDER BY rowid")]
-    assert stored == sorted(r["request_id"] for r in rows)
-    assert store.query("SELECT created_at FROM requests WHERE request_id = ?", (first["request_id"],))[0][0] == 1.0
-    for table in ("current_requests", "compiled_requests"):
-        assert store.query(f"SELECT count(DISTINCT request_id), count(*) FROM {table}")[0][:] == (40, 40)
-
-
 def test_pending_requests_paginate_in_id_order(store: Store) -> None:
     rows = [request_row(i) for i in range(7)]
     store.add_requests(rows)

@@ -165,34 +165,29 @@ class Store:
         rows are that stage's whole set for the model: they become its current set, replacing the previous
         one (rows no longer asked for are superseded, in the same transaction, so readers see either set).
         With a `fingerprint`, the set is also recorded under it; `save_compiled` then makes it reusable."""
-        names = ",".join(REQUEST_COLUMNS)
+        cols = REQUEST_COLUMNS
+        sql = f"INSERT OR IGNORE INTO requests ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})"
         n = 0
         iterator = iter(rows)
         with self.transaction():
-            # staged first (appends), then stored in request-id order: each B-tree keyed by request id (the
-            # table's, `current_requests`, `compiled_requests`) grows by one sweep instead of a random page per
-            # row, which re-read most pages once its indexes outgrew the page cache (issue 23, 10× the paper)
-            self._conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS staged_requests ({names})")
-            self._conn.execute("DELETE FROM temp.staged_requests")
-            stage_sql = f"INSERT INTO temp.staged_requests VALUES ({','.join('?' * len(REQUEST_COLUMNS))})"
+            if current:
+                self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY)")
+                self._conn.execute("DELETE FROM temp.compiling")
             while batch := list(islice(iterator, 1000)):
                 self.add_content(part for row in batch for part in row.get(PARTS_KEY, ()))
-                self._conn.executemany(stage_sql, [tuple(row[c] for c in REQUEST_COLUMNS) for row in batch])
-                n += len(batch)
-            by_id = "FROM temp.staged_requests ORDER BY request_id, rowid"  # a repeated id: its first row
-            self._conn.execute(f"INSERT OR IGNORE INTO requests ({names}) SELECT {names} {by_id}")
-            if current:
-                self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY) "
-                                   "WITHOUT ROWID")
-                self._conn.execute("DELETE FROM temp.compiling")
-                self._conn.execute(f"INSERT OR IGNORE INTO temp.compiling SELECT request_id {by_id}")
-                self._conn.execute(f"INSERT OR IGNORE INTO current_requests SELECT request_id, stage, model_id {by_id}")
-            if fingerprint:
-                self._conn.execute(f"INSERT OR IGNORE INTO compiled_requests SELECT ?, request_id {by_id}",
-                                   (fingerprint,))
+                chunk = [tuple(row[c] for c in cols) for row in batch]
+                self._conn.executemany(sql, chunk)
+                if current:
+                    ids = [(values[0],) for values in chunk]
+                    self._conn.executemany("INSERT OR IGNORE INTO temp.compiling VALUES (?)", ids)
+                    self._conn.executemany("INSERT OR IGNORE INTO current_requests VALUES (?, ?, ?)",
+                                          [(v[0], v[1], v[2]) for v in chunk])
+                if fingerprint:
+                    self._conn.executemany("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
+                                          [(fingerprint, values[0]) for values in chunk])
+                n += len(chunk)
             if current:
                 self._replace_current(*current, "SELECT request_id FROM temp.compiling", (), fingerprint)
-            self._conn.execute("DELETE FROM temp.staged_requests")
         return n
 
     def save_compiled(self, fingerprint: str, stage: str, model_id: str, n_requests: int, n_skipped: int,
