@@ -343,8 +343,8 @@ class Store:
     def pending_counts(self, stage: str) -> dict[str, int]:
         """Model id -> its current requests of the stage without a successful result (models with none are left
         out). One pass over `current_requests` in request-id order, so the lookups sweep the results' index once;
-        `count_pending` per model sweeps it once per model (at 10× the paper, 22 sweeps of an index larger than
-        the page cache per call, issue 23)."""
+        `count_pending` sweeps it once per model (the paper's generation stage: 19 sweeps per call of an index
+        that outgrows the page cache at 10× the paper, issue 23)."""
         rows = self._conn.execute(
             f"SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY {CURRENT_BY_ID} "
             f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id "
