@@ -46,6 +46,11 @@ def dumps_ordered(value: Any) -> str:
 CACHE_KIB = 65_536
 
 
+#: a current request (`cr`) with its result's status, if any (`s`), and the test for one still to be sent
+_WITH_RESULT = f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id"
+_PENDING = "(s.status IS NULL OR s.status != 'ok')"
+
+
 class Store:
     """One experiment's store. Open with `Store.open(path)`; use as a context manager."""
 
@@ -335,9 +340,8 @@ class Store:
 
     def count_pending(self, stage: str, model_id: str) -> int:
         return self._conn.execute(
-            f"SELECT count(*) FROM current_requests cr LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
-            "ON s.request_id = cr.request_id "
-            "WHERE cr.stage=? AND cr.model_id=? AND (s.status IS NULL OR s.status != 'ok')",
+            f"SELECT count(*) FROM current_requests cr {_WITH_RESULT} "
+            f"WHERE cr.stage=? AND cr.model_id=? AND {_PENDING}",
             (stage, model_id)).fetchone()[0]
 
     def pending_counts(self, stage: str) -> dict[str, int]:
@@ -346,9 +350,8 @@ class Store:
         `count_pending` sweeps it once per model (the paper's generation stage: 19 sweeps per call of an index
         that outgrows the page cache at 10× the paper, issue 23)."""
         rows = self._conn.execute(
-            f"SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY {CURRENT_BY_ID} "
-            f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id "
-            "WHERE cr.stage=? AND (s.status IS NULL OR s.status != 'ok') GROUP BY cr.model_id", (stage,))
+            f"SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY {CURRENT_BY_ID} {_WITH_RESULT} "
+            f"WHERE cr.stage=? AND {_PENDING} GROUP BY cr.model_id", (stage,))
         return {r[0]: r[1] for r in rows}
 
     def cached(self, cache_key: str) -> sqlite3.Row | None:
