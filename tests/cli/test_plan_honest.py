@@ -230,3 +230,24 @@ def test_the_plans_context_warning_counts_what_the_run_refuses(qa_project: Any, 
                                                "(estimated)")
         second = cli("run", project.yaml_path, "--no-progress")
         assert f"too long {expected}" in " ".join(second.stdout.split()), second.stdout
+
+
+def test_the_plan_counts_each_stages_answered_requests_in_one_sweep(qa_server: Any, qa_project: Any, cli: Any,
+                                                                   qa: Any) -> None:
+    """Issue 23: the plan counts what is already answered with one `pending_counts` per stage, not a
+    `count_pending` per model (a sweep of the results' index each), and the counts are each model's own."""
+    from dialectbias.store import Store
+
+    project = qa_project(qa_server.base_url, n_items=2)
+    assert cli("run", project.yaml_path, "--no-progress").exit_code == 0
+    qa.write_jsonl(project.dir / "items.jsonl", [qa.qa_item(i) for i in range(5)])  # 3 new items: 9 requests
+    project.rewrite(models=[*project.config["models"],
+                            {**project.config["models"][0], "id": "model-new", "model": "model-new"}])
+    swept = mock.patch.object(Store, "count_pending", side_effect=AssertionError("a sweep per model"))
+    with swept, mock.patch.object(Store, "pending_counts", autospec=True,
+                                  side_effect=Store.pending_counts) as counts:
+        plan = plan_json(cli, project)
+    stages = [c.args[1] for c in counts.call_args_list]
+    assert sorted(set(stages)) == ["generate", "judge"] and len(stages) == len(set(stages)) * 2  # compile + plan
+    assert {m: (r["requests"], r["cached"]) for (s, m), r in plan.items() if s == "generate"} == {
+        "model-a": (15, 6), "model-b": (15, 6), "model-new": (15, 0)}

@@ -184,12 +184,15 @@ def make_plan(exp: Experiment, task: StagedTask, *, tokenizers: bool = True,
             for i, stage in enumerate(stages):
                 stats = {m.id: StageStats(stage=stage.name, model_id=m.id) for m in stage.models}
                 _compile(exp, task, stage, [s.name for s in stages[:i]], store, stats)
+                pending = store.pending_counts(stage.name)  # one sweep for the stage, not one per model
                 for config in stage.models:
                     known = facts.get(config.id)
                     if known is None:
                         known = facts[config.id] = ModelFacts(TokenCounter(config, tokenizers),
                                                               ask(config) if ask else ServerFacts())
-                    rows.append(_plan_model(exp, store, stage.name, config, stats[config.id].total, known))
+                    total = stats[config.id].total
+                    rows.append(_plan_model(exp, store, stage.name, config, total,
+                                            total - pending.get(config.id, 0), known))
         finally:
             store.close()
     return rows
@@ -223,10 +226,11 @@ def _context(config: ModelConfig, facts: ModelFacts) -> tuple[int | None, str]:
     return None, "unknown"
 
 
-def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, total: int,
+def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, total: int, done: int,
                 facts: ModelFacts) -> PlanRow:
+    """The plan of one model's stage: `total` requests, `done` of them already answered."""
     mean_out, latency = measured_means(store, stage, config.id)  # of fresh answers, if any
-    cached = total - store.count_pending(stage, config.id)
+    cached = done
     window, context_basis = _context(config, facts)
     fit = _Fit(window)
     tokens_in = tokens_out = to_send = 0
