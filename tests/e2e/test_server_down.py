@@ -10,6 +10,7 @@ from typing import Any
 from unittest import mock
 
 from dialectbias.api import run_experiment
+from dialectbias.store import Store
 
 SKIP_KIND = "no successful generation to judge"
 
@@ -41,7 +42,9 @@ def test_a_closed_port_stops_each_model_within_a_short_probe(qa: Any, tmp_path: 
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
     project = qa.make_project(tmp_path, base_url, model={"max_retries": 5})  # would back off for ~15 s per request
     started = time.perf_counter()
-    summary = run_experiment(project.yaml_path, progress=False)
+    # what is left unsent is counted for the stage at once (issue 23), not with a sweep per stopped model
+    with mock.patch.object(Store, "count_pending", side_effect=AssertionError("a sweep per model")):
+        summary = run_experiment(project.yaml_path, progress=False)
     assert time.perf_counter() - started < 3
     generate = [s for s in summary.stages if s.stage == "generate"]
     assert [s.model_id for s in generate] == ["model-a", "model-b"]

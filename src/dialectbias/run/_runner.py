@@ -101,10 +101,12 @@ async def _run_stages(exp: Experiment, task: StagedTask, stages: list[Stage], st
             await executor.prepare(stage, store)
             view.add(stage.name, stats)
             await executor.run_stage(stage, store, stats, view.hook)
+            stopped = any(stats[m.id].stopped for m in stage.models)
+            pending = store.pending_counts(stage.name) if stopped else {}  # one sweep, not one per model
             for m in stage.models:
                 stats[m.id].cost = m.cost(stats[m.id].tokens_in, stats[m.id].tokens_out)
                 if stats[m.id].stopped:
-                    stats[m.id].unsent = store.count_pending(stage.name, m.id) - stats[m.id].failed
+                    stats[m.id].unsent = pending.get(m.id, 0) - stats[m.id].failed
     finally:
         await executor.aclose()
 
