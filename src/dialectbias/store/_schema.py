@@ -190,3 +190,6 @@ RESULT_STATUS_INDEX = "results_status_of"
 #: the primary key of `current_requests` (WITHOUT ROWID), named where a query must read it in request-id order:
 #: NOT INDEXED does not keep SQLite from the (stage, model) index, which splits the read into a sweep per model
 CURRENT_BY_ID = "sqlite_autoindex_current_requests_1"
+
+#: the primary key of `judgments` (request id -> rowid), named where a query looks judgments up in request-id order
+JUDGMENTS_BY_ID = "sqlite_autoindex_judgments_1"
