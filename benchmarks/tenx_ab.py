@@ -1,16 +1,19 @@
 """Two versions of dialectbias side by side on the studies `tenx.py --keep DIR` kept (issue 23 item 4).
 
 `tenx.py` builds each scale's study from nothing (~75 min for 1× and 10×). To see what a change to a read path
-did, this runs the read-only steps again (`resume`, `report`, `export`: `tenx.py --child STEP`) on the kept
-stores, once with this checkout's code and once with a git revision's (`--base`, checked out in a temporary
-worktree and put first on PYTHONPATH), alternately, each step in a fresh subprocess. `--cold` empties the
-operating system's page cache before each run (needs root: /proc/sys/vm/drop_caches), so neither version
-reads what the other left in memory. It prints each figure for both versions, new / base, and each version's
-growth from the first scale to the last, and writes benchmarks/results/tenx_ab.json.
+did, this runs the read-only steps again (`report`, `export`: `tenx.py --child STEP`) on the kept stores,
+once with this checkout's code and once with a git revision's (`--base`, checked out in a temporary worktree
+and put first on PYTHONPATH), alternately, each step in a fresh subprocess. `--cold` empties the operating
+system's page cache before each run (needs root: /proc/sys/vm/drop_caches), so neither version reads what
+the other left in memory. It prints each figure for both versions, new / base, and each version's growth
+from the first scale to the last, and writes benchmarks/results/tenx_ab.json.
+
+Not `resume`: a compiled request set's fingerprint holds the package's template file paths, so the other
+checkout's first run compiles every request again (a full compile at 10×) instead of resuming.
 
 Usage:
   nice python benchmarks/tenx.py --keep /tmp/tenx                   # build and keep x1/ and x10/
-  nice python benchmarks/tenx_ab.py --keep /tmp/tenx --base 4317ce3 --steps resume --cold
+  nice python benchmarks/tenx_ab.py --keep /tmp/tenx --base 4317ce3 --steps export --cold
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
     parser.add_argument("--base", required=True, help="the git revision to compare this checkout with")
-    parser.add_argument("--steps", nargs="+", default=["resume"], choices=["resume", "report", "export"])
+    parser.add_argument("--steps", nargs="+", default=["export"], choices=["report", "export"])
     parser.add_argument("--cold", action="store_true", help="empty the OS page cache before each run")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tenx_ab.json")
     args = parser.parse_args()
