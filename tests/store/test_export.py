@@ -122,11 +122,9 @@ def test_jsonl_export_is_not_ascii_escaped(filled: Path, tmp_path: Path) -> None
     assert "উত্তর" in (tmp_path / "out" / "generations.jsonl").read_text(encoding="utf-8")
 
 
-def test_judgments_are_read_in_storage_order_and_sorted_by_key_then_request_id(tmp_path: Path) -> None:
-    """Issue 23: the export reads judgments in storage order (through `judgments_key` each row sat on a random
-    page: 294 s against 245 s at 10× the paper) and sorts them once; a key's several judgments come in
-    request-id order."""
-    from dialectbias.store._export import JUDGMENTS_SQL
+def test_a_keys_several_judgments_are_exported_in_request_id_order(tmp_path: Path) -> None:
+    """Judgments come sorted by (judge, model, item, variant), then request id: a key's current and superseded
+    judgments in the same order on every run, whatever plan SQLite chooses (issue 23)."""
     from store_sql import connection
 
     rows = [("z9", "j", "m2", "q1"), ("c3", "j", "m1", "q2"), ("b2", "j", "m1", "q1"), ("a1", "j", "m1", "q1"),
@@ -140,8 +138,6 @@ def test_judgments_are_read_in_storage_order_and_sorted_by_key_then_request_id(t
             conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, "
                          "parse_status) VALUES (?, ?, ?, ?, 'sylhet', 'r', 'ok')", (rid, judge, model, item))
         conn.execute("DELETE FROM current_requests WHERE request_id = 'b2'")  # superseded, still exported
-        plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {JUDGMENTS_SQL}"))
-        assert plan.startswith("SCAN j |") and "judgments_key" not in plan
         export_store(store, tmp_path / "out", "jsonl")
     lines = (tmp_path / "out" / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
     assert [(r["request_id"], r["current"]) for r in map(json.loads, lines)] == [

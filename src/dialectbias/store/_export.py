@@ -35,13 +35,13 @@ JUDGMENTS_SQL = f"""
 SELECT j.*, {CURRENT_SQL.format(alias="j")} AS current, r.refs AS generation_ids, r.template AS prompt_template,
        r.prompt_hash,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
-FROM judgments j NOT INDEXED JOIN requests r ON r.request_id = j.request_id
+FROM judgments j JOIN requests r ON r.request_id = j.request_id
 LEFT JOIN results s ON s.request_id = j.request_id
 ORDER BY j.judge_id, j.model_id, j.item_id, j.variant, j.request_id
 """
-# (judgments read in storage order and sorted once: read in key order through `judgments_key`, each row sat on a
-# random page, 294 s of wall time at 10× the paper against 245 s; the request id orders a key's several
-# judgments, which came in an order of SQLite's choosing before; issue 23)
+# (the request id orders a key's several judgments, which came in an order of SQLite's choosing before. Read in
+# storage order and sorted once instead of through `judgments_key`, the export was no faster at 10× the paper
+# and its sort needed gigabytes of temporary files: benchmarks/README.md, issue 23)
 
 # re-asks after a structured output failed validation: the request (its prompt is the first conversation,
 # the first answer and the error), its result, and `reask_of` = the first request; a judgment parsed from a
