@@ -33,6 +33,11 @@ REPO = HERE.parent
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
 
+def git(*args: str) -> str:
+    """`git -C REPO ARGS…`'s output (it must succeed)."""
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def run_step(step: str, study: Path, src: Path, cold: bool) -> dict[str, Any]:
     if cold:
         os.sync()
@@ -62,17 +67,12 @@ def main() -> None:
         raise SystemExit(f"{args.keep}: no x<scale>/tenx.yaml (build them with `tenx.py --keep {args.keep}`)")
     if args.cold and not os.access(DROP_CACHES, os.W_OK):
         raise SystemExit(f"--cold: {DROP_CACHES} is not writable (run as root, or leave --cold out)")
-    base_rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", args.base], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "src"], capture_output=True,
-                                text=True, check=True).stdout.strip())
+    base_rev, head = git("rev-parse", args.base), git("rev-parse", "HEAD")
+    dirty = bool(git("status", "--porcelain", "src"))
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tenx-ab-") as tmp:
         tree = Path(tmp) / "base"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), base_rev],
-                       capture_output=True, check=True)
+        git("worktree", "add", "--detach", str(tree), base_rev)
         try:
             for study in studies:
                 for step in args.steps:

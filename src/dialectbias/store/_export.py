@@ -40,8 +40,8 @@ LEFT JOIN results s ON s.request_id = j.request_id
 ORDER BY j.judge_id, j.model_id, j.item_id, j.variant, j.request_id
 """
 # (the request id orders a key's several judgments, which came in an order of SQLite's choosing before. Read in
-# storage order and sorted once instead of through `judgments_key`, the export was no faster at 10× the paper
-# and its sort needed gigabytes of temporary files: benchmarks/README.md, issue 23)
+# storage order and sorted once instead of through `judgments_key`, the export was no faster at 10× the paper,
+# and that one sort of every row (4.8 GB exported) went to temporary files: benchmarks/README.md, issue 23)
 
 # re-asks after a structured output failed validation: the request (its prompt is the first conversation,
 # the first answer and the error), its result, and `reask_of` = the first request; a judgment parsed from a
