@@ -8,8 +8,9 @@ system's page cache before each run (needs root: /proc/sys/vm/drop_caches), so n
 the other left in memory. It prints each figure for both versions, new / base, and each version's growth
 from the first scale to the last, and writes benchmarks/results/tenx_ab.json.
 
-Not `resume`: a compiled request set's fingerprint holds the package's template file paths, so the other
-checkout's first run compiles every request again (a full compile at 10×) instead of resuming.
+Not `resume`: a revision older than the input files' location-free identity (`tasks/_identity.py`) put the
+package's template file paths into a compiled set's fingerprint, so its first run in the other checkout
+compiles every request again (a full compile at 10×) instead of resuming.
 
 Usage:
   nice python benchmarks/tenx.py --keep /tmp/tenx                   # build and keep x1/ and x10/

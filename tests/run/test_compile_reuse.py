@@ -65,3 +65,74 @@ def test_edited_template_rebuilds(qa: Any, qa_server: Any, tmp_path: Path, count
     again = run_experiment(project.yaml_path, progress=False)
     assert len(counted_builds) == 4
     assert {s.model_id: s.calls for s in again.stages if s.stage == "generate"} == {"model-a": 2, "model-b": 2}
+
+
+def _same_size_edit(path: Path, old: str, new: str) -> None:
+    """Rewrite `path` with `old` replaced by `new` (same length) and put its size and mtime back, as `cp -p`,
+    `rsync -t` or an archive restore leave a file edited elsewhere."""
+    assert len(old.encode()) == len(new.encode())
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def test_edit_keeping_size_and_mtime_rebuilds(qa: Any, qa_server: Any, tmp_path: Path,
+                                              counted_builds: list[str]) -> None:
+    """The compile fingerprint follows the data's content, not its size and mtime: an edited question whose
+    file kept both (before: the old prompts were reused, silently)."""
+    project = qa.make_project(tmp_path, qa_server.base_url, n_items=2)
+    run_experiment(project.yaml_path, progress=False)
+    question = json.loads((tmp_path / "items.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    standard = question["variants"]["standard"]
+    _same_size_edit(tmp_path / "items.jsonl", standard, standard[::-1])
+    again = run_experiment(project.yaml_path, progress=False)
+    assert len(counted_builds) == 4
+    assert {s.model_id: s.calls for s in again.stages if s.stage == "generate"} == {"model-a": 1, "model-b": 1}
+
+
+def test_touched_or_moved_study_reuses_the_compiled_requests(qa: Any, qa_server: Any, tmp_path: Path,
+                                                             counted_builds: list[str]) -> None:
+    """Same content, another mtime or another folder (a study copied to a cluster's head node, a checkout
+    restored): nothing is rebuilt (at 10× the paper a rebuild is ~25 min of CPU, benchmarks/README.md)."""
+    project = qa.make_project(tmp_path / "here", qa_server.base_url, n_items=2)
+    templates = tmp_path / "here" / "templates" / "qa_bias"
+    templates.mkdir(parents=True)
+    (templates / "answer_sylhet.j2").write_text("সিলেটি: {{ question }}", encoding="utf-8")
+    project.rewrite(options={"templates_dir": "templates"})
+    run_experiment(project.yaml_path, progress=False)
+    assert len(counted_builds) == 2
+    for f in (tmp_path / "here" / "items.jsonl", templates / "answer_sylhet.j2"):
+        st = f.stat()
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    again = run_experiment(project.yaml_path, progress=False)
+    assert len(counted_builds) == 2 and again.calls_made == 0
+    moved = tmp_path / "there"
+    (tmp_path / "here").rename(moved)
+    elsewhere = run_experiment(moved / project.yaml_path.name, progress=False)
+    assert len(counted_builds) == 2 and elsewhere.calls_made == 0
+    assert [s.already_done for s in elsewhere.stages] == [s.total for s in elsewhere.stages]
+
+
+def test_instruction_identity_is_the_same_for_a_package_installed_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package's instruction templates are named from the package, not by their absolute path: the same
+    version installed at another path (a new venv, a cluster node) does not rebuild every prompt."""
+    import shutil
+
+    from dialectbias.tasks import _identity
+    from dialectbias.tasks.qa_bias import _instructions
+
+    study = tmp_path / "study"
+    here = _instructions.Instructions("per_variant", None, None).identity(study)
+    assert not any(str(_identity.package_root()) in name for name in here)
+    elsewhere = tmp_path / "venv2" / "site-packages" / "dialectbias"
+    shutil.copytree(_instructions.package_templates(), elsewhere / "templates")
+    monkeypatch.setattr(_instructions, "package_templates", lambda: elsewhere / "templates")
+    monkeypatch.setattr(_identity, "package_root", lambda: elsewhere)
+    assert _instructions.Instructions("per_variant", None, None).identity(study) == here
+    (elsewhere / "templates" / "qa_bias" / "instructions" / "sylhet.j2").write_text("edited: {{ question }}",
+                                                                                    encoding="utf-8")
+    assert _instructions.Instructions("per_variant", None, None).identity(study) != here

@@ -41,6 +41,7 @@ from dialectbias.run import (
     importing,
 )
 from dialectbias.store import ResultCounts, Store, ok_request_ids
+from dialectbias.tasks._identity import file_identity
 
 if TYPE_CHECKING:
     from dialectbias.judges import Rubric
@@ -160,8 +161,8 @@ class Task(ABC):
         return out
 
     def input_files(self) -> list[Path]:
-        """Files the requests are built from (data, templates, word lists): their size and mtime go
-        into the compile fingerprint, so editing one rebuilds the requests."""
+        """Files the requests are built from (data, templates, word lists): each one's name and content
+        hash go into the compile fingerprint (`tasks._identity`), so editing one rebuilds the requests."""
         return [self.exp.resolve(self.exp.data)] if self.exp.data else []
 
     def input_identity(self) -> list[Any] | None:
@@ -179,16 +180,15 @@ class Task(ABC):
             files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
             for f in files:
                 try:
-                    st = f.stat()
+                    identity.append(file_identity(f, self.exp.base_dir))
                 except OSError:
                     return None
-                identity.append([str(f), st.st_size, st.st_mtime_ns])
         images = self.image_fields and self.exp.data and self.images_needed()
         return identity + self._image_identity() if images else identity
 
     def _image_identity(self) -> list[Any]:
-        """Each image the items name (its file's size and mtime, or its URL), so replacing an image file
-        rebuilds the requests (an image's sha256 is in its requests' ids). A URL's image is downloaded
+        """Each image the items name (its file's name and content hash, or its URL), so replacing an image
+        file rebuilds the requests (an image's sha256 is in its requests' ids). A URL's image is downloaded
         when the requests are built, so a changed image behind an unchanged URL is seen when the data
         file or the experiment changes."""
         assert self.exp.data is not None
@@ -200,8 +200,7 @@ class Task(ABC):
                 if is_url(resolved):
                     out.append(resolved)
                 else:
-                    st = Path(resolved).stat()
-                    out.append([resolved, st.st_size, st.st_mtime_ns])
+                    out.append(file_identity(Path(resolved), self.exp.base_dir))
         except (DialectBiasError, OSError, KeyError):
             return [None, time.time()]  # a problem load_items reports: never reuse this compile
         return out

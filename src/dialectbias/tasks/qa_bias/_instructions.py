@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from dialectbias._yaml import load_yaml
 from dialectbias.data import STANDARD
 from dialectbias.errors import ConfigError
+from dialectbias.tasks._identity import file_identity
 
 InstructionMode = Literal["standard", "per_variant"]
 #: the paper's procedure (Bengali paper §3.2): the instruction written in each dialect
@@ -206,9 +207,11 @@ class Instructions:
                 "set instructions: standard (under replicate: paper, set replicate: toolkit: the paper asked each "
                 "dialect in that dialect)")
 
-    def identity(self) -> dict[str, Any]:
-        """Content hashes of every template the lookup may read: they go into the compile fingerprint, so
-        editing a variant's instruction rebuilds (and re-asks) that variant's prompts."""
+    def identity(self, base_dir: Path) -> dict[str, Any]:
+        """Content hashes of every template the lookup may read, by name (`tasks._identity.input_name`: from
+        the package or from `base_dir`, the experiment's folder): they go into the compile fingerprint, so
+        editing a variant's instruction rebuilds (and re-asks) that variant's prompts, and the same templates
+        elsewhere (a study moved, the package installed at another path) do not."""
         folders = [package_templates() / PACKAGED_DIR, package_templates() / "qa_bias"]
         if self.dir is not None:
             folders.append(self.dir)
@@ -218,5 +221,6 @@ class Instructions:
         for folder in folders:
             if folder.is_dir():
                 for f in sorted(folder.glob("*.j2")):
-                    out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest()
+                    name, digest = file_identity(f, base_dir)
+                    out[name] = digest
         return out

@@ -165,7 +165,7 @@ class QABiasTask(JudgedTask, Task):
         """The files' identity, plus the content hash of every instruction template (a variant's instruction
         edited: its prompts are rebuilt and re-asked)."""
         identity = super().input_identity()
-        return None if identity is None else [*identity, self.instructions.identity()]
+        return None if identity is None else [*identity, self.instructions.identity(self.exp.base_dir)]
 
     def load_items(self) -> Iterator[Item]:
         """The items, each variant's instruction resolved as it is first seen (a missing one: an error naming
