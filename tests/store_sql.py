@@ -26,3 +26,25 @@ def store_at_version(path: Path, version: int) -> sqlite3.Connection:
         conn.executescript(MIGRATIONS[n])
     conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(version),))
     return conn
+
+
+def insert_request(conn: sqlite3.Connection, request_id: str, stage: str, model_id: str, item_id: str, *,
+                   variant: str = "sylhet", meta: str = "{}") -> None:
+    """A request row as a test needs it: placeholder prompt fields (template `t`, hash `h`, no messages)."""
+    conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
+                 "messages, params, cache_key, created_at, meta) VALUES (?, ?, ?, ?, ?, 't', 'h', '[]', '{}', ?, 0, ?)",
+                 (request_id, stage, model_id, item_id, variant, f"k{request_id}", meta))
+
+
+def insert_judgment(conn: sqlite3.Connection, request_id: str, judge_id: str, model_id: str, item_id: str, *,
+                    variant: str = "sylhet", score: float | None = None, parse_status: str = "ok",
+                    reason: str | None = None) -> None:
+    """A judgment row of rubric `r` with an empty parsed answer."""
+    conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, "
+                 "parse_status, reason) VALUES (?, ?, ?, ?, ?, 'r', '{}', ?, ?, ?)",
+                 (request_id, judge_id, model_id, item_id, variant, score, parse_status, reason))
+
+
+def query_plan(store: Store, sql: str, params: tuple[object, ...] = ()) -> str:
+    """SQLite's plan for `sql` on the store, its steps joined by ` | `."""
+    return " | ".join(r[3] for r in store._conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))

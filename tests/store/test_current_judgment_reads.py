@@ -9,7 +9,8 @@ from pathlib import Path
 
 from dialectbias.store import JudgeCounts, JudgeYield, Store, iter_judgments, judge_counts, judge_yields
 from dialectbias.store._judgments import CURRENT_ROWIDS_SQL, LATEST_CURRENT_SQL
-from store_sql import connection
+from store_sql import connection, insert_judgment, insert_request
+from store_sql import query_plan as plan
 
 # (request id, judge, judged model, item, score, parse status, reason); ids out of insertion order on purpose
 JUDGMENTS = [
@@ -30,19 +31,11 @@ def mixed_store(path: Path) -> Store:
     rows = [(rid, "judge", judge, item) for rid, judge, _, item, *_ in JUDGMENTS]
     rows += [(rid, stage, judge, "q9") for stage, judge, rid in UNJUDGED]
     for rid, stage, judge, item in rows:
-        conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
-                     "messages, params, cache_key, created_at) VALUES (?, ?, ?, ?, 'sylhet', 't', 'h', '[]', '{}', "
-                     "?, 0)", (rid, stage, judge, item, f"k{rid}"))
+        insert_request(conn, rid, stage, judge, item)
     for rid, judge, model, item, score, status, reason in JUDGMENTS:
-        conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, "
-                     "parse_status, reason) VALUES (?, ?, ?, ?, 'sylhet', 'r', '{}', ?, ?, ?)",
-                     (rid, judge, model, item, score, status, reason))
+        insert_judgment(conn, rid, judge, model, item, score=score, parse_status=status, reason=reason)
     conn.execute("DELETE FROM current_requests WHERE request_id = 'b4'")
     return store
-
-
-def plan(store: Store, sql: str, params: tuple[object, ...] = ()) -> str:
-    return " | ".join(r[3] for r in connection(store).execute(f"EXPLAIN QUERY PLAN {sql}", params))
 
 
 def test_the_counts_are_of_the_latest_current_judgments(tmp_path: Path) -> None:

@@ -8,26 +8,19 @@ from pathlib import Path
 
 from dialectbias.store import Store, judge_counts, judge_yields, judgments_to_rescore, overrides_to_rescore
 from dialectbias.store._judgments import LATEST_CURRENT_SQL
-from store_sql import connection, store_at_version
+from store_sql import connection, insert_judgment, insert_request, store_at_version
+from store_sql import query_plan as plan
 
 
 def v9_store(path: Path) -> None:
     conn = store_at_version(path, 9)
     for i, meta in enumerate(('{}', '{"retry_of": "j0", "attempt": 1}')):
-        conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
-                     "messages, params, cache_key, created_at, meta) VALUES (?, 'judge', 'judge-1', 'q1', 'sylhet', "
-                     "'t', 'h', '[]', '{}', ?, 0, ?)", (f"j{i}", f"k{i}", meta))
+        insert_request(conn, f"j{i}", "judge", "judge-1", "q1", meta=meta)
         conn.execute("INSERT INTO results (request_id, status, output, completed_at) VALUES (?, 'ok', 'x', 0)",
                      (f"j{i}",))
-        conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, "
-                     "parse_status, needs_review) VALUES (?, 'judge-1', 'm', 'q1', 'sylhet', 'r', '{}', ?, 'ok', 0)",
-                     (f"j{i}", float(i)))
+        insert_judgment(conn, f"j{i}", "judge-1", "m", "q1", score=float(i))
     conn.commit()
     conn.close()
-
-
-def plan(store: Store, sql: str, params: tuple[object, ...] = ()) -> str:
-    return " | ".join(r[3] for r in connection(store).execute(f"EXPLAIN QUERY PLAN {sql}", params))
 
 
 def test_a_v9_store_gains_the_indexes_and_reads_the_same(tmp_path: Path) -> None:
