@@ -136,3 +136,42 @@ def test_instruction_identity_is_the_same_for_a_package_installed_elsewhere(
     (elsewhere / "templates" / "qa_bias" / "instructions" / "sylhet.j2").write_text("edited: {{ question }}",
                                                                                     encoding="utf-8")
     assert _instructions.Instructions("per_variant", None, None).identity(study) != here
+
+
+def test_an_items_images_are_known_by_content_and_relative_name(tmp_path: Path) -> None:
+    """The images a vqa study's items name: replaced by another image of the same size and mtime, the compile
+    fingerprint changes; the study moved to another folder, it does not."""
+    import io
+
+    import yaml
+    from PIL import Image
+
+    from dialectbias.config import load_experiment
+    from dialectbias.tasks import load_task
+
+    def identity(folder: Path) -> Any:
+        return load_task(load_experiment(folder / "v.yaml")).input_identity()
+
+    study = tmp_path / "here"
+    (study / "images").mkdir(parents=True)
+    for i, colour in enumerate(((200, 0, 0), (0, 0, 200))):
+        buf = io.BytesIO()
+        Image.new("RGB", (8, 8), colour).save(buf, format="BMP")  # BMP: same size whatever the colour
+        (study / f"images/{i}.bmp").write_bytes(buf.getvalue())
+    rows = [{"id": f"q{i}", "domain": "river", "image": f"images/{i}.bmp", "variants": {"standard": {
+        "question": "ছবিতে কী আছে?", "options": ["নদী", "নৌকা"], "answer_index": 0}}} for i in range(2)]
+    (study / "items.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    config = {"name": "v", "task": "vqa", "data": "items.jsonl",
+              "models": [{"id": "m", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}]}
+    (study / "v.yaml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    before = identity(study)
+    assert before is not None and not any(str(tmp_path) in json.dumps(part) for part in before)
+    first, second = study / "images/0.bmp", study / "images/1.bmp"
+    st = first.stat()
+    first.write_bytes(second.read_bytes())
+    os.utime(first, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (first.stat().st_size, first.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    replaced = identity(study)
+    assert replaced != before
+    study.rename(tmp_path / "there")
+    assert identity(tmp_path / "there") == replaced
