@@ -1,0 +1,155 @@
+"""Would integer keys in the export's order make the judgments export linear? A probe, not a migration (issue 23).
+
+The export of a 10×-paper study grows faster than the study: each judgment's request, result and current flag
+are looked up by a random 64-hex request id (`export_joins.py`). The fix proposed is a schema in which
+requests, results and judgments share an integer key given in compile order, so that reading judgments in key
+order reads the other tables in the same order. Before anyone writes that migration, this measures its best
+case on the stores `tenx.py --keep DIR` kept, side by side with the export's own query:
+
+  export     `store/_export.py` `JUDGMENTS_SQL` on the store (key order through `judgments_key`, lookups by
+             request id)
+  clustered  the same rows and columns from copies of the tables (in a scratch file) whose rowids are the
+             export's order: judgments, then each one's full request row and full result row at the same
+             rowid, and the current ones' rowids; read in rowid order, joined by rowid
+
+The copies hold every column of the rows they copy, so the clustered read reads as many bytes as the export.
+Both queries are read to their end through SQLite alone (no JSON, no file), each from a warm page cache (its
+file read once before), and the CPU per row is printed per scale with its growth (1.0 = linear); the row
+counts and a hash of every row must agree. Writes benchmarks/results/clustered_keys.json. Needs free disk
+about 0.55× the largest store for its scratch copy (deleted after).
+
+Usage:
+  nice python benchmarks/tenx.py --keep /tmp/tenx                   # build and keep x1/ and x10/
+  nice python benchmarks/clustered_keys.py --keep /tmp/tenx
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from export_joins import read_through  # noqa: E402
+
+from dialectbias.store._export import JUDGMENTS_SQL  # noqa: E402
+from dialectbias.store._store import CACHE_KIB  # noqa: E402
+
+ORDER = "ORDER BY j.judge_id, j.model_id, j.item_id, j.variant, j.request_id"
+#: the copies, built in the scratch file (`main`) from the store (`s`): rowid = position in the export's order
+BUILD = (
+    f"CREATE TABLE jx AS SELECT j.* FROM s.judgments j {ORDER}",
+    "CREATE TABLE rx AS SELECT r.* FROM jx j LEFT JOIN s.requests r ON r.request_id = j.request_id "
+    "ORDER BY j.rowid",
+    "CREATE TABLE sx AS SELECT s.* FROM jx j LEFT JOIN s.results s ON s.request_id = j.request_id "
+    "ORDER BY j.rowid",
+    "CREATE TABLE cx (k INTEGER PRIMARY KEY)",
+    "INSERT INTO cx SELECT j.rowid FROM jx j WHERE j.request_id IN (SELECT request_id FROM s.current_requests) "
+    "ORDER BY j.rowid",
+)
+CLUSTERED_SQL = """
+SELECT j.*, j.rowid IN (SELECT k FROM cx) AS current, r.refs AS generation_ids, r.template AS prompt_template,
+       r.prompt_hash, s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
+FROM jx j JOIN rx r ON r.rowid = j.rowid AND r.request_id IS NOT NULL LEFT JOIN sx s ON s.rowid = j.rowid
+ORDER BY j.rowid
+"""
+
+
+def build(store: Path, scratch: Path) -> float:
+    conn = sqlite3.connect(scratch)
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    conn.execute("PRAGMA journal_mode=OFF")
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("ATTACH ? AS s", (f"file:{store}?mode=ro",))
+    started = time.perf_counter()
+    for sql in BUILD:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+    return round(time.perf_counter() - started, 1)
+
+
+def connect(db: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    return conn
+
+
+def time_query(db: Path, sql: str) -> dict[str, Any]:
+    """Read the query to its end: CPU per row (the rows are only counted: SQLite's own cost)."""
+    conn = connect(db)
+    before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    cur, rows = conn.execute(sql), 0
+    while batch := cur.fetchmany(2000):
+        rows += len(batch)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    conn.close()
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    return {"rows": rows, "wall_s": round(time.perf_counter() - started, 2), "user_s": round(user, 2),
+            "sys_s": round(system, 2), "us_per_row": round(1e6 * (user + system) / max(rows, 1), 2)}
+
+
+def rows_hash(db: Path, sql: str) -> str:
+    """A hash of every row the query gives, in order (read again, untimed)."""
+    conn, digest = connect(db), hashlib.sha256()
+    cur = conn.execute(sql)
+    while batch := cur.fetchmany(2000):
+        digest.update(repr(batch).encode())
+    conn.close()
+    return digest.hexdigest()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
+    parser.add_argument("--scales", nargs="+", default=["1", "10"])
+    parser.add_argument("--scratch", type=Path, help="folder for the scratch copy (default: beside the stores)")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "clustered_keys.json")
+    args = parser.parse_args()
+    stores = {s: args.keep / f"x{s}" / "study.sqlite" for s in args.scales}
+    missing = [str(p) for p in stores.values() if not p.is_file()]
+    if missing:
+        raise SystemExit(f"no kept store at {', '.join(missing)} (run `tenx.py --keep {args.keep}` first)")
+    results: dict[str, Any] = {}
+    for scale, store in stores.items():
+        with tempfile.TemporaryDirectory(dir=args.scratch or args.keep) as tmp:
+            scratch = Path(tmp) / "clustered.sqlite"
+            built_s = build(store, scratch)
+            read_through(store)
+            export = time_query(store, JUDGMENTS_SQL)
+            read_through(scratch)
+            clustered = time_query(scratch, CLUSTERED_SQL)
+            scratch_mb = round(scratch.stat().st_size / 1e6, 1)
+            export["sha256"], clustered["sha256"] = rows_hash(store, JUDGMENTS_SQL), rows_hash(scratch, CLUSTERED_SQL)
+        if (export["rows"], export["sha256"]) != (clustered["rows"], clustered["sha256"]):
+            raise SystemExit(f"x{scale}: the clustered copy does not read the export's rows "
+                             f"({export['rows']:,} vs {clustered['rows']:,} rows, or other values)")
+        results[scale] = {"export": export, "clustered": clustered, "build_s": built_s, "scratch_mb": scratch_mb}
+        print(f"x{scale:3} {export['rows']:>10,} rows  export {export['us_per_row']:5.1f} µs/row  "
+              f"clustered {clustered['us_per_row']:5.1f} µs/row  (copy built in {built_s} s)", flush=True)
+    first, last = args.scales[0], args.scales[-1]
+    print(f"\nCPU µs per row (user + sys); grew = per row {last}× / {first}× (1.0 = linear)")
+    print(f"{'query':10} " + " ".join(f"{'x' + s:>7}" for s in args.scales) + f" {'grew':>6}")
+    summary: dict[str, float] = {}
+    for name in ("export", "clustered"):
+        per_row = [results[s][name]["us_per_row"] for s in args.scales]
+        summary[name] = grew = round(per_row[-1] / per_row[0], 2)
+        print(f"{name:10} " + " ".join(f"{v:7.1f}" for v in per_row) + f" {grew:6.2f}")
+    args.out.write_text(json.dumps({"stores": {s: str(p) for s, p in stores.items()}, "cache_kib": CACHE_KIB,
+                                    "build": BUILD, "clustered_sql": CLUSTERED_SQL, "results": results,
+                                    "grew_per_row": summary}, indent=2, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
