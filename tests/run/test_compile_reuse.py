@@ -96,7 +96,7 @@ def test_edit_keeping_size_and_mtime_rebuilds(qa: Any, qa_server: Any, tmp_path:
 def test_touched_or_moved_study_reuses_the_compiled_requests(qa: Any, qa_server: Any, tmp_path: Path,
                                                              counted_builds: list[str]) -> None:
     """Same content, another mtime or another folder (a study copied to a cluster's head node, a checkout
-    restored): nothing is rebuilt (at 10× the paper a rebuild is ~25 min of CPU, benchmarks/README.md)."""
+    restored): nothing is rebuilt (at 10× the paper a rebuild is 12–26 min of CPU, benchmarks/README.md)."""
     project = qa.make_project(tmp_path / "here", qa_server.base_url, n_items=2)
     templates = tmp_path / "here" / "templates" / "qa_bias"
     templates.mkdir(parents=True)

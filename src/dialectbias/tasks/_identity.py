@@ -5,7 +5,8 @@ installed package) and identified by the sha256 of its bytes. So a study moved o
 machine, a file touched, or the same version of dialectbias installed at another path reuses its compiled
 requests, and a file whose content changed is always seen, even with its size and mtime kept (`cp -p`, `rsync
 -t` and archive restores keep both). Before (issue 23), files were known by absolute path, size and mtime: a
-moved study rebuilt every request (~25 min of CPU at 10× the paper) and such an edit was not seen at all.
+moved study rebuilt every request (12–26 min of CPU at 10× the paper, benchmarks/tenx.py) and such an edit
+was not seen at all.
 """
 
 from __future__ import annotations
