@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import resource
 import sqlite3
 import sys
 import tempfile
@@ -39,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from export_joins import read_through  # noqa: E402
+from export_joins import kept_stores, read_through, time_query  # noqa: E402
 
 from dialectbias.store._export import JUDGMENTS_SQL  # noqa: E402
 from dialectbias.store._store import CACHE_KIB  # noqa: E402
@@ -78,29 +77,9 @@ def build(store: Path, scratch: Path) -> float:
     return round(time.perf_counter() - started, 1)
 
 
-def connect(db: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-    return conn
-
-
-def time_query(db: Path, sql: str) -> dict[str, Any]:
-    """Read the query to its end: CPU per row (the rows are only counted: SQLite's own cost)."""
-    conn = connect(db)
-    before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    cur, rows = conn.execute(sql), 0
-    while batch := cur.fetchmany(2000):
-        rows += len(batch)
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    conn.close()
-    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
-    return {"rows": rows, "wall_s": round(time.perf_counter() - started, 2), "user_s": round(user, 2),
-            "sys_s": round(system, 2), "us_per_row": round(1e6 * (user + system) / max(rows, 1), 2)}
-
-
 def rows_hash(db: Path, sql: str) -> str:
     """A hash of every row the query gives, in order (read again, untimed)."""
-    conn, digest = connect(db), hashlib.sha256()
+    conn, digest = sqlite3.connect(f"file:{db}?mode=ro", uri=True), hashlib.sha256()
     cur = conn.execute(sql)
     while batch := cur.fetchmany(2000):
         digest.update(repr(batch).encode())
@@ -115,19 +94,16 @@ def main() -> None:
     parser.add_argument("--scratch", type=Path, help="folder for the scratch copy (default: beside the stores)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "clustered_keys.json")
     args = parser.parse_args()
-    stores = {s: args.keep / f"x{s}" / "study.sqlite" for s in args.scales}
-    missing = [str(p) for p in stores.values() if not p.is_file()]
-    if missing:
-        raise SystemExit(f"no kept store at {', '.join(missing)} (run `tenx.py --keep {args.keep}` first)")
+    stores = kept_stores(args.keep, args.scales)
     results: dict[str, Any] = {}
     for scale, store in stores.items():
         with tempfile.TemporaryDirectory(dir=args.scratch or args.keep) as tmp:
             scratch = Path(tmp) / "clustered.sqlite"
             built_s = build(store, scratch)
             read_through(store)
-            export = time_query(store, JUDGMENTS_SQL)
+            export = time_query(store, JUDGMENTS_SQL, 0)
             read_through(scratch)
-            clustered = time_query(scratch, CLUSTERED_SQL)
+            clustered = time_query(scratch, CLUSTERED_SQL, 0)
             scratch_mb = round(scratch.stat().st_size / 1e6, 1)
             export["sha256"], clustered["sha256"] = rows_hash(store, JUDGMENTS_SQL), rows_hash(scratch, CLUSTERED_SQL)
         if (export["rows"], export["sha256"]) != (clustered["rows"], clustered["sha256"]):

@@ -52,6 +52,15 @@ def read_through(path: Path) -> None:
             pass
 
 
+def kept_stores(keep: Path, scales: list[str]) -> dict[str, Path]:
+    """Each scale's store in the folder `tenx.py --keep` built; exits naming the ones missing."""
+    stores = {s: keep / f"x{s}" / "study.sqlite" for s in scales}
+    missing = [str(p) for p in stores.values() if not p.is_file()]
+    if missing:
+        raise SystemExit(f"no kept store at {', '.join(missing)} (run `tenx.py --keep {keep}` first)")
+    return stores
+
+
 def time_query(store: Path, sql: str, mmap: int) -> dict[str, Any]:
     conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
@@ -74,10 +83,7 @@ def main() -> None:
     parser.add_argument("--mmap", type=int, default=0, help="also read with this mmap_size (bytes)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "export_joins.json")
     args = parser.parse_args()
-    stores = {s: args.keep / f"x{s}" / "study.sqlite" for s in args.scales}
-    missing = [str(p) for p in stores.values() if not p.is_file()]
-    if missing:
-        raise SystemExit(f"no kept store at {', '.join(missing)} (run `tenx.py --keep {args.keep}` first)")
+    stores = kept_stores(args.keep, args.scales)
     modes = {"read": 0, **({"mmap": args.mmap} if args.mmap else {})}
     results: dict[str, Any] = {}
     for scale, store in stores.items():
