@@ -47,4 +47,4 @@ def insert_judgment(conn: sqlite3.Connection, request_id: str, judge_id: str, mo
 
 def query_plan(store: Store, sql: str, params: tuple[object, ...] = ()) -> str:
     """SQLite's plan for `sql` on the store, its steps joined by ` | `."""
-    return " | ".join(r[3] for r in store._conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+    return " | ".join(r[3] for r in connection(store).execute(f"EXPLAIN QUERY PLAN {sql}", params))

@@ -22,7 +22,7 @@ from dialectbias.data._corpus import (
     read_csv_rows,
     read_xlsx_rows,
 )
-from dialectbias.data._corpus_fingerprint import CorpusFingerprint, describe_changes
+from dialectbias.data._corpus_fingerprint import CorpusFingerprint, describe_changes, file_digest
 from dialectbias.data._loaders import DIALECT_HINT, MAX_NAMED, LoadReport, field_values, iter_items, read_jsonl
 from dialectbias.data._media import ImageInfo, MediaError, image_info, is_url, load_image, resolve_item_image
 from dialectbias.data._records import InputLimits, Item
@@ -55,6 +55,7 @@ __all__ = [
     "corpus_fingerprint",
     "describe_changes",
     "field_values",
+    "file_digest",
     "image_info",
     "image_part",
     "is_url",

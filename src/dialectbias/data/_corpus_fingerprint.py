@@ -68,16 +68,17 @@ def make_fingerprint(spec: dict[str, Any], sources: list[str], base: Path) -> Co
             continue
         path = Path(source)
         try:
-            digest = hashlib.sha256()
-            size = 0
-            with path.open("rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    digest.update(chunk)
-                    size += len(chunk)
+            size, sha256 = path.stat().st_size, file_digest(path)
         except OSError as exc:
             raise DataError(f"{path}: cannot read the corpus data file ({exc.strerror or exc})") from None
-        files.append(FileFingerprint(path=_shown(path, base), size=size, sha256=digest.hexdigest()))
+        files.append(FileFingerprint(path=_shown(path, base), size=size, sha256=sha256))
     return CorpusFingerprint(spec=spec, files=files)
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of a file's bytes (hex). Raises OSError when it cannot be read."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _shown(path: Path, base: Path) -> str:

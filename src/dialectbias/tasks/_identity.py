@@ -11,14 +11,17 @@ was not seen at all.
 
 from __future__ import annotations
 
-import hashlib
+from functools import cache
 from importlib import resources
 from pathlib import Path
+
+from dialectbias.data import file_digest
 
 #: the prefix of a name inside the installed package
 PACKAGE_PREFIX = "dialectbias:"
 
 
+@cache
 def package_root() -> Path:
     return Path(str(resources.files("dialectbias")))
 
@@ -34,12 +37,6 @@ def input_name(path: Path, base_dir: Path) -> str:
     return str(path)
 
 
-def file_digest(path: Path) -> str:
-    """The sha256 of the file's bytes (hex). Raises OSError when it cannot be read."""
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 def file_identity(path: Path, base_dir: Path) -> list[str]:
-    """[name, sha256] of one input file (`input_name`, `file_digest`)."""
+    """[name, sha256] of one input file (`input_name`, `dialectbias.data.file_digest`)."""
     return [input_name(path, base_dir), file_digest(path)]
