@@ -13,7 +13,7 @@ from dialectbias.errors import StoreError
 from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import SCHEMA_VERSION, Store
-from store_sql import connection
+from store_sql import connection, query_plan
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 
@@ -106,6 +106,29 @@ def test_pending_skips_ok_results_but_not_failed_ones(store: Store) -> None:
     pending = {r["request_id"] for r in store.pending_requests("generate", "m")}
     assert pending == {rows[1]["request_id"], rows[2]["request_id"]}
     assert store.count_pending("generate", "m") == 2
+
+
+def test_pending_requests_skip_a_done_request_from_the_status_index(store: Store) -> None:
+    """A resumed run pages through every current request of a model to find the pending ones. A done one is
+    skipped on the results' (request id, status) index alone: neither its result row (the output) nor its
+    request row is read. Reading both for each done request made a 10×-paper study with 1/16 of its answers
+    missing cost 23.2 s of CPU to page through, 12.9 s now (issue 23, benchmarks/pending_pages.py)."""
+    rows = [request_row(i) for i in range(3)]
+    store.add_requests(rows)
+    store.write([("results", result_row(rows[0]["request_id"], "ok")),
+                 ("results", result_row(rows[1]["request_id"], "failed"))])
+    trace: list[str] = []
+    connection(store).set_trace_callback(trace.append)
+    pending = store.pending_requests("generate", "m")
+    connection(store).set_trace_callback(None)
+    assert [r["request_id"] for r in pending] == sorted(r["request_id"] for r in rows[1:])
+    (sql,) = trace
+    steps = query_plan(store, sql).split(" | ")
+    done_test = "SEARCH s USING COVERING INDEX results_status_of (request_id=? AND status=?)"
+    assert done_test in steps, steps
+    assert not any(step.startswith("SEARCH s USING INDEX") for step in steps)  # no result row read
+    read_request = next(i for i, step in enumerate(steps) if step.startswith("SEARCH r "))
+    assert steps.index(done_test) < read_request, steps  # decided before the request row is looked up
 
 
 def test_pending_counts_match_count_pending_in_one_pass(store: Store) -> None:

@@ -49,6 +49,10 @@ CACHE_KIB = 65_536
 #: a current request (`cr`) with its result's status, if any (`s`), and the test for one still to be sent
 _WITH_RESULT = f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id"
 _PENDING = "(s.status IS NULL OR s.status != 'ok')"
+#: the test for a current request (`cr`) with a successful result, answered from the results' (request id,
+#: status) index alone: no result row is read
+_DONE = (f"EXISTS (SELECT 1 FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
+         "WHERE s.request_id = cr.request_id AND s.status = 'ok')")
 
 
 class Store:
@@ -300,9 +304,8 @@ class Store:
             "r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
             "c.tokens_in AS cached_in, c.tokens_out AS cached_out "
             "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
-            "LEFT JOIN results s ON s.request_id = r.request_id "
             "LEFT JOIN cache c ON c.cache_key = r.cache_key "
-            "WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND (s.status IS NULL OR s.status != 'ok') "
+            f"WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND NOT {_DONE} "
             "ORDER BY cr.request_id LIMIT ?", (stage, model_id, after, limit)).fetchall()
 
     # -- what tasks read: current rows only ------------------------------------------------------
