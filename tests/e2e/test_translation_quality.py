@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,7 +226,9 @@ def test_embedding_and_bertscore_metrics(cli: Any, tmp_path: Path) -> None:
     assert float(t2[("good", "all")]["bertscore"]) > float(t2[("poor", "all")]["bertscore"])
 
 
-def test_dialect_id_flags_translations(cli: Any, tmp_path: Path) -> None:
+def dialect_id_study(tmp_path: Path) -> Path:
+    """A translation_quality study checked by a dialect identifier trained here (folder `model`): one system,
+    `mt`, whose rows 1-4 read as Sylhet, Chittagong, standard and something the model does not cover."""
     pytest.importorskip("sklearn")
     import random
 
@@ -264,6 +267,11 @@ def test_dialect_id_flags_translations(cli: Any, tmp_path: Path) -> None:
     (directory / "tq.yaml").write_text(yaml.safe_dump({
         "name": "tq-did", "task": "translation_quality", "data": "data.csv", "systems": ["mt"],
         "metrics": ["chrf"], "options": {"dialect_id": "model", "bootstrap_resamples": 20}}), encoding="utf-8")
+    return directory
+
+
+def test_dialect_id_flags_translations(cli: Any, tmp_path: Path) -> None:
+    directory = dialect_id_study(tmp_path)
     ran = cli("run", directory / "tq.yaml", "--no-progress")
     assert ran.exit_code == 0, ran.output
     assert "dialect ID mt: 1 ok · 1 other_dialect · 1 standard · 1 not_covered" in ran.stdout
@@ -307,3 +315,30 @@ def test_the_judgments_review_csv_has_the_tasks_own_columns(server: Any, cli: An
     res = cli("review", "import", exp, tmp_path / "queue.csv", "--annotator", "rahim")
     assert res.exit_code == 0, res.output
     assert f"1 imported, {len(rows) - 1} skipped (empty)" in res.output
+
+
+def test_a_dialect_id_model_replaced_under_the_same_size_and_time_is_seen(cli: Any, tmp_path: Path) -> None:
+    """The verdicts kept in the store are keyed by the model files' bytes, not their sizes and modification
+    times: a model replaced by one of the same size and time (`cp -p`, `rsync -t` and archives keep times;
+    here its labels in the other order: the same size, a swapped meaning) gives new verdicts on the next
+    report; a touched model keeps the stored ones."""
+    directory = dialect_id_study(tmp_path)
+    assert cli("run", directory / "tq.yaml", "--no-progress").exit_code == 0
+
+    def verdicts() -> list[str]:
+        assert cli("report", directory / "tq.yaml", "--out", directory / "report").exit_code == 0
+        items = {r["row"]: r for r in _csv(directory / "report" / "translation_quality_items.csv")}
+        return [items[k]["dialect_id"] for k in "1234"]
+
+    assert verdicts() == ["ok", "other_dialect", "standard", "not_covered"]
+    doc_path = directory / "model" / "model.json"
+    stat, doc = doc_path.stat(), json.loads(doc_path.read_text(encoding="utf-8"))
+    assert doc["labels"] == ["chittagong", "standard", "sylhet"]
+    doc_path.write_text(json.dumps({**doc, "labels": doc["labels"][::-1]}, ensure_ascii=False, indent=2) + "\n",
+                        encoding="utf-8")
+    assert doc_path.stat().st_size == stat.st_size
+    os.utime(doc_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    swapped = ["other_dialect", "ok", "standard", "not_covered"]  # Sylhet now reads as Chittagong and back
+    assert verdicts() == swapped
+    os.utime(doc_path)
+    assert verdicts() == swapped

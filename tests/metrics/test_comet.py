@@ -7,6 +7,8 @@ extra."""
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -166,6 +168,23 @@ def test_the_file_or_the_folder_and_a_seed_changes_scores(checkpoint: Path, tmp_
     other = build_comet_checkpoint(tmp_path / "other", seed=1)
     assert resolve_checkpoint(other).identity() != resolve_checkpoint(checkpoint).identity()
     assert all(abs(a - b) > 1e-4 for a, b in zip(comet_scores(SRC, MT, REF, other), by_folder, strict=True))
+
+
+def test_a_checkpoint_replaced_under_the_same_size_and_time_changes_the_identity(checkpoint: Path,
+                                                                                 tmp_path: Path) -> None:
+    """Stored COMET scores are keyed by `identity()`: a checkpoint whose bytes changed under the same size and
+    modification time (`cp -p`, `rsync -t`) must not keep them."""
+    copy = tmp_path / "copy"
+    shutil.copytree(checkpoint, copy)
+    before = resolve_checkpoint(copy).identity()
+    assert resolve_checkpoint(copy).identity() == before
+    ckpt = copy / "checkpoints" / "model.ckpt"
+    stat, data = ckpt.stat(), bytearray(ckpt.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    ckpt.write_bytes(bytes(data))
+    os.utime(ckpt, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert ckpt.stat().st_size == stat.st_size and ckpt.stat().st_mtime_ns == stat.st_mtime_ns
+    assert resolve_checkpoint(copy).identity() != before
 
 
 def test_hub_named_checkpoint_loads_with_a_local_encoder(checkpoint: Path, tmp_path: Path) -> None:

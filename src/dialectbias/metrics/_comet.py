@@ -69,12 +69,18 @@ class CometCheckpoint:
     layer_transformation: str | None = None
 
     def identity(self) -> list[Any]:
-        """What the scores depend on, for fingerprints: the checkpoint file (path, size, modification time),
-        hparams.yaml's bytes and the encoder folder's files (names, sizes)."""
-        stat = self.checkpoint.stat()
-        files = sorted([p.name, p.stat().st_size] for p in self.encoder.iterdir() if p.is_file())
-        return [str(self.checkpoint), stat.st_size, stat.st_mtime_ns,
+        """What the scores depend on, for fingerprints: the checkpoint file (path, size, modification and
+        change times), hparams.yaml's bytes and the encoder folder's files (names, sizes, the same times).
+        Weights are not hashed (GBs on every report); the change time, which no copy tool can set, catches a
+        file replaced by one of the same size and modification time (`cp -p`, `rsync -t`)."""
+        files = sorted([p.name, *_stamp(p)] for p in self.encoder.iterdir() if p.is_file())
+        return [str(self.checkpoint), *_stamp(self.checkpoint),
                 hashlib.sha256(self.hparams.read_bytes()).hexdigest(), str(self.encoder), files]
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
 
 
 @dataclass(frozen=True)

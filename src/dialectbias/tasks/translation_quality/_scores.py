@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dialectbias.data import file_digest
 from dialectbias.errors import ConfigError
 from dialectbias.metrics import TextNormalization, sentence_scores
 from dialectbias.store import Store
@@ -173,4 +174,6 @@ def dialect_id_checks(task: TranslationQualityTask, store: Store, rows: Sequence
 def _model_files(path: Path) -> list[Any]:
     if not path.is_dir():
         raise ConfigError(f"options.dialect_id: {path} is not a folder written by `dialectbias train-dialect-id`")
-    return sorted([str(p.name), p.stat().st_size, p.stat().st_mtime_ns] for p in path.iterdir() if p.is_file())
+    # by bytes, not size and modification time: a model replaced by one of the same size and time (`cp -p`,
+    # `rsync -t`) must not keep the old verdicts, and a touched or moved one need not be checked again
+    return sorted([p.name, file_digest(p)] for p in path.iterdir() if p.is_file())
