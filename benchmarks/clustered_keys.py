@@ -38,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from export_joins import kept_stores, read_through, time_query  # noqa: E402
+from export_joins import growth_table, kept_stores, read_through, time_query  # noqa: E402
 
 from dialectbias.store._export import JUDGMENTS_SQL  # noqa: E402
 from dialectbias.store._store import CACHE_KIB  # noqa: E402
@@ -112,14 +112,8 @@ def main() -> None:
         results[scale] = {"export": export, "clustered": clustered, "build_s": built_s, "scratch_mb": scratch_mb}
         print(f"x{scale:3} {export['rows']:>10,} rows  export {export['us_per_row']:5.1f} µs/row  "
               f"clustered {clustered['us_per_row']:5.1f} µs/row  (copy built in {built_s} s)", flush=True)
-    first, last = args.scales[0], args.scales[-1]
-    print(f"\nCPU µs per row (user + sys); grew = per row {last}× / {first}× (1.0 = linear)")
-    print(f"{'query':10} " + " ".join(f"{'x' + s:>7}" for s in args.scales) + f" {'grew':>6}")
-    summary: dict[str, float] = {}
-    for name in ("export", "clustered"):
-        per_row = [results[s][name]["us_per_row"] for s in args.scales]
-        summary[name] = grew = round(per_row[-1] / per_row[0], 2)
-        print(f"{name:10} " + " ".join(f"{v:7.1f}" for v in per_row) + f" {grew:6.2f}")
+    summary = growth_table({name: [results[s][name]["us_per_row"] for s in args.scales]
+                            for name in ("export", "clustered")}, args.scales, "row")
     args.out.write_text(json.dumps({"stores": {s: str(p) for s, p in stores.items()}, "cache_kib": CACHE_KIB,
                                     "build": BUILD, "clustered_sql": CLUSTERED_SQL, "results": results,
                                     "grew_per_row": summary}, indent=2, ensure_ascii=False) + "\n",

@@ -61,6 +61,19 @@ def kept_stores(keep: Path, scales: list[str]) -> dict[str, Path]:
     return stores
 
 
+def growth_table(per_scale: dict[str, list[float]], scales: list[str], unit: str) -> dict[str, float]:
+    """Prints each line's CPU µs per `unit` at every scale and its growth per unit from the first scale to the
+    last (1.0 = linear growth of the whole); returns the growths."""
+    width = max(len(name) for name in per_scale)
+    print(f"\nCPU µs per {unit} (user + sys); grew = per {unit} {scales[-1]}× / {scales[0]}× (1.0 = linear)")
+    print(f"{'':{width}} " + " ".join(f"{'x' + s:>7}" for s in scales) + f" {'grew':>6}")
+    grew = {}
+    for name, figures in per_scale.items():
+        grew[name] = round(figures[-1] / figures[0], 2)
+        print(f"{name:{width}} " + " ".join(f"{v:7.2f}" for v in figures) + f" {grew[name]:6.2f}")
+    return grew
+
+
 def time_query(store: Path, sql: str, mmap: int) -> dict[str, Any]:
     conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
@@ -93,14 +106,12 @@ def main() -> None:
                 results.setdefault(name, {}).setdefault(mode, {})[scale] = figure = time_query(store, sql, mmap)
                 print(f"{'x' + scale:4} {name:15} {mode:5} {figure['rows']:>9,} rows "
                       f"{figure['us_per_row']:6.1f} µs/row", flush=True)
-    first, last = args.scales[0], args.scales[-1]
-    print(f"\nCPU µs per row (user + sys); grew = per row {last}× / {first}× (1.0 = linear)")
-    print(f"{'query':15} {'mode':5} " + " ".join(f"{'x' + s:>7}" for s in args.scales) + f" {'grew':>6}")
+    grew = growth_table({f"{name} ({mode})": [by_scale[s]["us_per_row"] for s in args.scales]
+                         for name, by_mode in results.items() for mode, by_scale in by_mode.items()},
+                        args.scales, "row")
     for name, by_mode in results.items():
-        for mode, by_scale in by_mode.items():
-            per_row = [by_scale[s]["us_per_row"] for s in args.scales]
-            by_mode[mode]["grew_per_row"] = grew = round(per_row[-1] / per_row[0], 2)
-            print(f"{name:15} {mode:5} " + " ".join(f"{v:7.1f}" for v in per_row) + f" {grew:6.2f}")
+        for mode in by_mode:
+            by_mode[mode]["grew_per_row"] = grew[f"{name} ({mode})"]
     args.out.write_text(json.dumps({"stores": {s: str(p) for s, p in stores.items()}, "mmap_size": args.mmap,
                                     "cache_kib": CACHE_KIB, "queries": QUERIES, "results": results},
                                    indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

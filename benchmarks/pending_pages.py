@@ -33,20 +33,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from export_joins import kept_stores, read_through  # noqa: E402
+from export_joins import growth_table, kept_stores, read_through  # noqa: E402
 
 from dialectbias.run._executor import PAGE  # noqa: E402
 from dialectbias.store import Store  # noqa: E402
-from dialectbias.store._content import SCHEMA_REF_PREFIX  # noqa: E402
+from dialectbias.store._store import PENDING_COLUMNS  # noqa: E402
 
-#: `Store.pending_requests` before this change (commit e0c0042), verbatim
+#: `Store.pending_requests` before this change (commit e0c0042): the same columns, then its joins verbatim
 BEFORE_SQL = (
-    f"SELECT CASE WHEN substr(r.json_schema, 1, {len(SCHEMA_REF_PREFIX)}) = '{SCHEMA_REF_PREFIX}' "
-    f"THEN (SELECT data FROM content WHERE sha256 = substr(r.json_schema, {len(SCHEMA_REF_PREFIX) + 1})) "
-    "ELSE r.json_schema END AS json_schema, "
-    "r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
-    "c.tokens_in AS cached_in, c.tokens_out AS cached_out "
-    "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
+    f"SELECT {PENDING_COLUMNS} FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
     "LEFT JOIN results s ON s.request_id = r.request_id "
     "LEFT JOIN cache c ON c.cache_key = r.cache_key "
     "WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND (s.status IS NULL OR s.status != 'ok') "
@@ -116,14 +111,8 @@ def main() -> None:
         results[scale] = r = measure(path, args.rounds)
         print(f"x{scale:3} {r['current_requests']:>10,} current, {r['after']['pending']:>8,} pending  "
               f"before {r['before']['cpu_s']:6.2f} s  after {r['after']['cpu_s']:6.2f} s CPU", flush=True)
-    first, last = args.scales[0], args.scales[-1]
-    print(f"\nCPU µs per current request walked; grew = per request {last}× / {first}× (1.0 = linear)")
-    print(f"{'version':8} " + " ".join(f"{'x' + s:>7}" for s in args.scales) + f" {'grew':>6}")
-    grew: dict[str, float] = {}
-    for name in ("before", "after"):
-        per = [results[s][name]["us_per_request"] for s in args.scales]
-        grew[name] = round(per[-1] / per[0], 2)
-        print(f"{name:8} " + " ".join(f"{v:7.2f}" for v in per) + f" {grew[name]:6.2f}")
+    grew = growth_table({name: [results[s][name]["us_per_request"] for s in args.scales]
+                         for name in ("before", "after")}, args.scales, "current request walked")
     speedup = {s: round(results[s]["before"]["cpu_s"] / max(results[s]["after"]["cpu_s"], 0.01), 2)
                for s in args.scales}
     print("before / after: " + ", ".join(f"x{s} {v:.2f}" for s, v in speedup.items()))

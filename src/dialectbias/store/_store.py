@@ -49,6 +49,12 @@ CACHE_KIB = 65_536
 #: a current request (`cr`) with its result's status, if any (`s`), and the test for one still to be sent
 _WITH_RESULT = f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id"
 _PENDING = "(s.status IS NULL OR s.status != 'ok')"
+#: what `Store.pending_requests` gives of a request (`r`) and its cache entry (`c`)
+PENDING_COLUMNS = (
+    f"CASE WHEN substr(r.json_schema, 1, {len(SCHEMA_REF_PREFIX)}) = '{SCHEMA_REF_PREFIX}' "
+    f"THEN (SELECT data FROM content WHERE sha256 = substr(r.json_schema, {len(SCHEMA_REF_PREFIX) + 1})) "
+    "ELSE r.json_schema END AS json_schema, r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
+    "c.tokens_in AS cached_in, c.tokens_out AS cached_out")
 #: the test for a current request (`cr`) with a successful result, answered from the results' (request id,
 #: status) index alone: no result row is read
 _DONE = (f"EXISTS (SELECT 1 FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
@@ -298,12 +304,7 @@ class Store:
         returns the first column of a name, so it hides `r.json_schema`). `messages` is the stored form:
         `resolve_messages` makes it what a provider gets."""
         return self._conn.execute(
-            f"SELECT CASE WHEN substr(r.json_schema, 1, {len(SCHEMA_REF_PREFIX)}) = '{SCHEMA_REF_PREFIX}' "
-            f"THEN (SELECT data FROM content WHERE sha256 = substr(r.json_schema, {len(SCHEMA_REF_PREFIX) + 1})) "
-            "ELSE r.json_schema END AS json_schema, "
-            "r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
-            "c.tokens_in AS cached_in, c.tokens_out AS cached_out "
-            "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
+            f"SELECT {PENDING_COLUMNS} FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
             "LEFT JOIN cache c ON c.cache_key = r.cache_key "
             f"WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND NOT {_DONE} "
             "ORDER BY cr.request_id LIMIT ?", (stage, model_id, after, limit)).fetchall()
