@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dialectbias.store import Store, judge_counts, judge_yields, judgments_to_rescore, overrides_to_rescore
+from dialectbias.store import (
+    Store,
+    judge_counts,
+    judge_yields,
+    judgments_to_rescore,
+    overrides_to_rescore,
+    retry_attempts,
+)
 from dialectbias.store._judgments import LATEST_CURRENT_SQL
 from store_sql import connection, insert_judgment, insert_request, store_at_version
 from store_sql import query_plan as plan
@@ -40,12 +47,10 @@ def test_the_resumes_queries_read_indexes(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.sqlite") as store:
         latest = plan(store, f"SELECT count(*) FROM judgments j WHERE {LATEST_CURRENT_SQL}")
         assert "SCAN c" in latest and "SEARCH c " not in latest  # test_current_judgment_reads.py
-        retries = plan(store, "SELECT json_extract(meta, '$.retry_of'), max(json_extract(meta, '$.attempt')) FROM "
-                              "requests WHERE stage = ? AND model_id = ? AND json_extract(meta, '$.retry_of') IS NOT "
-                              "NULL GROUP BY 1", ("judge", "m"))
-        assert "requests_retries" in retries  # the few retried rows, not the stage's every request
         trace: list[str] = []
         connection(store).set_trace_callback(trace.append)
+        retry_attempts(store, "judge", "m")
+        assert "requests_retries" in plan(store, trace.pop())  # the few retried rows, not the stage's every request
         store.count_pending("judge", "m")
         store.pending_counts("judge")
         store.result_counts()

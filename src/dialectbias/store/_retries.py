@@ -17,7 +17,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from dialectbias.store._schema import RESULT_STATUS_INDEX
+from dialectbias.store._schema import RESULT_STATUS_INDEX, RETRIES_INDEX
 from dialectbias.store._store import REASK_SUFFIX, Store
 
 #: a current judge request's judgment is unscored and its re-ask's call failed
@@ -35,7 +35,8 @@ def retry_attempts(store: Store, stage: str, model_id: str) -> dict[str, int]:
     """Base request id -> the highest retry attempt stored for it in this stage × model (any row, current or
     superseded): the attempt a compile of the stage builds."""
     rows = store.query(
-        "SELECT json_extract(meta, '$.retry_of'), max(json_extract(meta, '$.attempt')) FROM requests "
+        "SELECT json_extract(meta, '$.retry_of'), max(json_extract(meta, '$.attempt')) "
+        f"FROM requests INDEXED BY {RETRIES_INDEX} "
         "WHERE stage = ? AND model_id = ? AND json_extract(meta, '$.retry_of') IS NOT NULL GROUP BY 1",
         (stage, model_id))
     return {r[0]: int(r[1]) for r in rows}

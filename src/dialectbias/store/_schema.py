@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -181,11 +181,23 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX requests_retries ON requests (stage, model_id) WHERE json_extract(meta, '$.retry_of') IS NOT NULL;
     CREATE INDEX results_status_of ON results (request_id, status);
     """,
+    # v11: `requests_stage_model` without the request id (issue 23). With it, every new request went to a random
+    # place in the index (ids are content hashes), a page read and write each once the index outgrew the page
+    # cache; without it, a (stage, model)'s entries follow the rowid and a compile appends to them. No query
+    # needs the id from this index: the ones by stage and model read the request row.
+    11: """
+    DROP INDEX requests_stage_model;
+    CREATE INDEX requests_stage_model ON requests (stage, model_id);
+    """,
 }
 
 #: named in the queries that only ask whether a request has a result and its status (SQLite prefers the primary
 #: key's index, whose lookups read the whole result row, output and all)
 RESULT_STATUS_INDEX = "results_status_of"
+
+#: the partial index of retried requests, named where they are looked up: from v11 `requests_stage_model` has the
+#: same columns, and SQLite, not knowing how few rows are retries, may take it and read the stage's every row
+RETRIES_INDEX = "requests_retries"
 
 #: the primary key of `current_requests` (WITHOUT ROWID), named where a query must read it in request-id order:
 #: NOT INDEXED does not keep SQLite from the (stage, model) index, which splits the read into a sweep per model
