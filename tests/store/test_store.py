@@ -260,5 +260,4 @@ def test_every_connection_has_a_bounded_page_cache_larger_than_sqlites_default(t
 
     with Store.open(tmp_path / "s.sqlite") as store:
         assert store.query("PRAGMA cache_size")[0][0] == -CACHE_KIB
-        assert store.query("PRAGMA temp.cache_size")[0][0] == -CACHE_KIB  # temporary B-trees: their own cache
     assert 2_000 < CACHE_KIB <= 262_144  # larger than the default, and a fixed bound: memory stays flat
