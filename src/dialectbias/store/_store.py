@@ -43,8 +43,8 @@ def dumps_ordered(value: Any) -> str:
 #: SQLite's page cache per connection, in KiB (its default is 2 MiB). Inserts and lookups by request id land on
 #: random pages of the primary-key B-trees; with 2 MiB a 10×-paper store (16 GB) re-read a page for most of them,
 #: and compile and resume cost grew faster than the study (issue 23). A fixed bound: memory stays flat. Temporary
-#: B-trees keep SQLite's 2 MiB: the same bound for them cost a 10× judge compile 68 MB more peak memory and no CPU
-#: (184 s with 2 MiB, 193 s with 64 MiB, side by side).
+#: B-trees keep SQLite's 2 MiB: the same bound for them cost the SQLite side of a 10× judge compile (the workload of
+#: benchmarks/compile_inserts.py) 68 MB more peak memory and no CPU (184 s with 2 MiB, 193 s with 64 MiB).
 CACHE_KIB = 65_536
 
 
