@@ -61,11 +61,12 @@ def kept_stores(keep: Path, scales: list[str]) -> dict[str, Path]:
     return stores
 
 
-def growth_table(per_scale: dict[str, list[float]], scales: list[str], unit: str) -> dict[str, float]:
-    """Prints each line's CPU µs per `unit` at every scale and its growth per unit from the first scale to the
-    last (1.0 = linear growth of the whole); returns the growths."""
+def growth_table(per_scale: dict[str, list[float]], scales: list[str], unit: str, unit_time: str = "µs"
+                 ) -> dict[str, float]:
+    """Prints each line's CPU `unit_time` per `unit` at every scale and its growth per unit from the first scale
+    to the last (1.0 = linear growth of the whole); returns the growths."""
     width = max(len(name) for name in per_scale)
-    print(f"\nCPU µs per {unit} (user + sys); grew = per {unit} {scales[-1]}× / {scales[0]}× (1.0 = linear)")
+    print(f"\nCPU {unit_time} per {unit}; grew = per {unit} {scales[-1]}× / {scales[0]}× (1.0 = linear)")
     print(f"{'':{width}} " + " ".join(f"{'x' + s:>7}" for s in scales) + f" {'grew':>6}")
     grew = {}
     for name, figures in per_scale.items():

@@ -12,6 +12,7 @@ from dialectbias.providers._openai import OpenAIModelConfig
 from dialectbias.run import RequestSpec
 from dialectbias.store import PARTS_KEY, Store
 from dialectbias.store._schema import MIGRATIONS
+from store_sql import connection
 
 MODEL = OpenAIModelConfig(id="m", model="test-model", base_url="http://127.0.0.1:1/v1")
 JUDGE = OpenAIModelConfig(id="j", model="judge-model", base_url="http://127.0.0.1:1/v1")
@@ -152,3 +153,28 @@ def test_migration_keeps_reasks_of_current_requests(tmp_path: Path) -> None:
     with Store.open(path) as store:
         assert len(current(store)) == 3
         assert current(store) == {r["request_id"] for r in (g, first, reask(first))}
+
+
+def test_pruning_follows_chains_and_any_ref_and_reads_requests_in_storage_order(store: Store) -> None:
+    """What was built on a superseded request goes, pass after pass (a judgment of an old generation, then a
+    request built on that judgment, and the judgment's re-ask), also when the superseded one is its second ref;
+    each pass reads `requests` once in storage order, never a row lookup per current request (issue 23)."""
+    a, b, c = gen("ক"), gen("খ", item="q2"), gen("গ", item="q3")
+    store.add_requests([a, b, c], current=("generate", "m"))
+    pair, alone = judge(a, b), judge(c)
+    store.add_requests([pair, alone], current=("judge", "j"))
+    again = reask(pair)
+    store.write([("requests", again)])
+    on_top = RequestSpec(stage="meta", model=JUDGE, item_id="q1", variant="sylhet", template="t",
+                         messages=[{"role": "user", "content": "of " + pair["request_id"]}],
+                         refs=[pair["request_id"]]).to_row()
+    store.add_requests([on_top], current=("meta", "j"))
+    trace: list[str] = []
+    connection(store).set_trace_callback(trace.append)
+    store.add_requests([a, c], current=("generate", "m"))  # b regenerated away: pair's second ref
+    connection(store).set_trace_callback(None)
+    assert current(store) == {a["request_id"], c["request_id"], alone["request_id"]}
+    prune = next(sql for sql in trace if sql.startswith("INSERT INTO temp.orphans"))
+    steps = [r[3] for r in connection(store).execute(f"EXPLAIN QUERY PLAN {prune}")]
+    assert steps[0] == "SCAN r" and not any("SEARCH r " in s for s in steps), steps
+    assert sum(sql.startswith("INSERT INTO temp.orphans") for sql in trace) == 3  # pair+again, on_top, none

@@ -69,12 +69,17 @@ def test_rescore_batches_continue_in_rowid_order_and_overrides_start_from_annota
     """Each batch of `judgments_to_rescore` continues at the last rowid (no re-sort of what is left: n²/batch at
     10×); `overrides_to_rescore` walks the annotations, never the judge's judgments."""
     with Store.open(tmp_path / "s.sqlite") as store:
+        insert_request(connection(store), "j0", "judge", "judge-1", "q1")
+        insert_judgment(connection(store), "j0", "judge-1", "m", "q1")  # scored before v8: stale
         trace: list[str] = []
         connection(store).set_trace_callback(trace.append)
         list(judgments_to_rescore(store, "judge-1", "fp"))
         list(overrides_to_rescore(store, "judge-1", "fp"))
         connection(store).set_trace_callback(None)
-        rescore = plan(store, trace[0].replace("LIMIT 2000", "LIMIT 1"))
-        assert rescore.startswith("SEARCH j USING INTEGER PRIMARY KEY (rowid>") and "TEMP B-TREE" not in rescore
-        overrides = plan(store, trace[1].replace("LIMIT 2000", "LIMIT 1"))
+        batch = next(sql for sql in trace if "LIMIT 2000" in sql and "FROM judgments j" in sql)
+        rescore = plan(store, batch.replace("LIMIT 2000", "LIMIT 1"))  # from the (judge, scoring, rowid) index
+        assert rescore.startswith("SEARCH j USING INDEX judgments_scoring (judge_id=? AND scoring=? AND rowid>?)")
+        assert "TEMP B-TREE" not in rescore
+        walk = next(sql for sql in trace if "FROM annotations" in sql)
+        overrides = plan(store, walk.replace("LIMIT 2000", "LIMIT 1"))
         assert overrides.startswith("SEARCH a USING INTEGER PRIMARY KEY (rowid>")

@@ -25,7 +25,7 @@ def test_a_v10_store_gains_the_narrower_index_and_reads_the_same(tmp_path: Path)
     conn.commit()
     conn.close()
     with Store.open(tmp_path / "s.sqlite") as store:
-        assert store.schema_version == 11
+        assert store.schema_version >= 11
         assert index_columns(connection(store), "requests_stage_model") == ["stage", "model_id"]
         assert [r[0] for r in store.query("SELECT request_id FROM requests ORDER BY rowid")] == ["g0", "g1", "g2"]
         assert retry_attempts(store, "generate", "m") == {"g0": 2}

@@ -64,6 +64,7 @@ from dialectbias.store._judgments import (
     latest_overrides,
     overrides_to_rescore,
     raw_outputs_by_first_ref,
+    stale_scorings,
     update_judgments,
     update_overrides,
 )
@@ -176,6 +177,7 @@ __all__ = [
     "retry_targets",
     "save_imported",
     "stage_requests",
+    "stale_scorings",
     "stored_generation",
     "update_judgments",
     "update_overrides",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dialectbias.store._kinds import OVERRIDE_KIND
-from dialectbias.store._schema import CURRENT_BY_ID, JUDGMENTS_BY_ID
+from dialectbias.store._schema import CURRENT_BY_ID, JUDGMENTS_BY_ID, JUDGMENTS_BY_SCORING
 from dialectbias.store._store import Store
 
 ZEROED_PREFIX = "zeroed: "  # dialectbias.judges.ZEROED_PREFIX (the store does not import the judges)
@@ -314,26 +314,45 @@ class StoredJudgment:
 RESCORE_BATCH = 2000
 
 
+def stale_scorings(store: Store, judge_id: str, fingerprint: str) -> list[str | None]:
+    """The scoring fingerprints other than `fingerprint` among the judge's judgments (None: scored before v8),
+    one index probe each: with nothing stale, two probes whatever the store's size."""
+    probe = f"SELECT scoring FROM judgments INDEXED BY {JUDGMENTS_BY_SCORING} WHERE judge_id = ? AND "
+    out: list[str | None] = []
+    if store.query(probe + "scoring IS NULL LIMIT 1", (judge_id,)):
+        out.append(None)
+    after = ""
+    while row := store.query(probe + "scoring > ? ORDER BY scoring LIMIT 1", (judge_id, after)):
+        after = row[0][0]
+        if after != fingerprint:
+            out.append(after)
+    return out
+
+
 def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch: int = RESCORE_BATCH
                          ) -> Iterator[list[StoredJudgment]]:
-    """The judge's current judgments whose `scoring` fingerprint is not `fingerprint`, in storage order, in
-    lists of at most `batch`. Each list is read whole before it is yielded, so the caller may write its new
-    values (`update_judgments`) before asking for the next. Read in rowid order from where the last list ended
-    (`NOT INDEXED`: through the judge's index each list re-sorted what was left, n²/batch at 10× the paper)."""
-    after = 0
-    while True:
-        rows = store.query(
-            "SELECT j.rowid, j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, j.clipped, "
-            "j.reason, q.refs, q.meta FROM judgments j NOT INDEXED JOIN requests q ON q.request_id = j.request_id "
-            "WHERE j.judge_id = ? AND j.scoring IS NOT ? AND j.rowid > ? "
-            "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid LIMIT ?",
-            (judge_id, fingerprint, after, batch))
-        if not rows:
-            return
-        after = rows[-1][0]
-        yield [StoredJudgment(r[1], r[2], r[3], r[4], r[5], json.loads(r[6]) if r[6] else None,
-                              json.loads(r[7] or "{}"), r[8], json.loads(r[9] or "[]"), json.loads(r[10] or "{}"))
-               for r in rows]
+    """The judge's current judgments whose `scoring` fingerprint is not `fingerprint`, in lists of at most
+    `batch`: those of each stale fingerprint (`stale_scorings`) in rowid order. Each list is read whole before
+    it is yielded, so the caller may write its new values (`update_judgments`) before asking for the next.
+    Read from the (judge, scoring, rowid) index from where the last list ended: no list re-sorts what is left
+    (n²/batch at 10× the paper), and a judge with nothing stale reads no judgment row."""
+    for scoring in stale_scorings(store, judge_id, fingerprint):
+        after = 0
+        while True:
+            rows = store.query(
+                "SELECT j.rowid, j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, "
+                f"j.clipped, j.reason, q.refs, q.meta FROM judgments j INDEXED BY {JUDGMENTS_BY_SCORING} "
+                "JOIN requests q ON q.request_id = j.request_id "
+                "WHERE j.judge_id = ? AND j.scoring IS ? AND j.rowid > ? "
+                "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid LIMIT ?",
+                (judge_id, scoring, after, batch))
+            if not rows:
+                break
+            after = rows[-1][0]
+            yield [StoredJudgment(r[1], r[2], r[3], r[4], r[5], json.loads(r[6]) if r[6] else None,
+                                  json.loads(r[7] or "{}"), r[8], json.loads(r[9] or "[]"),
+                                  json.loads(r[10] or "{}"))
+                   for r in rows]
 
 
 def update_judgments(store: Store, rows: Sequence[dict[str, Any]]) -> None:

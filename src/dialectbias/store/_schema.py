@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -189,6 +189,13 @@ MIGRATIONS: dict[int, str] = {
     DROP INDEX requests_stage_model;
     CREATE INDEX requests_stage_model ON requests (stage, model_id);
     """,
+    # v12: `judgments_scoring` (judge, scoring fingerprint) answers "which of this judge's judgments were scored
+    # with other settings?" from the index (issue 23). Every command that opens an experiment asks it
+    # (`JudgedTask.rescore`); without the index each judge's question read the whole `judgments` table, the
+    # store's widest: 23 s of a dispatch's start at 10× the paper with nothing to re-score.
+    12: """
+    CREATE INDEX judgments_scoring ON judgments (judge_id, scoring);
+    """,
 }
 
 #: named in the queries that only ask whether a request has a result and its status (SQLite prefers the primary
@@ -202,6 +209,9 @@ RETRIES_INDEX = "requests_retries"
 #: the primary key of `current_requests` (WITHOUT ROWID), named where a query must read it in request-id order:
 #: NOT INDEXED does not keep SQLite from the (stage, model) index, which splits the read into a sweep per model
 CURRENT_BY_ID = "sqlite_autoindex_current_requests_1"
+
+#: (judge, scoring fingerprint, rowid): the stale judgments of a judge, each fingerprint's in rowid order
+JUDGMENTS_BY_SCORING = "judgments_scoring"
 
 #: the primary key of `judgments` (request id -> rowid), named where a query looks judgments up in request-id order
 JUDGMENTS_BY_ID = "sqlite_autoindex_judgments_1"

@@ -236,33 +236,58 @@ class Store:
                          fingerprint: str | None) -> None:
         """Inside a transaction, after the new ids were inserted: supersede the (stage, model)'s other rows,
         bring its re-asks in line, record the compile, and prune later requests built on superseded ones."""
-        removed = self._conn.execute(
-            f"DELETE FROM current_requests WHERE stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
-            (stage, model_id, *params)).rowcount
+        self._start_superseding()
+        removed = self._supersede(f"stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
+                                  (stage, model_id, *params))
         self._conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?)",
                           (stage, model_id, fingerprint, time.time()))
-        self._sync_reasks(f"{stage}{REASK_SUFFIX}", model_id)
+        removed += self._sync_reasks(f"{stage}{REASK_SUFFIX}", model_id)
         if removed:
             self._prune_orphans()
 
-    def _sync_reasks(self, reask_stage: str, model_id: str) -> None:
-        self._conn.execute(
-            "DELETE FROM current_requests WHERE stage=? AND model_id=? AND request_id IN (SELECT r.request_id "
-            "FROM requests r WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') NOT IN "
-            "(SELECT request_id FROM current_requests))", (reask_stage, model_id, reask_stage, model_id))
+    def _start_superseding(self) -> None:
+        """Inside a transaction: an empty `temp.superseded`, which `_supersede` fills for `_prune_orphans`."""
+        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS superseded (request_id TEXT PRIMARY KEY)")
+        self._conn.execute("DELETE FROM temp.superseded")
+
+    def _supersede(self, where: str, params: tuple[Any, ...] = ()) -> int:
+        """Take the current requests matching `where` out of the current set, noting their ids in
+        `temp.superseded`; returns how many."""
+        self._conn.execute(f"INSERT OR IGNORE INTO temp.superseded SELECT request_id FROM current_requests "
+                          f"WHERE {where}", params)
+        return self._conn.execute(f"DELETE FROM current_requests WHERE {where}", params).rowcount
+
+    def _sync_reasks(self, reask_stage: str, model_id: str) -> int:
+        """Make the re-asks of the stage's current requests current, and only those; returns how many were
+        superseded."""
+        removed = self._supersede(
+            "stage=? AND model_id=? AND request_id IN (SELECT r.request_id FROM requests r WHERE r.stage=? "
+            "AND r.model_id=? AND json_extract(r.meta, '$.reask_of') NOT IN (SELECT request_id FROM current_requests))",
+            (reask_stage, model_id, reask_stage, model_id))
         self._conn.execute(
             "INSERT OR IGNORE INTO current_requests SELECT r.request_id, r.stage, r.model_id FROM requests r "
             "WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') IN "
             "(SELECT request_id FROM current_requests)", (reask_stage, model_id))
+        return removed
 
     def _prune_orphans(self) -> None:
         """Supersede current requests that refer to a superseded one (a judgment of an old generation, the
-        re-ask of an old judge request), until none is left: they were built from what is no longer asked."""
-        while self._conn.execute(
-                "DELETE FROM current_requests WHERE request_id IN (SELECT c.request_id FROM current_requests c "
-                "JOIN requests r ON r.request_id = c.request_id, json_each(r.refs) ref "
-                "WHERE ref.value NOT IN (SELECT request_id FROM current_requests))").rowcount:
-            pass
+        re-ask of an old judge request), until none is left: they were built from what is no longer asked.
+
+        Each pass reads `requests` once in storage order and looks each row's refs up in `temp.superseded`
+        (what the transaction has just superseded: small); what it supersedes is the next pass's set. Looking
+        each current request's row up by id instead read the table in random order, page after page: minutes
+        a pass at 10× the paper (issue 23, `benchmarks/prune_pass.py`)."""
+        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS orphans (request_id TEXT PRIMARY KEY)")
+        while True:
+            self._conn.execute("DELETE FROM temp.orphans")
+            self._conn.execute(
+                "INSERT INTO temp.orphans SELECT r.request_id FROM requests r NOT INDEXED WHERE r.refs != '[]' "
+                "AND EXISTS (SELECT 1 FROM json_each(r.refs) ref WHERE ref.value IN temp.superseded) "
+                "AND r.request_id IN (SELECT request_id FROM current_requests)")
+            self._conn.execute("DELETE FROM temp.superseded")
+            if not self._supersede("request_id IN temp.orphans"):
+                return
 
     def retire_current(self, keep: Iterable[tuple[str, str]]) -> int:
         """Supersede the rows of every (stage, model) not in `keep` (the experiment's stages × models; their
@@ -275,8 +300,8 @@ class Store:
             self._conn.executemany("INSERT INTO temp.keep_stages VALUES (?, ?)", sorted(pairs))
             gone = ("NOT EXISTS (SELECT 1 FROM temp.keep_stages k WHERE k.stage = {t}.stage "
                     "AND k.model_id = {t}.model_id)")
-            removed = self._conn.execute(
-                f"DELETE FROM current_requests WHERE {gone.format(t='current_requests')}").rowcount
+            self._start_superseding()
+            removed = self._supersede(gone.format(t="current_requests"))
             self._conn.execute(f"DELETE FROM current_stages WHERE {gone.format(t='current_stages')}")
             if removed:
                 self._prune_orphans()
