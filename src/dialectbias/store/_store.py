@@ -275,9 +275,9 @@ class Store:
         re-ask of an old judge request), until none is left: they were built from what is no longer asked.
 
         Each pass reads `requests` once in storage order and looks each row's refs up in `temp.superseded`
-        (what the transaction has just superseded: small); what it supersedes is the next pass's set. Looking
-        each current request's row up by id instead read the table in random order, page after page: minutes
-        a pass at 10× the paper (issue 23, `benchmarks/prune_pass.py`)."""
+        (what was just superseded, not the whole current set); what it supersedes is the next pass's set.
+        Looking each current request's row up by id instead read the table in random order: 2× the CPU at 10×
+        the paper and minutes of disk reads from a cold page cache (issue 23, `benchmarks/prune_pass.py`)."""
         self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS orphans (request_id TEXT PRIMARY KEY)")
         while True:
             self._conn.execute("DELETE FROM temp.orphans")
