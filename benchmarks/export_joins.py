@@ -61,6 +61,17 @@ def kept_stores(keep: Path, scales: list[str]) -> dict[str, Path]:
     return stores
 
 
+def probe_args(doc: str | None, out_name: str) -> argparse.Namespace:
+    """The command line of an A/B probe on the stores `tenx.py --keep DIR` kept: --keep, --scales, --rounds (each
+    version this many times, alternately) and --out (default benchmarks/results/`out_name`)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
+    parser.add_argument("--scales", nargs="+", default=["1", "10"])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / out_name)
+    return parser.parse_args()
+
+
 def growth_table(per_scale: dict[str, list[float]], scales: list[str], unit: str, unit_time: str = "µs"
                  ) -> dict[str, float]:
     """Prints each line's CPU `unit_time` per `unit` at every scale and its growth per unit from the first scale

@@ -19,7 +19,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -31,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from export_joins import growth_table, kept_stores, read_through  # noqa: E402
+from export_joins import growth_table, kept_stores, probe_args, read_through  # noqa: E402
 
 from dialectbias.store import Store, judgments_to_rescore  # noqa: E402
 from dialectbias.store._judgments import RESCORE_BATCH  # noqa: E402
@@ -76,12 +75,7 @@ def measure(path: Path, rounds: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
-    parser.add_argument("--scales", nargs="+", default=["1", "10"])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "rescore_probe.json")
-    args = parser.parse_args()
+    args = probe_args(__doc__, "rescore_probe.json")
     results: dict[str, Any] = {}
     for scale, path in kept_stores(args.keep, args.scales).items():
         results[scale] = r = measure(path, args.rounds)
