@@ -252,10 +252,12 @@ class Store:
 
     def _supersede(self, where: str, params: tuple[Any, ...] = ()) -> int:
         """Take the current requests matching `where` out of the current set, noting their ids in
-        `temp.superseded`; returns how many."""
+        `temp.superseded`; returns how many. `where` is evaluated once (the ids noted are the ones deleted:
+        those noted earlier in the operation are no longer current, so deleting them again does nothing)."""
         self._conn.execute(f"INSERT OR IGNORE INTO temp.superseded SELECT request_id FROM current_requests "
                           f"WHERE {where}", params)
-        return self._conn.execute(f"DELETE FROM current_requests WHERE {where}", params).rowcount
+        return self._conn.execute(
+            "DELETE FROM current_requests WHERE request_id IN (SELECT request_id FROM temp.superseded)").rowcount
 
     def _sync_reasks(self, reask_stage: str, model_id: str) -> int:
         """Make the re-asks of the stage's current requests current, and only those; returns how many were
