@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 import dialectbias.api
+from dialectbias.store import Store
+from store_sql import connection
 
 
 @pytest.fixture
@@ -59,3 +61,26 @@ def test_a_refused_plan_reads_the_file_once_and_sends_nothing(qa_server: Any, qa
     assert refused.exit_code == 1 and "pass --yes" in refused.stderr
     assert opened == {"read": 1}
     assert qa_server.stats()["chat_requests"] == 0
+
+
+def test_a_resumed_run_sweeps_each_stages_pending_requests_once(qa_server: Any, qa_project: Any, cli: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: after compiling a stage, to prepare the executor and to start it, the run asks which requests
+    are pending, with nothing written in between: one sweep of the results' index per stage answers all three."""
+    project = qa_project(qa_server.base_url, n_items=2)
+    assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
+    sweeps: Counter[str] = Counter()
+    open_store = Store.open.__func__  # type: ignore[attr-defined]
+
+    def tracing_open(cls: type[Store], *args: Any, **kwargs: Any) -> Store:
+        store = open_store(cls, *args, **kwargs)
+        connection(store).set_trace_callback(
+            lambda sql: sweeps.update([sql.split("cr.stage='")[1].split("'")[0]])
+            if sql.startswith("SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY") else None)
+        return store
+
+    monkeypatch.setattr(Store, "open", classmethod(tracing_open))
+    again = cli("run", project.yaml_path, "--no-progress", "--no-plan")
+    assert again.exit_code == 0, again.output
+    assert "calls 0" in again.stdout
+    assert sweeps == {"generate": 1, "judge": 1}

@@ -56,7 +56,8 @@ def test_the_resumes_queries_read_indexes(tmp_path: Path) -> None:
         store.result_counts()
         assert all("results_status_of" in plan(store, sql) for sql in trace if "results" in sql)
         # every model's count in one sweep in request-id order (the primary key), not one sweep per model
-        assert plan(store, trace[1]).startswith("SCAN cr |")
+        sweep = next(sql for sql in trace if sql.startswith("SELECT cr.model_id, count(*)"))  # pending_counts
+        assert plan(store, sweep).startswith("SCAN cr |")
         trace.clear()
         store.result_counts()
         judge_yields(store)

@@ -151,7 +151,37 @@ def test_pending_counts_match_count_pending_in_one_pass(store: Store) -> None:
     assert counts == {"m": 3} == {m: n for m in ("m", "m2") if (n := store.count_pending("generate", m))}
     assert store.pending_counts("judge") == {"m": 3}
     assert store.pending_counts("nothing") == {}
-    assert len(trace) == 1  # one statement for every model
+    assert [sql for sql in trace if not sql.startswith("PRAGMA")] == trace[-1:]  # one statement for every model
+
+
+def test_pending_counts_sweep_once_while_nothing_changes_and_follow_every_change(tmp_path: Path) -> None:
+    """A run asks a stage's pending counts three times with nothing written in between (issue 23): the sweep runs
+    once; a write of this connection, a commit of another one and a transaction rolled back each give the
+    counts as they are now."""
+    path = tmp_path / "run.sqlite"
+    store = Store.open(path)
+    gen = [request_row(i) for i in range(4)]
+    store.add_requests(gen, current=("generate", "m"))
+    sweeps: list[str] = []
+    connection(store).set_trace_callback(lambda sql: sweeps.append(sql) if "GROUP BY cr.model_id" in sql else None)
+    assert store.pending_counts("generate") == {"m": 4}
+    counts = store.pending_counts("generate")
+    counts["m"] = 0  # the caller's copy
+    assert store.pending_counts("generate") == {"m": 4} and len(sweeps) == 1
+    store.write([("results", result_row(gen[0]["request_id"]))])  # this connection
+    assert store.pending_counts("generate") == {"m": 3} and len(sweeps) == 2
+    with sqlite3.connect(path) as other:  # another connection (another process)
+        other.execute("INSERT INTO results (request_id, status, output, completed_at) VALUES (?, 'ok', 'x', 0)",
+                      (gen[1]["request_id"],))
+    assert store.pending_counts("generate") == {"m": 2} and len(sweeps) == 3
+    conn = connection(store)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO results (request_id, status, output, completed_at) VALUES (?, 'ok', 'x', 0)",
+                 (gen[2]["request_id"],))
+    assert store.pending_counts("generate") == {"m": 1}  # inside the transaction: seen, not kept
+    conn.execute("ROLLBACK")
+    assert store.pending_counts("generate") == {"m": 2} and len(sweeps) == 5
+    store.close()
 
 
 def test_pending_is_only_the_current_compiled_set(tmp_path: Path) -> None:
