@@ -8,13 +8,17 @@ system's page cache before each run (needs root: /proc/sys/vm/drop_caches), so n
 the other left in memory. It prints each figure for both versions, new / base, and each version's growth
 from the first scale to the last, and writes benchmarks/results/tenx_ab.json.
 
-Not `resume`: a revision older than the input files' location-free identity (`tasks/_identity.py`) put the
-package's template file paths into a compiled set's fingerprint, so its first run in the other checkout
-compiles every request again (a full compile at 10×) instead of resuming.
+`resume` (`run_experiment` again with everything done) writes: when the two versions' stores differ (a schema
+migration) or their request sets' fingerprints do (the schema and dialectbias versions are part of them), the
+base cannot run after the new code and the new code's first run compiles every request again. So for
+`resume` each scale runs the base `--rounds` times, then this checkout once (`upgrade`: the migration and
+the rebuild a user sees once), then this checkout `--rounds` times; the figures compared are each version's
+best round. Run it on stores the base built (`tenx.py --keep` from a checkout of the base).
 
 Usage:
   nice python benchmarks/tenx.py --keep /tmp/tenx                   # build and keep x1/ and x10/
   nice python benchmarks/tenx_ab.py --keep /tmp/tenx --base 4317ce3 --steps export --cold
+  nice python benchmarks/tenx_ab.py --keep /tmp/tenx-base --base f79830c --steps resume --rounds 2
 """
 
 from __future__ import annotations
@@ -54,11 +58,25 @@ def run_step(step: str, study: Path, src: Path, cold: bool) -> dict[str, Any]:
     return {k: result[k] for k in ("wall_s", "cpu_s", "peak_rss_mb")}
 
 
+def resume_rounds(study: Path, base_src: Path, cold: bool, rounds: int) -> dict[str, Any]:
+    """The base's resumes, this checkout's first (the upgrade), then its resumes; each version's best round
+    (least CPU) as `base` and `new`, every round kept."""
+    def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+        return min(runs, key=lambda r: r["cpu_s"])
+
+    base = [run_step("resume", study, base_src, cold) for _ in range(rounds)]
+    upgrade = run_step("resume", study, REPO / "src", cold)
+    new = [run_step("resume", study, REPO / "src", cold) for _ in range(rounds)]
+    print(f"{study.name} resume: base rounds {base}, upgrade {upgrade}, new rounds {new}", flush=True)
+    return {"base": best(base), "new": best(new), "upgrade": upgrade, "base_rounds": base, "new_rounds": new}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
     parser.add_argument("--base", required=True, help="the git revision to compare this checkout with")
-    parser.add_argument("--steps", nargs="+", default=["export"], choices=["report", "export"])
+    parser.add_argument("--steps", nargs="+", default=["export"], choices=["report", "export", "resume"])
+    parser.add_argument("--rounds", type=int, default=1, help="resume: runs of each version (the best is kept)")
     parser.add_argument("--cold", action="store_true", help="empty the OS page cache before each run")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tenx_ab.json")
     args = parser.parse_args()
@@ -78,10 +96,13 @@ def main() -> None:
             for study in studies:
                 for step in args.steps:
                     key = f"{study.name} {step}"
-                    base = run_step(step, study, tree / "src", args.cold)
-                    new = run_step(step, study, REPO / "src", args.cold)
-                    results[key] = {"base": base, "new": new}
-                    print(f"{key:<16} base {base}  new {new}", flush=True)
+                    if step == "resume":
+                        results[key] = resume_rounds(study, tree / "src", args.cold, args.rounds)
+                    else:
+                        results[key] = {"base": run_step(step, study, tree / "src", args.cold),
+                                        "new": run_step(step, study, REPO / "src", args.cold)}
+                    print(f"{key:<16} " + "  ".join(f"{k} {v}" for k, v in results[key].items()
+                                                    if k in ("base", "new")), flush=True)
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
                            capture_output=True, check=False)

@@ -63,20 +63,25 @@ def test_a_refused_plan_reads_the_file_once_and_sends_nothing(qa_server: Any, qa
     assert qa_server.stats()["chat_requests"] == 0
 
 
-def test_a_resumed_run_sweeps_each_stages_pending_requests_once(qa_server: Any, qa_project: Any, cli: Any,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_resumed_run_sweeps_each_stages_pending_requests_once_and_applies_no_set_again(
+        qa_server: Any, qa_project: Any, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 23: after compiling a stage, to prepare the executor and to start it, the run asks which requests
-    are pending, with nothing written in between: one sweep of the results' index per stage answers all three."""
+    are pending, with nothing written in between: one sweep of the results' index per stage answers all three.
+    And a compiled set still current as it was applied is not written into the current set again (schema 13)."""
     project = qa_project(qa_server.base_url, n_items=2)
     assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
     sweeps: Counter[str] = Counter()
     open_store = Store.open.__func__  # type: ignore[attr-defined]
 
+    def seen(sql: str) -> None:
+        if sql.startswith("SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY"):
+            sweeps.update([sql.split("cr.stage='")[1].split("'")[0]])
+        elif "INTO current_requests" in sql:
+            sweeps.update(["applied"])
+
     def tracing_open(cls: type[Store], *args: Any, **kwargs: Any) -> Store:
         store = open_store(cls, *args, **kwargs)
-        connection(store).set_trace_callback(
-            lambda sql: sweeps.update([sql.split("cr.stage='")[1].split("'")[0]])
-            if sql.startswith("SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY") else None)
+        connection(store).set_trace_callback(seen)
         return store
 
     monkeypatch.setattr(Store, "open", classmethod(tracing_open))

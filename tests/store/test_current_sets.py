@@ -178,3 +178,61 @@ def test_pruning_follows_chains_and_any_ref_and_reads_requests_in_storage_order(
     steps = [r[3] for r in connection(store).execute(f"EXPLAIN QUERY PLAN {prune}")]
     assert steps[0] == "SCAN r" and not any("SEARCH r " in s for s in steps), steps
     assert sum(sql.startswith("INSERT INTO temp.orphans") for sql in trace) == 3  # pair+again, on_top, none
+
+
+# -- schema 13: a set still applied as it was is not applied again (issue 23) --------------------------------
+
+def _compiled(store: Store, fingerprint: str, rows: list[dict[str, Any]], stage: str, model: str) -> None:
+    store.add_requests(rows, fingerprint=fingerprint, current=(stage, model))
+    store.save_compiled(fingerprint, stage, model, len(rows), 0, {})
+
+
+def _applies(store: Store, fingerprint: str) -> bool:
+    """Whether `use_compiled` wrote the set into `current_requests` (as against only marking it compiled)."""
+    trace: list[str] = []
+    connection(store).set_trace_callback(trace.append)
+    assert store.use_compiled(fingerprint) is not None
+    connection(store).set_trace_callback(None)
+    return any("INTO current_requests" in sql for sql in trace)
+
+
+def _compiled_at(store: Store, stage: str) -> float:
+    return store.current_stages()[(stage, MODEL.id)]
+
+
+def test_an_applied_set_is_only_marked_compiled(store: Store) -> None:
+    rows = [gen("প্রশ্ন ১"), gen("প্রশ্ন ২", item="q2")]
+    _compiled(store, "fp", rows, "generate", MODEL.id)
+    before = _compiled_at(store, "generate")
+    assert not _applies(store, "fp")
+    assert current(store) == {r["request_id"] for r in rows}
+    assert _compiled_at(store, "generate") > before  # `status` and the explorer see the run's compile
+
+
+def test_whatever_enters_or_leaves_the_set_makes_the_next_run_apply_it_exactly(store: Store, tmp_path: Path) -> None:
+    rows = [gen("প্রশ্ন ১"), gen("প্রশ্ন ২", item="q2")]
+    ids = {r["request_id"] for r in rows}
+    _compiled(store, "fp", rows, "generate", MODEL.id)
+    store.add_requests([gen("imported", item="q3")])  # enters (e.g. an imported generation): current by trigger
+    assert _applies(store, "fp") and current(store) == ids
+    assert not _applies(store, "fp")
+    store.retire_current([])  # leaves: the stage is no longer in the experiment
+    assert current(store) == set()
+    assert _applies(store, "fp") and current(store) == ids
+    with sqlite3.connect(tmp_path / "run.sqlite") as other:  # another connection: the trigger is in the file
+        other.execute("DELETE FROM current_requests WHERE request_id = ?", (rows[0]["request_id"],))
+    assert _applies(store, "fp") and current(store) == ids
+    assert not _applies(store, "fp")
+
+
+def test_a_pruned_set_downstream_is_applied_again(store: Store) -> None:
+    """Recompiling the generations supersedes the judge requests built on the old ones: the judge's set is no
+    longer as applied, so reusing it puts them back, as before this schema."""
+    old, kept = gen("পুরনো"), gen("রাখা", item="q2")
+    j_old, j_kept = judge(old), judge(kept)
+    _compiled(store, "gen-a", [old, kept], "generate", MODEL.id)
+    _compiled(store, "judge-a", [j_old, j_kept], "judge", "j")
+    _compiled(store, "gen-b", [gen("নতুন"), kept], "generate", MODEL.id)
+    assert j_old["request_id"] not in current(store)
+    assert _applies(store, "gen-a") and _applies(store, "judge-a")
+    assert {j_old["request_id"], j_kept["request_id"], old["request_id"]} <= current(store)

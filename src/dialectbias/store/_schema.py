@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
 MIGRATIONS: dict[int, str] = {
@@ -195,6 +195,22 @@ MIGRATIONS: dict[int, str] = {
     # store's widest: 23 s of a dispatch's start at 10× the paper with nothing to re-score.
     12: """
     CREATE INDEX judgments_scoring ON judgments (judge_id, scoring);
+    """,
+    # v13: `current_stages.applied` names the compiled set a (stage, model)'s current rows are, exactly, and
+    # nothing has changed since (issue 23). A run that finds its set already applied skips re-applying it (at 10×
+    # the paper, 2.8M ids looked up and the stage's rows checked against its set on every resume); any row
+    # entering or leaving the current set (a compile, a prune, an import, a retirement) clears it first, by
+    # trigger, so no code path can leave it stale. Stores of v12 and older start with none applied.
+    13: """
+    ALTER TABLE current_stages ADD COLUMN applied TEXT;
+    CREATE TRIGGER current_set_grew AFTER INSERT ON current_requests WHEN EXISTS (SELECT 1 FROM current_stages
+        WHERE stage = new.stage AND model_id = new.model_id AND applied IS NOT NULL) BEGIN
+        UPDATE current_stages SET applied = NULL WHERE stage = new.stage AND model_id = new.model_id;
+    END;
+    CREATE TRIGGER current_set_shrank AFTER DELETE ON current_requests WHEN EXISTS (SELECT 1 FROM current_stages
+        WHERE stage = old.stage AND model_id = old.model_id AND applied IS NOT NULL) BEGIN
+        UPDATE current_stages SET applied = NULL WHERE stage = old.stage AND model_id = old.model_id;
+    END;
     """,
 }
 

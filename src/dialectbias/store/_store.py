@@ -216,10 +216,16 @@ class Store:
                               (fingerprint, stage, model_id, n_requests, n_skipped, dumps(notes), time.time()))
 
     def use_compiled(self, fingerprint: str) -> sqlite3.Row | None:
-        """Make a previously compiled request set its (stage, model)'s current set; None when there is none."""
+        """Make a previously compiled request set its (stage, model)'s current set; None when there is none.
+        A set still applied as it was (`current_stages.applied`, cleared by trigger when a row enters or leaves
+        the current set) is only marked as compiled now."""
         row = self._conn.execute("SELECT * FROM compiled WHERE fingerprint=?", (fingerprint,)).fetchone()
         if row is not None:
             with self.transaction():
+                if self._conn.execute(
+                        "UPDATE current_stages SET compiled_at = ? WHERE stage = ? AND model_id = ? AND applied = ?",
+                        (time.time(), row["stage"], row["model_id"], fingerprint)).rowcount:
+                    return row
                 self._conn.execute(
                     "INSERT OR IGNORE INTO current_requests SELECT request_id, ?, ? FROM compiled_requests "
                     "WHERE fingerprint=?", (row["stage"], row["model_id"], fingerprint))
@@ -240,8 +246,8 @@ class Store:
         self._start_superseding()
         removed = self._supersede(f"stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
                                   (stage, model_id, *params))
-        self._conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?)",
-                          (stage, model_id, fingerprint, time.time()))
+        self._conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?, ?)",  # applied: a trigger
+                          (stage, model_id, fingerprint, time.time(), fingerprint))  # clears it on any change
         removed += self._sync_reasks(f"{stage}{REASK_SUFFIX}", model_id)
         if removed:
             self._prune_orphans()
