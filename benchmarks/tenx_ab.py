@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +62,13 @@ def run_step(step: str, study: Path, src: Path, cold: bool) -> dict[str, Any]:
 def resume_rounds(study: Path, base_src: Path, cold: bool, rounds: int) -> dict[str, Any]:
     """The base's resumes, this checkout's first (the upgrade), then its resumes; each version's best round
     (least CPU) as `base` and `new`, every round kept."""
-    def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
-        return min(runs, key=lambda r: r["cpu_s"])
-
     base = [run_step("resume", study, base_src, cold) for _ in range(rounds)]
     upgrade = run_step("resume", study, REPO / "src", cold)
     new = [run_step("resume", study, REPO / "src", cold) for _ in range(rounds)]
     print(f"{study.name} resume: base rounds {base}, upgrade {upgrade}, new rounds {new}", flush=True)
-    return {"base": best(base), "new": best(new), "upgrade": upgrade, "base_rounds": base, "new_rounds": new}
+    least_cpu = itemgetter("cpu_s")
+    return {"base": min(base, key=least_cpu), "new": min(new, key=least_cpu), "upgrade": upgrade,
+            "base_rounds": base, "new_rounds": new}
 
 
 def main() -> None:

@@ -246,8 +246,9 @@ class Store:
         self._start_superseding()
         removed = self._supersede(f"stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
                                   (stage, model_id, *params))
-        self._conn.execute("INSERT OR REPLACE INTO current_stages VALUES (?, ?, ?, ?, ?)",  # applied: a trigger
-                          (stage, model_id, fingerprint, time.time(), fingerprint))  # clears it on any change
+        self._conn.execute(  # `applied`: the triggers on current_requests clear it when the set changes
+            "INSERT OR REPLACE INTO current_stages (stage, model_id, fingerprint, compiled_at, applied) "
+            "VALUES (?, ?, ?, ?, ?)", (stage, model_id, fingerprint, time.time(), fingerprint))
         removed += self._sync_reasks(f"{stage}{REASK_SUFFIX}", model_id)
         if removed:
             self._prune_orphans()
