@@ -12,7 +12,8 @@ its peak RSS from `resource.getrusage`):
                      it, 60–160 words each) for every generation request but a sample, through the real
                      post-call machine and writer (`PostCall.handle`, `Store.write`): no model call
   dispatch           REAL calls: `executor: local` sends the sample left pending (5% of the generation
-                     requests, at most 20,000) to the test server (echo responder, a separate process)
+                     requests at every scale, so its pending walk and its calls grow alike) to the test
+                     server (echo responder, a separate process)
                      inside the full-size store
   compile-judge      build and store every judge request from the stored answers (`_compile`)
   fill-judge         SYNTHETIC judge answers (RLAIF JSON: reasoning, five Likert fields, confidence)
@@ -347,7 +348,8 @@ def run_scale(scale: float, args: argparse.Namespace, base_url: str, server: Any
     print(f"\n== {scale:g}× the paper: {n_items:,} items, {len(MODELS)} models, {len(JUDGES)} judges ==", flush=True)
     for step in STEPS:
         calls_before = server.stats()["chat_requests"]
-        sample = min(args.sample, round(args.sample_share * n_items * 10 * len(MODELS)))
+        sample = round(args.sample_share * n_items * 10 * len(MODELS))
+        sample = sample if args.sample is None else min(args.sample, sample)
         proc = subprocess.run([sys.executable, __file__, "--child", step, str(exp_path), "--sample", str(sample)],
                               capture_output=True, text=True, check=False)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
@@ -418,23 +420,25 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", type=float, nargs="+", default=[1, 10])
-    parser.add_argument("--sample", type=int, default=20_000, help="at most this many generation requests sent "
-                        "for real per scale")
-    parser.add_argument("--sample-share", type=float, default=0.05, help="and at most this share of them (the "
-                        "test server's echo answers are short: the same share keeps the scales' stores alike)")
+    parser.add_argument("--sample-share", type=float, default=0.05, help="this share of the generation requests "
+                        "is sent for real (the test server's echo answers are short: the same share keeps the "
+                        "scales' stores alike, and the dispatch's walk over all pending rows in proportion)")
+    parser.add_argument("--sample", type=int, help="at most this many per scale (a smoke run; a cap reached at "
+                        "one scale and not another skews the dispatch's growth: the walk grows, the calls don't)")
     parser.add_argument("--keep", type=Path, help="build the studies in this folder and keep them")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tenx.json")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], Path(args.child[1]), args.sample)
+        child(args.child[0], Path(args.child[1]), args.sample or 0)
         return
     _ensure_importable()
     from dialectbias.testing import TestServer
 
     pool, source = sentences()
-    print(f"answers built from {source}; min({args.sample:,}, {args.sample_share:.0%} of the generation "
-          "requests) sent for real per scale")
+    cap = "" if args.sample is None else f", at most {args.sample:,}"
+    print(f"answers built from {source}; {args.sample_share:.0%} of the generation requests{cap} sent for real "
+          "per scale")
     results = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-tenx-") as tmp, TestServer(record_requests=0) as server:
