@@ -319,6 +319,28 @@ def child(step: str, exp_path: Path, leave: int) -> None:
 
 
 # -- the driver ----------------------------------------------------------------------------------------------
+#: the machine's speed drifts (a shared VM: the same 0.1× judge compile took 10.0 s of CPU and, 5 min later,
+#: 5.3 s): a fixed workload timed before every step shows whether a figure was measured on a slower machine
+SPEED_PROBE_ROUNDS = 40_000
+
+
+def speed_probe() -> float:
+    """CPU seconds of a fixed workload (hashing, a dict, SQLite inserts in memory), best of three."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)")
+        seen: dict[str, int] = {}
+        for i in range(SPEED_PROBE_ROUNDS):
+            key = hashlib.sha256(str(i).encode()).hexdigest()
+            seen[key] = i
+        conn.executemany("INSERT INTO t VALUES (?, ?)", seen.items())
+        conn.close()
+        best = min(best, time.process_time() - started)
+    return round(best, 4)
+
+
 def store_figures(path: Path) -> dict[str, Any]:
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -347,6 +369,7 @@ def run_scale(scale: float, args: argparse.Namespace, base_url: str, server: Any
     out: dict[str, Any] = {"scale": scale, "items": n_items, "steps": {}}
     print(f"\n== {scale:g}× the paper: {n_items:,} items, {len(MODELS)} models, {len(JUDGES)} judges ==", flush=True)
     for step in STEPS:
+        probe = speed_probe()
         calls_before = server.stats()["chat_requests"]
         sample = round(args.sample_share * n_items * 10 * len(MODELS))
         sample = sample if args.sample is None else min(args.sample, sample)
@@ -359,6 +382,7 @@ def run_scale(scale: float, args: argparse.Namespace, base_url: str, server: Any
         result = json.loads(line.removeprefix("@@RESULT@@"))
         result["server_calls"] = server.stats()["chat_requests"] - calls_before
         result["store_mb"] = round(sum(p.stat().st_size for p in folder.glob("study.sqlite*")) / 1e6, 1)
+        result["speed_probe_s"] = probe
         out["steps"][step] = result
         shown = {k: v for k, v in result.items() if k not in ("rows",)}
         print(f"  {step:<17} {json.dumps(shown, ensure_ascii=False)}", flush=True)
@@ -396,7 +420,9 @@ ROWS = (("generation requests", lambda r: r["steps"]["compile-generate"]["reques
         ("store file: MB", lambda r: r["store"]["file_mb"]),
         ("store, parts uncompressed: MB", lambda r: r["store"]["file_mb_without_compression"]),
         ("text parts as given: MB", lambda r: r["store"]["text_parts_mb_as_given"]),
-        ("text parts stored: MB", lambda r: r["store"]["text_parts_mb_stored"]))
+        ("text parts stored: MB", lambda r: r["store"]["text_parts_mb_stored"]),
+        ("speed probe, slowest step: CPU ms",
+         lambda r: 1000 * max(st["speed_probe_s"] for st in r["steps"].values())))
 
 
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
@@ -414,6 +440,8 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
                      + "".join(f"{g:>12.2f}" if g else f"{'':>12}" for g in ratios))
     lines.append("grew = a scale's figure over the previous scale's: linear growth equals the scale ratio; "
                  "memory's goal: ≈ 1")
+    lines.append(f"speed probe before each step: {speed_drift(results)} (a fixed workload; 1.0 = the machine "
+                 "ran at one speed)")
     return "\n".join(lines), growth
 
 
@@ -450,13 +478,19 @@ def main() -> None:
     print(f"wrote {args.out}")
 
 
+def speed_drift(results: list[dict[str, Any]]) -> str:
+    """The slowest over the fastest speed probe of the run."""
+    probes = [st["speed_probe_s"] for r in results for st in r["steps"].values()]
+    return f"slowest / fastest {max(probes) / min(probes):.2f}"
+
+
 def write(out: Path, results: list[dict[str, Any]], source: str, started: float) -> None:
     growth = table(results)[1]
     payload = {"scales": results, "growth_each_step": growth, "answers_from": source,
                "sample_sent_for_real": [r["steps"]["dispatch"]["sent"] for r in results],
                "total_s": round(time.perf_counter() - started, 1),
                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                           "load_average_at_end": os.getloadavg()},
+                           "load_average_at_end": os.getloadavg(), "speed_probe": speed_drift(results)},
                "synthetic": "fill-generate and fill-judge answers are synthetic (no model call), written "
                             "through PostCall.handle and the local executor's writer; dispatch and resume "
                             "are real calls to the test server"}
