@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialectbias.store import JudgeCounts, JudgeYield, Store, iter_judgments, judge_counts, judge_yields
-from dialectbias.store._judgments import CURRENT_ROWIDS_SQL, LATEST_CURRENT_SQL
+from dialectbias.store._judgments import CURRENT_ROWIDS_SQL, LATEST_CURRENT_SQL, latest_counted_sql
 from store_sql import connection, insert_judgment, insert_request
 from store_sql import query_plan as plan
 
@@ -59,3 +59,36 @@ def test_current_judgments_are_found_by_sweeping_current_requests_in_id_order(tm
         # judgments_key walked in key order (no sort), never a lookup of current_requests per judgment
         assert "SEARCH c " not in latest and "SCAN c" in latest and "COVERING INDEX judgments_key" in latest
         assert "TEMP B-TREE" not in latest
+
+
+def test_the_counts_take_every_column_from_the_latest_current_judgment_of_a_key(tmp_path: Path) -> None:
+    """Two current judgments of one key (m, q1) that differ in every counted column, in both orders: the
+    counts are the later one's, whichever columns it has (schema 14 reads them from `judgments_key`)."""
+    flagged = {"parse_status": "ok", "flagged": 1, "needs_review": 1, "reason": "zeroed: script",
+               "flags": '["out of range: clarity 7"]'}
+    failed = {"parse_status": "failed", "flagged": 0, "needs_review": 0, "reason": "invalid values: clarity 9",
+              "flags": "[]"}
+    counted = {"flagged": JudgeCounts(judgments=1, zeroed=1, flagged=1, needs_review=1, out_of_range=1),
+               "failed": JudgeCounts(judgments=1, unscored=1, invalid=1)}
+    for first, last in (("flagged", "failed"), ("failed", "flagged")):
+        with Store.open(tmp_path / f"{first}.sqlite") as store:
+            conn = connection(store)
+            for rid, name in (("ff", first), ("00", last)):  # ids in the other order than the rows
+                insert_request(conn, rid, "judge", "judge-1", "q1")
+                values = flagged if name == "flagged" else failed
+                insert_judgment(conn, rid, "judge-1", "m", "q1", parse_status=values["parse_status"],
+                                reason=values["reason"])
+                conn.execute("UPDATE judgments SET flagged = ?, needs_review = ?, flags = ? WHERE request_id = ?",
+                             (values["flagged"], values["needs_review"], values["flags"], rid))
+            assert judge_counts(store, ["judge-1"]) == {"judge-1": counted[last]}
+            conn.execute("DELETE FROM current_requests WHERE request_id = '00'")  # the earlier one is then latest
+            assert judge_counts(store, ["judge-1"]) == {"judge-1": counted[first]}
+
+
+def test_the_counts_are_read_from_the_key_index_alone(tmp_path: Path) -> None:
+    with mixed_store(tmp_path / "s.sqlite") as store:
+        counted = plan(store, latest_counted_sql(2), ("judge-1", "judge-2"))
+        assert "SEARCH j2 USING COVERING INDEX judgments_key (judge_id=?)" in counted
+        assert "SCAN c" in counted and "TEMP B-TREE" not in counted
+        # no pass over the judgments' rows: the table itself is never scanned or searched
+        assert "SCAN j " not in counted and "USING INTEGER PRIMARY KEY" not in counted

@@ -20,7 +20,7 @@ from dialectbias.run._specs import REQUEST_RULES, RequestSpec, content_hash, eng
 from dialectbias.run._stage import Skipped, Stage, StagedTask, yield_problems
 from dialectbias.run._summary import RunSummary, StageStats
 from dialectbias.store import (
-    SCHEMA_VERSION,
+    REQUEST_SETS_SCHEMA,
     RunLock,
     Store,
     claim_store,
@@ -38,9 +38,10 @@ def _fingerprint(exp: Experiment, inputs: list[Any] | None, stage: Stage, model:
     `attempts`: the retried requests' attempts (`run --retry`), folded in only when there are some."""
     if inputs is None:
         return None
-    return content_hash({"version": __version__, "schema": SCHEMA_VERSION, "rules": REQUEST_RULES, "stage": stage.name,
-                         "model": model.model_dump(mode="json"), "experiment": exp.model_dump(mode="json"),
-                         "inputs": inputs, "upstream": upstream, "departures": exp.departure_rows(),
+    return content_hash({"version": __version__, "schema": REQUEST_SETS_SCHEMA, "rules": REQUEST_RULES,
+                         "stage": stage.name, "model": model.model_dump(mode="json"),
+                         "experiment": exp.model_dump(mode="json"), "inputs": inputs, "upstream": upstream,
+                         "departures": exp.departure_rows(),
                          **({"retries": sorted(attempts.items())} if attempts else {})})
 
 

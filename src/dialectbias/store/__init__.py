@@ -99,7 +99,7 @@ from dialectbias.store._review_reads import (
     stage_outputs,
     stored_image,
 )
-from dialectbias.store._schema import SCHEMA_VERSION
+from dialectbias.store._schema import REQUEST_SETS_SCHEMA, SCHEMA_VERSION
 from dialectbias.store._snapshots import SnapshotRow, latest_snapshot, save_snapshot_rows, snapshot_rows
 from dialectbias.store._status import (
     JudgmentTally,
@@ -118,6 +118,7 @@ __all__ = [
     "OVERRIDE_KIND",
     "PARTS_KEY",
     "REASK_SUFFIX",
+    "REQUEST_SETS_SCHEMA",
     "SCHEMA_VERSION",
     "TEXT_REF_MIN_CHARS",
     "CallTotals",
