@@ -24,12 +24,13 @@ its peak RSS from `resource.getrusage`):
 
 Then the store's size (file, per table from SQLite's dbstat) and what compressing long text parts saved
 (`content`: the parts' own bytes vs their stored bytes). It prints a table of each figure at each scale and
-the growth ratio (10× / 1×: 10 is linear, below is better; memory's goal is flat, ≈ 1) and writes
-benchmarks/results/tenx.json.
+the growth from each scale to the next and from the first to the last (10 is linear from 1× to 10×, below is
+better; memory's goal is flat, ≈ 1) and writes benchmarks/results/tenx.json.
 
 Usage:
   nice python benchmarks/tenx.py                        # 1× and 10× (~40 min on 2 busy cores)
-  nice python benchmarks/tenx.py --scales 1 3           # other scales; the ratio is last / first
+  nice python benchmarks/tenx.py --scales 1 3 10        # other scales (~45 min for these three)
+  python benchmarks/tenx.py --table benchmarks/results/tenx.json   # print a run's table again
   nice python benchmarks/tenx.py --scales 0.05 --sample 500    # a smoke run
 Needs the test server's extras (dialectbias.testing) and the report's (matplotlib); writes only under a
 temporary folder (or --keep DIR).
@@ -408,7 +409,7 @@ ROWS = (("generation requests", lambda r: r["steps"]["compile-generate"]["reques
         ("report: CPU s", lambda r: r["steps"]["report"]["cpu_s"]),
         ("export jsonl: wall s", lambda r: r["steps"]["export"]["wall_s"]),
         ("export jsonl: CPU s", lambda r: r["steps"]["export"]["cpu_s"]),
-        ("fill generate (synthetic): CPU s", lambda r: r["steps"]["fill-generate"]["cpu_s"]),
+        ("fill gen. (synthetic): CPU s", lambda r: r["steps"]["fill-generate"]["cpu_s"]),
         ("fill judge (synthetic): CPU s", lambda r: r["steps"]["fill-judge"]["cpu_s"]),
         ("peak RSS compile gen: MB", lambda r: r["steps"]["compile-generate"]["peak_rss_mb"]),
         ("peak RSS compile judge: MB", lambda r: r["steps"]["compile-judge"]["peak_rss_mb"]),
@@ -421,27 +422,28 @@ ROWS = (("generation requests", lambda r: r["steps"]["compile-generate"]["reques
         ("store, parts uncompressed: MB", lambda r: r["store"]["file_mb_without_compression"]),
         ("text parts as given: MB", lambda r: r["store"]["text_parts_mb_as_given"]),
         ("text parts stored: MB", lambda r: r["store"]["text_parts_mb_stored"]),
-        ("speed probe, slowest step: CPU ms",
+        ("speed probe, slowest: CPU ms",
          lambda r: 1000 * max(st["speed_probe_s"] for st in r["steps"].values())))
 
 
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """The figures of each scale, and the growth from each scale to the next (the last over the first too)."""
-    heads = [f"{r['scale']:g}×" for r in results]
-    pairs = list(pairwise(results))
-    grew = [f"{b['scale'] / a['scale']:g}× grew" for a, b in pairs]
-    lines = [f"{'':33}" + "".join(f"{h:>11}" for h in heads) + "".join(f"{g:>12}" for g in grew)]
+    """The figures of each scale, and the growth from each scale to the next and, with three scales or more,
+    from the first to the last: the printed table (80 columns) and the growth per figure for the JSON."""
+    pairs = list(pairwise(range(len(results))))
+    if len(results) > 2:
+        pairs.append((0, len(results) - 1))
+    names = [f"{results[a]['scale']:g}→{results[b]['scale']:g}×" for a, b in pairs]
+    lines = [f"{'':30}" + "".join(f"{r['scale']:>9g}×" for r in results) + "".join(f"{n:>6}" for n in names)]
     growth: dict[str, Any] = {}
     for label, get in ROWS:
         values = [get(r) for r in results]
-        ratios = [b / a if a else None for a, b in pairwise(values)]
-        growth[label] = [None if g is None else round(g, 2) for g in ratios]
-        lines.append(f"{label:33}" + "".join(f"{v:>11,.1f}" if isinstance(v, float) else f"{v:>11,}" for v in values)
-                     + "".join(f"{g:>12.2f}" if g else f"{'':>12}" for g in ratios))
-    lines.append("grew = a scale's figure over the previous scale's: linear growth equals the scale ratio; "
-                 "memory's goal: ≈ 1")
-    lines.append(f"speed probe before each step: {speed_drift(results)} (a fixed workload; 1.0 = the machine "
-                 "ran at one speed)")
+        ratios = [values[b] / values[a] if values[a] else None for a, b in pairs]
+        growth[label] = {n: None if g is None else round(g, 2) for n, g in zip(names, ratios, strict=True)}
+        lines.append(f"{label:30}" + "".join(f"{v:>10,.1f}" if isinstance(v, float) else f"{v:>10,}" for v in values)
+                     + "".join(f"{g:>6.2f}" if g else f"{'':>6}" for g in ratios))
+    lines.append("a→b×: the figure at scale b over scale a; linear growth is b/a, memory's goal ≈ 1")
+    lines.append(f"speed probe before each step: {speed_drift(results)} (a fixed workload;")
+    lines.append("1.0 = the machine ran at one speed)")
     return "\n".join(lines), growth
 
 
@@ -455,8 +457,13 @@ def main() -> None:
                         "one scale and not another skews the dispatch's growth: the walk grows, the calls don't)")
     parser.add_argument("--keep", type=Path, help="build the studies in this folder and keep them")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tenx.json")
+    parser.add_argument("--table", type=Path, help="print the table of this results file again, its growth "
+                        "figures brought up to date (no run)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.table:
+        retable(args.table)
+        return
     if args.child:
         child(args.child[0], Path(args.child[1]), args.sample or 0)
         return
@@ -482,6 +489,17 @@ def speed_drift(results: list[dict[str, Any]]) -> str:
     """The slowest over the fastest speed probe of the run."""
     probes = [st["speed_probe_s"] for r in results for st in r["steps"].values()]
     return f"slowest / fastest {max(probes) / min(probes):.2f}"
+
+
+def retable(path: Path) -> None:
+    """Print a results file's table again and write its growth figures as `table` computes them now."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        text, payload["growth_each_step"] = table(payload["scales"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{path}: not a tenx.py results file ({type(exc).__name__}: {exc})") from None
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(text)
 
 
 def write(out: Path, results: list[dict[str, Any]], source: str, started: float) -> None:
