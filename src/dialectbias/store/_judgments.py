@@ -160,8 +160,9 @@ def judge_counts(store: Store, judge_ids: Sequence[str]) -> dict[str, JudgeCount
 
     One walk of `judgments_key` in key order finds each key's latest current judgment (its largest rowid) and
     takes the counted columns from that same index entry (SQLite gives an aggregate's bare columns from the row
-    holding its MAX), so no judgment row is read: the walk this took before schema 14, then a second pass
-    over the whole `judgments` table, the store's widest, was half of a 10×-paper resume (issue 23)."""
+    holding its MAX), so no judgment row is read. Before schema 14 that walk was followed by a pass over the
+    whole `judgments` table, the store's widest: on a 10×-paper store 8.2 s of CPU warm and 26.8 s wall from
+    a cold page cache, now 5.4 and 13.8 s (issue 23; benchmarks/judge_counts_ab.py)."""
     if not judge_ids:
         return {}
     rows = store.query(
