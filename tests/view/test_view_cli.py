@@ -89,3 +89,30 @@ def test_view_errors_are_one_line(qa: Any, cli: Any, view_study: Any, session_se
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=qa.subprocess_env(),
                           timeout=60)
     assert proc.returncode != 0 and "needs the `review` extra" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_stale_alert_goes_once_report_re_scored(qa: Any, view_study: Any, tmp_path: Path) -> None:
+    """The alert says: run `dialectbias report`, then reload. `report` (another process) re-scores the
+    judgments and overrides in place, adding and removing no row; the running explorer shows the tables then,
+    the report's CSVs cell for cell."""
+    import csv
+    import shutil
+
+    copy = tmp_path / "exp"
+    shutil.copytree(view_study.a.dir, copy)
+    project = qa.QAProject(copy, copy / "viewa.yaml", dict(view_study.a.config))
+    project.rewrite(review={"confidence_threshold": 2})
+    with serving(qa, project.yaml_path) as (url, _, _log):
+        status, body, _ = _get(url + "/api/tables")
+        assert status == 200 and "dialectbias report viewa.yaml" in json.loads(body)["alert"]
+        done = subprocess.run([*qa.dialectbias_command(), "report", str(project.yaml_path), "--out",
+                               str(tmp_path / "report")], env=qa.subprocess_env(), capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        status, body, _ = _get(url + "/api/tables")
+    data = json.loads(body)
+    assert status == 200 and data["alert"] is None and data["tables"]
+    shown = {t["name"]: t["rows"] for t in data["tables"]}
+    for path in sorted((tmp_path / "report").glob("*.csv")):
+        with path.open(encoding="utf-8", newline="") as fh:
+            assert shown[path.stem] == list(csv.reader(fh))[1:], path.name

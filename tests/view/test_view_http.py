@@ -206,3 +206,22 @@ def test_stale_scores_are_refused(view_study: Any, qa: Any, tmp_path: Path) -> N
     c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]), base_url="http://localhost")
     data = c.get("/api/tables").json()
     assert data["tables"] == [] and "dialectbias report viewa.yaml" in data["alert"]
+
+
+def test_a_store_re_scored_under_a_running_explorer_is_not_shown_with_its_old_tables(
+        view_study: Any, qa: Any, cli: Any, tmp_path: Path) -> None:
+    """The explorer read the file when it started; the file is edited and `report` re-scores the store in
+    place. The tables built before are not the store's any more: the explorer says to restart it."""
+    import shutil
+
+    copy = tmp_path / "exp"
+    shutil.copytree(view_study.a.dir, copy)
+    project = qa.QAProject(copy, copy / "viewa.yaml", dict(view_study.a.config))
+    c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]), base_url="http://localhost")
+    assert c.get("/api/tables").json()["tables"]
+    project.rewrite(review={"confidence_threshold": 2})
+    result = cli("report", project.yaml_path, "--out", tmp_path / "report")
+    assert result.exit_code == 0, result.output
+    data = c.get("/api/tables").json()
+    assert data["tables"] == [] and "viewa.yaml changed since the explorer read it" in data["alert"]
+    assert "restart `dialectbias view`" in data["alert"]

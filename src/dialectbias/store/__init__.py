@@ -232,14 +232,14 @@ from dialectbias.store._evidence_reads import (  # noqa: E402  (the results expl
     JudgmentEvidence,
     OverrideEvidence,
     RequestEvidence,
+    StoreWatch,
     cell_rows,
     item_requests,
     judgments_of,
     open_read_only,
     overrides_of,
     request_evidence,
-    store_mark,
 )
 
-__all__ += ["MAX_CELL_ROWS", "CellRow", "JudgmentEvidence", "OverrideEvidence", "RequestEvidence", "cell_rows",
-            "item_requests", "judgments_of", "open_read_only", "overrides_of", "request_evidence", "store_mark"]
+__all__ += ["MAX_CELL_ROWS", "CellRow", "JudgmentEvidence", "OverrideEvidence", "RequestEvidence", "StoreWatch",
+            "cell_rows", "item_requests", "judgments_of", "open_read_only", "overrides_of", "request_evidence"]

@@ -6,7 +6,8 @@ beyond this machine, an access token: `?token=` once (then an HttpOnly cookie) o
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -84,8 +85,15 @@ def create_app(experiments: Sequence[LoadedExperiment], *, token: str | None = N
     `web`: how it is reached (bound address, allowed host names, TLS, trusted proxies), for the web guard."""
     from dialectbias.view import _api, _pages
 
-    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.view = ViewState(unique_keys(experiments), title, token)
+    state = ViewState(unique_keys(experiments), title, token)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.tables.close()
+
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.view = state
     app.state.web = web or WebSettings()
     app.middleware("http")(require_token)
     app.middleware("http")(limit_and_secure)

@@ -4,6 +4,7 @@ whose derived scores predate the file's settings is refused with the command tha
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ class LoadedExperiment:
     exp: Experiment
     task: Task
     language: str = "bn"
+    #: the experiment file's bytes as read (the explorer reads it once, when it starts)
+    file_digest: str = ""
 
     @contextmanager
     def open(self) -> Iterator[Store]:
@@ -63,9 +66,21 @@ class LoadedExperiment:
                 stale.append(f"{judge.id} (human overrides)")
         if not stale:
             return None
+        if self.file_digest != _digest(self.exp.path):
+            return (f"{self.exp.path.name} changed since the explorer read it, and the stored scores of "
+                    f"{', '.join(stale)} follow other settings than those it read: restart `dialectbias view` "
+                    "(after `dialectbias report`, which re-scores) to show them.")
         return (f"{self.exp.path.name}: the stored scores of {', '.join(stale)} were derived with other settings "
                 f"than the file's now. Run `dialectbias report {self.exp.path.name} --out DIR` (it re-scores, no "
                 "model call) and reload: the explorer never writes to the store.")
+
+
+def _digest(path: Path) -> str:
+    """The file's SHA-256, or "" when it cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def load_experiment_read_only(path: str | Path, key: str | None = None) -> LoadedExperiment:
@@ -77,7 +92,7 @@ def load_experiment_read_only(path: str | Path, key: str | None = None) -> Loade
     if not exp.store_path.is_file():
         raise StoreError(f"{exp.path}: no results yet at {exp.store_path} (run `dialectbias run {exp.path.name}` "
                          "first)")
-    loaded = LoadedExperiment(key or exp.name, exp, task)
+    loaded = LoadedExperiment(key or exp.name, exp, task, file_digest=_digest(exp.path))
     with loaded.open() as store:
         loaded.language = store_language(store, exp.dialects)
     return loaded

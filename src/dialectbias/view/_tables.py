@@ -1,7 +1,7 @@
 """The tables of an experiment's report, for the explorer: written by the report's own code
 (`report.build.write_tables`: the task's `report` hook and the human-validated table; `departures_section`)
 into a temporary folder and read back from the CSV files, so every figure the explorer shows is the one
-`dialectbias report` writes, character for character. Rebuilt whenever the store changes (`store_mark`).
+`dialectbias report` writes, character for character. Rebuilt whenever the store changes (`StoreWatch`).
 
 Each table knows its key columns (the facets a row is about: model, variant or dialect, domain, strategy,
 trait, judge …) and which cells lead to answers: a cell of a row naming a model, variant, domain or
@@ -22,7 +22,7 @@ from typing import Any
 from dialectbias.errors import DialectBiasError
 from dialectbias.report import Section, departures_section
 from dialectbias.report.build import write_tables
-from dialectbias.store import store_mark
+from dialectbias.store import StoreWatch
 from dialectbias.view._experiments import LoadedExperiment
 
 #: column names that say what a row is about (matched case-insensitively); rows are matched on them in a comparison
@@ -114,10 +114,10 @@ def _section_for(columns: list[str], sections: list[Section], used: set[int]) ->
     return None
 
 
-def build_tables(loaded: LoadedExperiment) -> ExperimentTables:
-    """Write the report's tables with the report's code into a temporary folder and read them back."""
+def build_tables(loaded: LoadedExperiment, mark: tuple[int, ...]) -> ExperimentTables:
+    """Write the report's tables with the report's code into a temporary folder and read them back; `mark`:
+    the store's as of before the build (a write during it changes the next mark: the tables are built again)."""
     with loaded.open() as store:
-        mark = store_mark(store)
         alert = loaded.stale_scores(store)
         if alert:
             return ExperimentTables(mark, f"{loaded.exp.name}: {loaded.exp.task}", [], alert)
@@ -147,20 +147,29 @@ def build_tables(loaded: LoadedExperiment) -> ExperimentTables:
 
 
 class TableCache:
-    """The tables of each experiment, rebuilt when its store changed since they were built."""
+    """The tables of each experiment, rebuilt when its store changed since they were built (any commit,
+    updates and deletes included)."""
 
     def __init__(self) -> None:
         self._built: dict[str, ExperimentTables] = {}
+        self._watches: dict[str, StoreWatch] = {}
         self._lock = threading.Lock()
 
     def get(self, loaded: LoadedExperiment) -> ExperimentTables:
-        with loaded.open() as store:
-            mark = store_mark(store)
         with self._lock:
+            watch = self._watches.setdefault(loaded.key, StoreWatch(loaded.exp.store_path))
+            mark = watch.mark()
             cached = self._built.get(loaded.key)
             if cached is None or cached.mark != mark:
-                cached = self._built[loaded.key] = build_tables(loaded)
+                cached = self._built[loaded.key] = build_tables(loaded, mark)
             return cached
+
+    def close(self) -> None:
+        """Close the watches' connections."""
+        with self._lock:
+            for watch in self._watches.values():
+                watch.close()
+            self._watches.clear()
 
 
 def cell_filters(loaded: LoadedExperiment, table: ReportTable, row: list[str], column: str) -> dict[str, str] | None:
