@@ -52,8 +52,9 @@ class StoreWatch:
     """Tells when a store's content changed, at no cost that grows with the store: a read-only connection
     kept open and SQLite's `PRAGMA data_version`, which changes whenever another connection (any process)
     commits. Every write counts: an in-place update (re-scoring a judgment or an override) and a delete as
-    much as a new row. A mark counted from rows (`max(rowid)`, `count(*)`) missed the updates and read every
-    row of `results` and `judgments` on each page load (42 s from a cold cache on a 10×-paper store).
+    much as a new row. The mark counted from rows before (`max(rowid)`, `count(*)`) missed the updates and
+    walked whole indexes on each page load: 59 ms warm, 3.6 s cold on a 10×-paper store; this one 0.1 ms
+    (`benchmarks/view_mark.py`).
 
     A store file replaced by another (moved, recreated) is reopened, and the mark changes with it."""
 
