@@ -206,6 +206,15 @@ def test_stale_scores_are_refused(view_study: Any, qa: Any, tmp_path: Path) -> N
     c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]), base_url="http://localhost")
     data = c.get("/api/tables").json()
     assert data["tables"] == [] and "dialectbias report viewa.yaml" in data["alert"]
+    # nor anywhere else a score, a review flag or a final score is shown: the answers list, an item, the API
+    where = {"item_id": "q03", "variant": "chittagong", "model": "model-a"}
+    for url, params in (("/exp/viewa/items", {"model": "model-a"}), ("/exp/viewa/item", where),
+                        ("/api/evidence", {"experiment": "viewa", **where})):
+        got = c.get(url, params=params)
+        text = got.json()["detail"] if url.startswith("/api/") else got.text
+        assert got.status_code == 409 and "dialectbias report viewa.yaml" in text, (url, got.status_code)
+    raw = c.get("/api/text", params={"experiment": "viewa", "request_id": view_study.override_target})
+    assert raw.status_code == 200  # a stored text derives from no setting
 
 
 def test_a_store_re_scored_under_a_running_explorer_is_not_shown_with_its_old_tables(

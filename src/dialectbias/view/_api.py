@@ -46,6 +46,8 @@ async def get_evidence(request: Request, state: State) -> Response:
     loaded = _experiment(state, request)
     if isinstance(loaded, JSONResponse):
         return loaded
+    if stale := await run_in_threadpool(state.tables.stale, loaded):
+        return _error(409, stale)
     q = request.query_params
 
     def read() -> dict[str, Any] | None:

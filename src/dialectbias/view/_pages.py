@@ -81,6 +81,8 @@ async def experiment_page(key: str, request: Request, state: State) -> Response:
 @router.get("/exp/{key}/items")
 async def items_page(key: str, request: Request, state: State) -> Response:
     loaded = _loaded(state, key)
+    if stale := await run_in_threadpool(state.tables.stale, loaded):
+        return state.page("message.html", 409, message=stale)
     q = request.query_params
     filters = {k: q[k] for k in ("model", "variant", "domain", "question_type", "item_id") if q.get(k)}
 
@@ -136,6 +138,8 @@ async def item_page(key: str, request: Request, state: State) -> Response:
     missing = [n for n in ("item_id", "variant", "model") if not q.get(n)]
     if missing:
         return state.page("message.html", 400, message=f"Missing: {', '.join(missing)}.")
+    if stale := await run_in_threadpool(state.tables.stale, loaded):
+        return state.page("message.html", 409, message=stale)
 
     def read() -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         with loaded.open() as store:

@@ -148,21 +148,35 @@ def build_tables(loaded: LoadedExperiment, mark: tuple[int, ...]) -> ExperimentT
 
 class TableCache:
     """The tables of each experiment, rebuilt when its store changed since they were built (any commit,
-    updates and deletes included)."""
+    updates and deletes included), and whether its stored scores can be shown (`stale`)."""
 
     def __init__(self) -> None:
         self._built: dict[str, ExperimentTables] = {}
+        self._stale: dict[str, tuple[tuple[int, ...], str | None]] = {}
         self._watches: dict[str, StoreWatch] = {}
         self._lock = threading.Lock()
 
+    def _mark(self, loaded: LoadedExperiment) -> tuple[int, ...]:
+        return self._watches.setdefault(loaded.key, StoreWatch(loaded.exp.store_path)).mark()
+
     def get(self, loaded: LoadedExperiment) -> ExperimentTables:
         with self._lock:
-            watch = self._watches.setdefault(loaded.key, StoreWatch(loaded.exp.store_path))
-            mark = watch.mark()
+            mark = self._mark(loaded)
             cached = self._built.get(loaded.key)
             if cached is None or cached.mark != mark:
                 cached = self._built[loaded.key] = build_tables(loaded, mark)
             return cached
+
+    def stale(self, loaded: LoadedExperiment) -> str | None:
+        """Why the experiment's stored scores (a judgment's score, review flag, final score) cannot be shown
+        as its own now (`LoadedExperiment.stale_scores`), or None; asked again only when the store changed."""
+        with self._lock:
+            mark = self._mark(loaded)
+            known = self._stale.get(loaded.key)
+            if known is None or known[0] != mark:
+                with loaded.open() as store:
+                    known = self._stale[loaded.key] = (mark, loaded.stale_scores(store))
+            return known[1]
 
     def close(self) -> None:
         """Close the watches' connections."""
