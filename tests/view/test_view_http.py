@@ -234,3 +234,33 @@ def test_a_store_re_scored_under_a_running_explorer_is_not_shown_with_its_old_ta
     data = c.get("/api/tables").json()
     assert data["tables"] == [] and "viewa.yaml changed since the explorer read it" in data["alert"]
     assert "restart `dialectbias view`" in data["alert"]
+
+
+def test_answer_pages_do_not_wait_for_a_table_build(view_study: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the tables runs the report's code (~50 s on a 10×-paper store); an answer page meanwhile asks
+    only whether the scores can be shown, and answers at once."""
+    import threading
+
+    from dialectbias.view import _tables
+
+    building, release = threading.Event(), threading.Event()
+    real = _tables.build_tables
+
+    def held(loaded: Any, mark: tuple[int, ...]) -> Any:
+        building.set()
+        release.wait(60)
+        return real(loaded, mark)
+
+    monkeypatch.setattr(_tables, "build_tables", held)
+    c = TestClient(create_app([load_experiment_read_only(view_study.a.yaml_path)]), base_url="http://localhost")
+    tables = threading.Thread(target=c.get, args=("/api/tables",))
+    tables.start()
+    try:
+        assert building.wait(30)
+        started = time.monotonic()
+        got = c.get("/api/evidence", params={"experiment": "viewa", "item_id": "q01", "variant": "sylhet",
+                                             "model": "model-a"})
+        assert got.status_code == 200 and time.monotonic() - started < 10
+    finally:
+        release.set()
+        tables.join(60)

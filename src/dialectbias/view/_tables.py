@@ -148,19 +148,23 @@ def build_tables(loaded: LoadedExperiment, mark: tuple[int, ...]) -> ExperimentT
 
 class TableCache:
     """The tables of each experiment, rebuilt when its store changed since they were built (any commit,
-    updates and deletes included), and whether its stored scores can be shown (`stale`)."""
+    updates and deletes included), and whether its stored scores can be shown (`stale`). A build (the
+    report's code: ~50 s on a 10×-paper store) never holds up `stale`, which every answer page asks."""
 
     def __init__(self) -> None:
         self._built: dict[str, ExperimentTables] = {}
         self._stale: dict[str, tuple[tuple[int, ...], str | None]] = {}
         self._watches: dict[str, StoreWatch] = {}
-        self._lock = threading.Lock()
+        self._watch_lock = threading.Lock()  # the watches' connections
+        self._build_lock = threading.Lock()
+        self._stale_lock = threading.Lock()
 
     def _mark(self, loaded: LoadedExperiment) -> tuple[int, ...]:
-        return self._watches.setdefault(loaded.key, StoreWatch(loaded.exp.store_path)).mark()
+        with self._watch_lock:
+            return self._watches.setdefault(loaded.key, StoreWatch(loaded.exp.store_path)).mark()
 
     def get(self, loaded: LoadedExperiment) -> ExperimentTables:
-        with self._lock:
+        with self._build_lock:
             mark = self._mark(loaded)
             cached = self._built.get(loaded.key)
             if cached is None or cached.mark != mark:
@@ -170,7 +174,7 @@ class TableCache:
     def stale(self, loaded: LoadedExperiment) -> str | None:
         """Why the experiment's stored scores (a judgment's score, review flag, final score) cannot be shown
         as its own now (`LoadedExperiment.stale_scores`), or None; asked again only when the store changed."""
-        with self._lock:
+        with self._stale_lock:
             mark = self._mark(loaded)
             known = self._stale.get(loaded.key)
             if known is None or known[0] != mark:
@@ -180,7 +184,7 @@ class TableCache:
 
     def close(self) -> None:
         """Close the watches' connections."""
-        with self._lock:
+        with self._watch_lock:
             for watch in self._watches.values():
                 watch.close()
             self._watches.clear()
