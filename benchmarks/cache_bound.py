@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,13 +27,10 @@ from export_joins import kept_stores  # noqa: E402
 
 def run(kib: int, step: str, exp_path: Path) -> dict[str, Any]:
     """`tenx.py --child STEP` in a fresh process with SQLite's cache bounded at `kib`."""
-    proc = subprocess.run([sys.executable, __file__, "--child", str(kib), step, str(exp_path)], capture_output=True,
-                          text=True, check=False)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
-    if proc.returncode != 0 or line is None:
-        sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-6000:])
-        raise SystemExit(f"{exp_path}: {step} with a {kib} KiB cache failed (exit {proc.returncode})")
-    got = json.loads(line.removeprefix("@@RESULT@@"))
+    from tenx import child_result
+
+    got = child_result([sys.executable, __file__, "--child", str(kib), step, str(exp_path)],
+                       f"{exp_path}: {step} with a {kib} KiB cache")
     return {"cpu_s": got["cpu_s"], "wall_s": got["wall_s"], "peak_rss_mb": got["peak_rss_mb"]}
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,14 +31,8 @@ import tenx  # noqa: E402
 
 def child(step: str, exp_path: Path, pending: int) -> dict[str, Any]:
     """One `tenx.py` step in a fresh process; its result line."""
-    proc = subprocess.run([sys.executable, str(HERE / "tenx.py"), "--child", step, str(exp_path), "--sample",
-                           str(pending)], capture_output=True, text=True, check=False)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
-    if proc.returncode != 0 or line is None:
-        sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-6000:])
-        raise SystemExit(f"step {step} with {pending:,} pending failed (exit {proc.returncode})")
-    result: dict[str, Any] = json.loads(line.removeprefix("@@RESULT@@"))
-    return result
+    return tenx.child_result([sys.executable, str(HERE / "tenx.py"), "--child", step, str(exp_path), "--sample",
+                              str(pending)], f"step {step} with {pending:,} pending")
 
 
 def main() -> None:

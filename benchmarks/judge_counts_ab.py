@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from dataclasses import astuple
@@ -27,7 +26,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
-DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+sys.path.insert(0, str(HERE))
+
+from tenx import DROP_CACHES, drop_page_cache  # noqa: E402
 
 from dialectbias.store import SCHEMA_VERSION, Store, judge_counts  # noqa: E402
 from dialectbias.store._judgments import (  # noqa: E402
@@ -54,9 +55,8 @@ def counts_now(store: Store, judge_ids: list[str]) -> dict[str, tuple[int, ...]]
 
 
 def timed(fn: Any, store: Store, judge_ids: list[str], cold: bool) -> tuple[dict[str, Any], Any]:
-    if cold:
-        os.sync()
-        DROP_CACHES.write_text("1\n")
+    if cold and not drop_page_cache():
+        raise SystemExit(f"--cold: {DROP_CACHES} is not writable (run as root, or leave --cold out)")
     cpu, wall = time.process_time(), time.perf_counter()
     got = fn(store, judge_ids)
     return {"cpu_s": round(time.process_time() - cpu, 2), "wall_s": round(time.perf_counter() - wall, 2)}, got

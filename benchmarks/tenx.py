@@ -319,6 +319,32 @@ def child(step: str, exp_path: Path, leave: int) -> None:
     print("@@RESULT@@" + json.dumps({**result, **extra}, default=str), flush=True)
 
 
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+
+
+def drop_page_cache() -> bool:
+    """Empty the operating system's page cache (so a step reads the store from disk); False when that needs
+    root we lack."""
+    try:
+        os.sync()
+        DROP_CACHES.write_text("1\n")
+    except OSError:
+        return False
+    return True
+
+
+def child_result(command: list[str], what: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a `--child` step (`child`) in a fresh process; the result it printed. Exits naming `what`, with the
+    output's end, when it failed."""
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
+    if proc.returncode != 0 or line is None:
+        sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-6000:])
+        raise SystemExit(f"{what} failed (exit {proc.returncode})")
+    result: dict[str, Any] = json.loads(line.removeprefix("@@RESULT@@"))
+    return result
+
+
 # -- the driver ----------------------------------------------------------------------------------------------
 #: the machine's speed drifts (a shared VM: the same 0.1× judge compile took 10.0 s of CPU and, 5 min later,
 #: 5.3 s): a fixed workload timed before every step shows whether a figure was measured on a slower machine
@@ -374,13 +400,8 @@ def run_scale(scale: float, args: argparse.Namespace, base_url: str, server: Any
         calls_before = server.stats()["chat_requests"]
         sample = round(args.sample_share * n_items * 10 * len(MODELS))
         sample = sample if args.sample is None else min(args.sample, sample)
-        proc = subprocess.run([sys.executable, __file__, "--child", step, str(exp_path), "--sample", str(sample)],
-                              capture_output=True, text=True, check=False)
-        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
-        if proc.returncode != 0 or line is None:
-            sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-6000:])
-            raise SystemExit(f"{scale:g}×: step {step} failed (exit {proc.returncode})")
-        result = json.loads(line.removeprefix("@@RESULT@@"))
+        result = child_result([sys.executable, __file__, "--child", step, str(exp_path), "--sample", str(sample)],
+                              f"{scale:g}×: step {step}")
         result["server_calls"] = server.stats()["chat_requests"] - calls_before
         result["store_mb"] = round(sum(p.stat().st_size for p in folder.glob("study.sqlite*")) / 1e6, 1)
         result["speed_probe_s"] = probe

@@ -36,7 +36,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+sys.path.insert(0, str(HERE))
+
+from tenx import DROP_CACHES, child_result, drop_page_cache  # noqa: E402
 
 
 def git(*args: str) -> str:
@@ -46,16 +48,10 @@ def git(*args: str) -> str:
 
 def run_step(step: str, study: Path, src: Path, cold: bool) -> dict[str, Any]:
     if cold:
-        os.sync()
-        DROP_CACHES.write_text("1\n")
+        drop_page_cache()
     env = {**os.environ, "PYTHONPATH": str(src)}
-    proc = subprocess.run([sys.executable, str(HERE / "tenx.py"), "--child", step, str(study / "tenx.yaml"),
-                           "--sample", "0"], capture_output=True, text=True, env=env, check=False)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@")), None)
-    if proc.returncode != 0 or line is None:
-        raise SystemExit(f"{study}: step {step} with {src} failed (exit {proc.returncode}):\n"
-                         f"{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
-    result = json.loads(line.removeprefix("@@RESULT@@"))
+    result = child_result([sys.executable, str(HERE / "tenx.py"), "--child", step, str(study / "tenx.yaml"),
+                           "--sample", "0"], f"{study}: step {step} with {src}", env)
     return {k: result[k] for k in ("wall_s", "cpu_s", "peak_rss_mb")}
 
 

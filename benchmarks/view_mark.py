@@ -16,19 +16,19 @@ Usage:
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
-DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
 from export_joins import kept_stores, probe_args  # noqa: E402
+from tenx import drop_page_cache  # noqa: E402
 
 from dialectbias.store import StoreWatch, open_read_only  # noqa: E402
 from dialectbias.view import create_app, load_experiment_read_only  # noqa: E402
@@ -48,26 +48,16 @@ class CountedCache(TableCache):
     def get(self, loaded: LoadedExperiment) -> ExperimentTables:
         with loaded.open() as store:
             mark = tuple(int(v) for v in store.query(MARK_BEFORE)[0])
-        with self._lock:
+        with self._build_lock:
             cached = self._built.get(loaded.key)
             if cached is None or cached.mark != mark:
                 cached = self._built[loaded.key] = build_tables(loaded, mark)
             return cached
 
 
-def cold() -> bool:
-    """Empty the page cache; False when that needs root we lack."""
-    try:
-        os.sync()
-        DROP_CACHES.write_text("1\n")
-    except OSError:
-        return False
-    return True
-
-
 def timed(fn: Callable[[], Any], empty: bool) -> float | None:
     """Seconds of wall time of `fn()`; with `empty`, from an emptied page cache (None without root)."""
-    if empty and not cold():
+    if empty and not drop_page_cache():
         return None
     started = time.perf_counter()
     fn()
@@ -85,8 +75,7 @@ def marks(path: Path, rounds: int) -> dict[str, Any]:
     watch = StoreWatch(path)
     watch.mark()  # the connection it keeps is opened once, when the explorer first shows the experiment
     try:
-        before: Callable[[], Any] = lambda: store.query(MARK_BEFORE)  # noqa: E731
-        now: Callable[[], Any] = watch.mark
+        before, now = partial(store.query, MARK_BEFORE), watch.mark
         out = {"rows": dict(zip(("results", "judgments", "current_requests"), store.query(
             "SELECT (SELECT count(*) FROM results), (SELECT count(*) FROM judgments), "
             "(SELECT count(*) FROM current_requests)")[0], strict=True))}

@@ -5,6 +5,7 @@ an item, an Urdu variant, a 36,000-character variant, a human override in A, and
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,14 @@ class ViewStudy:
     b: Any
     report_a: Path
     override_target: str
+
+
+@pytest.fixture
+def copy_of_a(view_study: ViewStudy, qa: Any, tmp_path: Path) -> Any:
+    """Experiment A with its store, copied into the test's folder (a QAProject there), to be changed freely."""
+    folder = tmp_path / "exp"
+    shutil.copytree(view_study.a.dir, folder)
+    return qa.QAProject(folder, folder / "viewa.yaml", dict(view_study.a.config))
 
 
 def _items(qa: Any, changed: bool) -> list[dict[str, Any]]:

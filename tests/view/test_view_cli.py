@@ -91,16 +91,12 @@ def test_view_errors_are_one_line(qa: Any, cli: Any, view_study: Any, session_se
     assert proc.returncode != 0 and "needs the `review` extra" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_the_stale_alert_goes_once_report_re_scored(qa: Any, view_study: Any, tmp_path: Path) -> None:
+def test_the_stale_alert_goes_once_report_re_scored(qa: Any, copy_of_a: Any, tmp_path: Path) -> None:
     """The alert says: run `dialectbias report`, then reload. `report` (another process) re-scores the
     judgments and overrides in place, adding and removing no row; the running explorer shows the tables then,
     the report's CSVs cell for cell."""
     import csv
-    import shutil
-
-    copy = tmp_path / "exp"
-    shutil.copytree(view_study.a.dir, copy)
-    project = qa.QAProject(copy, copy / "viewa.yaml", dict(view_study.a.config))
+    project = copy_of_a
     project.rewrite(review={"confidence_threshold": 2})
     with serving(qa, project.yaml_path) as (url, _, _log):
         status, body, _ = _get(url + "/api/tables")

@@ -195,13 +195,9 @@ def test_access_token_beyond_loopback(view_study: Any) -> None:
     assert bearer.status_code == 200 and bearer.json()["judgments"]
 
 
-def test_stale_scores_are_refused(view_study: Any, qa: Any, tmp_path: Path) -> None:
+def test_stale_scores_are_refused(view_study: Any, copy_of_a: Any) -> None:
     """Scores derived with other settings than the file's now are not shown as the experiment's."""
-    import shutil
-
-    copy = tmp_path / "exp"
-    shutil.copytree(view_study.a.dir, copy)
-    project = qa.QAProject(copy, copy / "viewa.yaml", dict(view_study.a.config))
+    project = copy_of_a
     project.rewrite(review={"confidence_threshold": 2})
     c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]), base_url="http://localhost")
     data = c.get("/api/tables").json()
@@ -218,14 +214,10 @@ def test_stale_scores_are_refused(view_study: Any, qa: Any, tmp_path: Path) -> N
 
 
 def test_a_store_re_scored_under_a_running_explorer_is_not_shown_with_its_old_tables(
-        view_study: Any, qa: Any, cli: Any, tmp_path: Path) -> None:
+        copy_of_a: Any, cli: Any, tmp_path: Path) -> None:
     """The explorer read the file when it started; the file is edited and `report` re-scores the store in
     place. The tables built before are not the store's any more: the explorer says to restart it."""
-    import shutil
-
-    copy = tmp_path / "exp"
-    shutil.copytree(view_study.a.dir, copy)
-    project = qa.QAProject(copy, copy / "viewa.yaml", dict(view_study.a.config))
+    project = copy_of_a
     c = TestClient(create_app([load_experiment_read_only(project.yaml_path)]), base_url="http://localhost")
     assert c.get("/api/tables").json()["tables"]
     project.rewrite(review={"confidence_threshold": 2})

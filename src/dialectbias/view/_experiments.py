@@ -4,7 +4,6 @@ whose derived scores predate the file's settings is refused with the command tha
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from dialectbias.api import open_experiment
 from dialectbias.config import Experiment
+from dialectbias.data import file_digest
 from dialectbias.errors import StoreError
 from dialectbias.judges import scoring_fingerprint
 from dialectbias.store import Store, judgments_to_rescore, open_read_only, overrides_to_rescore
@@ -78,7 +78,7 @@ class LoadedExperiment:
 def _digest(path: Path) -> str:
     """The file's SHA-256, or "" when it cannot be read."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return file_digest(path)
     except OSError:
         return ""
 
