@@ -38,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from export_joins import growth_table, kept_stores, read_through, time_query  # noqa: E402
+from export_joins import growth_table, kept_stores, read_through, schema_14_only, time_query  # noqa: E402
 
 from dialectbias.store._export import JUDGMENTS_SQL  # noqa: E402
 from dialectbias.store._store import CACHE_KIB  # noqa: E402
@@ -88,6 +88,7 @@ def rows_hash(db: Path, sql: str) -> str:
 
 
 def main() -> None:
+    schema_14_only(Path(__file__).name)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
     parser.add_argument("--scales", nargs="+", default=["1", "10"])

@@ -52,6 +52,23 @@ def read_through(path: Path) -> None:
             pass
 
 
+#: the last commit whose store schema (14) keyed results, judgments and the current set by request id
+LAST_V14 = "0a27c1f"
+
+
+def schema_14_only(script: str) -> None:
+    """Exits with a clear message when the code is past schema 14: the probes that call this compare queries of a
+    store keyed by request id, verbatim, and opening a kept store with newer code migrates it (schema 15 keys its
+    rows by integer). Their committed figures were measured at schema 14."""
+    from dialectbias.store import SCHEMA_VERSION
+
+    if SCHEMA_VERSION > 14:
+        raise SystemExit(f"{script} compares queries of schema 14 stores (its figures were measured then); this "
+                         f"dialectbias is at schema {SCHEMA_VERSION}. Run it from the last schema-14 code: "
+                         f"`git worktree add /tmp/v14 {LAST_V14}`, then the same command in /tmp/v14, on stores "
+                         "that code kept.")
+
+
 def kept_stores(keep: Path, scales: list[str]) -> dict[str, Path]:
     """Each scale's store in the folder `tenx.py --keep` built; exits naming the ones missing."""
     stores = {s: keep / f"x{s}" / "study.sqlite" for s in scales}
@@ -102,6 +119,7 @@ def time_query(store: Path, sql: str, mmap: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    schema_14_only(Path(__file__).name)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path, required=True, help="the folder `tenx.py --keep` built")
     parser.add_argument("--scales", nargs="+", default=["1", "10"])

@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from export_joins import growth_table, kept_stores, probe_args, read_through  # noqa: E402
+from export_joins import growth_table, kept_stores, probe_args, read_through, schema_14_only  # noqa: E402
 
 from dialectbias.run._executor import PAGE  # noqa: E402
 from dialectbias.store import Store  # noqa: E402
@@ -99,6 +99,7 @@ def measure(path: Path, rounds: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    schema_14_only(Path(__file__).name)
     args = probe_args(__doc__, "pending_pages.json")
     results: dict[str, Any] = {}
     for scale, path in kept_stores(args.keep, args.scales).items():

@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from export_joins import growth_table, kept_stores, probe_args, read_through  # noqa: E402
+from export_joins import growth_table, kept_stores, probe_args, read_through, schema_14_only  # noqa: E402
 
 from dialectbias.store import Store, judgments_to_rescore  # noqa: E402
 from dialectbias.store._judgments import RESCORE_BATCH  # noqa: E402
@@ -75,6 +75,7 @@ def measure(path: Path, rounds: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    schema_14_only(Path(__file__).name)
     args = probe_args(__doc__, "rescore_probe.json")
     results: dict[str, Any] = {}
     for scale, path in kept_stores(args.keep, args.scales).items():

@@ -179,10 +179,10 @@ def step_fill(exp_path: Path, stage_name: str, leave: int) -> dict[str, Any]:
         for model in stage.models:
             stats = StageStats(stage=stage.name, model_id=model.id)
             post = PostCall(stage, model, store, stats)
-            after, skipped = "", 0
+            after, skipped = 0, 0
             first: dict[int, list[Any]] = {}  # judge: a distinct answer's rows, made once by the post-call machine
             while page := store.pending_requests(stage.name, model.id, after=after, limit=PAGE):
-                after = page[-1]["request_id"]
+                after = page[-1]["rid"]
                 for row in page:
                     if skipped < per_model:  # left for the dispatch step (request ids are hashes: a sample)
                         skipped += 1

@@ -74,7 +74,7 @@ def test_a_resumed_run_sweeps_each_stages_pending_requests_once_and_applies_no_s
     open_store = Store.open.__func__  # type: ignore[attr-defined]
 
     def seen(sql: str) -> None:
-        if sql.startswith("SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY"):
+        if sql.startswith("SELECT cr.model_id, count(*) FROM current_requests cr NOT INDEXED"):
             sweeps.update([sql.split("cr.stage='")[1].split("'")[0]])
         elif "INTO current_requests" in sql:
             sweeps.update(["applied"])

@@ -30,7 +30,7 @@ def _run(cli: Any, project: Any, *args: str) -> Any:
 def _failed_errors(project: Any) -> list[str]:
     with sqlite3.connect(project.store_path) as conn:
         return [r[0] for r in conn.execute("SELECT s.error FROM results s JOIN current_requests c "
-                                           "ON c.request_id = s.request_id WHERE s.status = 'failed'")]
+                                           "ON c.rid = s.rid WHERE s.status = 'failed'")]
 
 
 def _block(output: str, title: str) -> str:

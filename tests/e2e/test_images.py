@@ -160,7 +160,7 @@ def test_replacing_an_image_file_changes_its_requests_and_sends_them_again(qa: A
     assert sent_images(qa_server) == [new] * 6  # only q01's 6 generations (and their judgments) are new
     with Store.open(project.store_path) as store:
         current = {r[0] for r in store.query(
-            "SELECT cache_key FROM requests r JOIN current_requests c USING (request_id) WHERE r.item_id = 'q01'")}
+            "SELECT cache_key FROM requests r JOIN current_requests c USING (rid) WHERE r.item_id = 'q01'")}
     assert not current & before
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from store_sql import reorder_keys
+
 DIALECTS = ["chittagong", "sylhet"]
 
 
@@ -202,8 +204,6 @@ def test_report_does_not_depend_on_the_order_judgments_were_stored(
     # these orders gave different last digits before the report sorted its rows
     for i, order in enumerate(["request_id", "request_id DESC", "item_id DESC"]):
         with sqlite3.connect(copy / clean_run.project.store_path.name) as db:  # the same rows, another order
-            db.execute("CREATE TEMP TABLE j AS SELECT * FROM judgments")
-            db.execute("DELETE FROM judgments")
-            db.execute(f"INSERT INTO judgments SELECT * FROM temp.j ORDER BY {order}")
+            reorder_keys(db, order)
         texts.add(report(cli, project, tmp_path / f"report{i}"))
     assert len(texts) == 1

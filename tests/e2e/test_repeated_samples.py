@@ -61,7 +61,7 @@ def stored(exp: Path, task: str) -> list[sqlite3.Row]:
     conn.row_factory = sqlite3.Row
     try:
         return conn.execute("SELECT r.request_id, r.cache_key, r.messages, r.params, s.cache_hit FROM requests r "
-                            "JOIN current_requests USING (request_id) JOIN results s USING (request_id) "
+                            "JOIN current_requests USING (rid) JOIN results s USING (rid) "
                             "WHERE r.stage = 'generate' AND s.status = 'ok'").fetchall()
     finally:
         conn.close()

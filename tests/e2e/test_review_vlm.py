@@ -81,8 +81,8 @@ def test_vqa_answers_and_machine_variants_are_review_targets(vlm_server: Any, cl
     with Store.open(exp.store_path, create=False) as store:
         config = _review_config(exp, task, store)
         coding = list(queue_kind("error_coding").targets(config, store))
-        answers = store.query("SELECT count(*) FROM current_requests c JOIN requests q ON q.request_id = c.request_id "
-                              "JOIN results s ON s.request_id = q.request_id WHERE q.stage = 'generate' "
+        answers = store.query("SELECT count(*) FROM current_requests c JOIN requests q ON q.rid = c.rid "
+                              "JOIN results s ON s.rid = q.rid WHERE q.stage = 'generate' "
                               "AND s.status = 'ok'")[0][0]
         validation = list(queue_kind("validation").targets(config, store))
         correction = queue_kind("translation_correction")

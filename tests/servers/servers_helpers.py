@@ -246,9 +246,9 @@ def account(store: Path, judge_id: str) -> Accounting:
     with sqlite3.connect(store) as db:
         rows = db.execute(
             "SELECT r.request_id, s.status, s.error, j.score, j.parse_status, j.reason, s.cache_hit FROM requests r "
-            "JOIN current_requests c ON c.request_id = r.request_id "
-            "LEFT JOIN results s ON s.request_id = r.request_id "
-            "LEFT JOIN judgments j ON j.request_id = r.request_id "
+            "JOIN current_requests c ON c.rid = r.rid "
+            "LEFT JOIN results s ON s.rid = r.rid "
+            "LEFT JOIN judgments j ON j.rid = r.rid "
             "WHERE r.stage = 'judge' AND r.model_id = ?", (judge_id,)).fetchall()
     for request_id, status, error, score, parse_status, reason, cache_hit in rows:
         out.requests += 1
@@ -279,8 +279,8 @@ def generations_ok(store: Path) -> tuple[int, int]:
     with sqlite3.connect(store) as db:
         ok, total = db.execute(
             "SELECT coalesce(sum(s.status = 'ok'), 0), count(*) FROM requests r "
-            "JOIN current_requests c ON c.request_id = r.request_id "
-            "LEFT JOIN results s ON s.request_id = r.request_id WHERE r.stage = 'generate'").fetchone()
+            "JOIN current_requests c ON c.rid = r.rid "
+            "LEFT JOIN results s ON s.rid = r.rid WHERE r.stage = 'generate'").fetchone()
     return int(ok), int(total)
 
 

@@ -1,7 +1,7 @@
 """The reads of current judgments (issue 23): their values on a store with superseded, duplicate and unjudged
 rows, and the walk that finds the latest current judgments. A 10×-paper resume spent 72 s of 163 s looking each
-judgment's random request id up in `current_requests`; the current ones are now found by reading
-`current_requests` in request-id order."""
+judgment's random request id up in `current_requests`; from schema 15 a judgment's rowid is its request's
+integer key, and the current keys are checked in key order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dialectbias.store import JudgeCounts, JudgeYield, Store, iter_judgments, judge_counts, judge_yields
 from dialectbias.store._judgments import CURRENT_ROWIDS_SQL, LATEST_CURRENT_SQL, latest_counted_sql
-from store_sql import connection, insert_judgment, insert_request
+from store_sql import connection, insert_judgment, insert_request, leave_current
 from store_sql import query_plan as plan
 
 # (request id, judge, judged model, item, score, parse status, reason); ids out of insertion order on purpose
@@ -34,7 +34,7 @@ def mixed_store(path: Path) -> Store:
         insert_request(conn, rid, stage, judge, item)
     for rid, judge, model, item, score, status, reason in JUDGMENTS:
         insert_judgment(conn, rid, judge, model, item, score=score, parse_status=status, reason=reason)
-    conn.execute("DELETE FROM current_requests WHERE request_id = 'b4'")
+    leave_current(conn, "b4")
     return store
 
 
@@ -51,14 +51,15 @@ def test_the_counts_are_of_the_latest_current_judgments(tmp_path: Path) -> None:
         assert judge_yields(store, "generate") == {}
 
 
-def test_current_judgments_are_found_by_sweeping_current_requests_in_id_order(tmp_path: Path) -> None:
+def test_current_judgments_are_found_by_their_integer_keys(tmp_path: Path) -> None:
     with mixed_store(tmp_path / "s.sqlite") as store:
-        rowids = plan(store, CURRENT_ROWIDS_SQL)
-        assert rowids == "SCAN c | SEARCH jc USING COVERING INDEX sqlite_autoindex_judgments_1 (request_id=?)"
+        assert plan(store, CURRENT_ROWIDS_SQL) == "SCAN c"  # a judgment's rowid is its request's key (v15)
         latest = plan(store, f"SELECT count(*) FROM judgments j WHERE {LATEST_CURRENT_SQL}")
-        # judgments_key walked in key order (no sort), never a lookup of current_requests per judgment
-        assert "SEARCH c " not in latest and "SCAN c" in latest and "COVERING INDEX judgments_key" in latest
-        assert "TEMP B-TREE" not in latest
+        # judgments_key walked in key order (no sort); each entry's key checked in current_requests by that
+        # integer key, never by request id
+        assert "COVERING INDEX judgments_key" in latest and "TEMP B-TREE" not in latest
+        assert "USING ROWID SEARCH ON TABLE current_requests" in latest or "SCAN c" in latest
+        assert "request_id=?" not in latest
 
 
 def test_the_counts_take_every_column_from_the_latest_current_judgment_of_a_key(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_the_counts_take_every_column_from_the_latest_current_judgment_of_a_key(
                 conn.execute("UPDATE judgments SET flagged = ?, needs_review = ?, flags = ? WHERE request_id = ?",
                              (values["flagged"], values["needs_review"], values["flags"], rid))
             assert judge_counts(store, ["judge-1"]) == {"judge-1": counted[last]}
-            conn.execute("DELETE FROM current_requests WHERE request_id = '00'")  # the earlier one is then latest
+            leave_current(conn, "00")  # the earlier one is then latest
             assert judge_counts(store, ["judge-1"]) == {"judge-1": counted[first]}
 
 
@@ -89,6 +90,6 @@ def test_the_counts_are_read_from_the_key_index_alone(tmp_path: Path) -> None:
     with mixed_store(tmp_path / "s.sqlite") as store:
         counted = plan(store, latest_counted_sql(2), ("judge-1", "judge-2"))
         assert "SEARCH j2 USING COVERING INDEX judgments_key (judge_id=?)" in counted
-        assert "SCAN c" in counted and "TEMP B-TREE" not in counted
+        assert "TEMP B-TREE" not in counted and "request_id=?" not in counted
         # no pass over the judgments' rows: the table itself is never scanned or searched
         assert "SCAN j " not in counted and "USING INTEGER PRIMARY KEY" not in counted

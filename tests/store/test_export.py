@@ -125,7 +125,7 @@ def test_jsonl_export_is_not_ascii_escaped(filled: Path, tmp_path: Path) -> None
 def test_a_keys_several_judgments_are_exported_in_request_id_order(tmp_path: Path) -> None:
     """Judgments come sorted by (judge, model, item, variant), then request id: a key's current and superseded
     judgments in the same order on every run, whatever plan SQLite chooses (issue 23)."""
-    from store_sql import connection, insert_judgment, insert_request
+    from store_sql import connection, insert_judgment, insert_request, leave_current
 
     rows = [("z9", "j", "m2", "q1"), ("c3", "j", "m1", "q2"), ("b2", "j", "m1", "q1"), ("a1", "j", "m1", "q1"),
             ("d4", "i", "m1", "q1")]
@@ -134,7 +134,7 @@ def test_a_keys_several_judgments_are_exported_in_request_id_order(tmp_path: Pat
         for rid, judge, model, item in rows:
             insert_request(conn, rid, "judge", judge, item)
             insert_judgment(conn, rid, judge, model, item)
-        conn.execute("DELETE FROM current_requests WHERE request_id = 'b2'")  # superseded, still exported
+        leave_current(conn, "b2")  # superseded, still exported
         export_store(store, tmp_path / "out", "jsonl")
     lines = (tmp_path / "out" / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
     assert [(r["request_id"], r["current"]) for r in map(json.loads, lines)] == [

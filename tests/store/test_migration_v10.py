@@ -46,7 +46,7 @@ def test_a_v9_store_gains_the_indexes_and_reads_the_same(tmp_path: Path) -> None
 def test_the_resumes_queries_read_indexes(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.sqlite") as store:
         latest = plan(store, f"SELECT count(*) FROM judgments j WHERE {LATEST_CURRENT_SQL}")
-        assert "SCAN c" in latest and "SEARCH c " not in latest  # test_current_judgment_reads.py
+        assert "request_id=?" not in latest  # test_current_judgment_reads.py
         trace: list[str] = []
         connection(store).set_trace_callback(trace.append)
         retry_attempts(store, "judge", "m")

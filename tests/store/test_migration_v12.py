@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from dialectbias.store import Store, judgments_to_rescore, stale_scorings, update_judgments
-from store_sql import connection, insert_judgment, insert_request, store_at_version
+from store_sql import connection, insert_judgment, insert_request, leave_current, store_at_version
 
 JUDGE = "judge-1"
 
@@ -21,7 +21,7 @@ def _judged(conn: sqlite3.Connection, i: int, scoring: str | None, *, current: b
     insert_judgment(conn, rid, JUDGE, "m", f"q{i}", score=1.0)
     conn.execute("UPDATE judgments SET scoring = ? WHERE request_id = ?", (scoring, rid))
     if not current:
-        conn.execute("DELETE FROM current_requests WHERE request_id = ?", (rid,))
+        leave_current(conn, rid)
     return rid
 
 

@@ -29,4 +29,5 @@ def test_a_v12_store_starts_with_no_set_applied(tmp_path: Path) -> None:
             assert store.use_compiled("fp") is not None
             connection(store).set_trace_callback(None)
             assert any("INTO current_requests" in sql for sql in trace) == applies
-            assert {r[0] for r in store.query("SELECT request_id FROM current_requests")} == {"g1"}
+            assert {r[0] for r in store.query(
+                "SELECT r.request_id FROM current_requests c JOIN requests r USING (rid)")} == {"g1"}

@@ -17,7 +17,7 @@ import dialectbias.store._schema
 import dialectbias.store._store
 from dialectbias.store import SCHEMA_VERSION, Store, judge_counts
 from dialectbias.store._schema import MIGRATIONS
-from store_sql import connection, insert_judgment, insert_request, store_at_version
+from store_sql import connection, downgrade_to_v14, insert_judgment, insert_request, store_at_version
 
 SETS_SQL = "SELECT stage, model_id, fingerprint, applied FROM current_stages ORDER BY 1, 2"
 JUDGE = "judge-1"  # conftest's project's judge
@@ -45,12 +45,13 @@ def test_a_v13_store_gains_the_wider_key_index_and_counts_the_same(tmp_path: Pat
 
 
 def test_a_v13_study_runs_on_after_the_migration(qa_server: Any, qa_project: Any, cli: Any) -> None:
-    """A study run before v14 (its store made v13 again here: the narrower index, the version) is migrated by
-    its next run, which calls no model, applies no set again and counts the same."""
+    """A study run before v14 (its store made v13 again here: tables keyed by request id, the narrower index, the
+    version) is migrated by its next run, which calls no model, applies no set again and counts the same."""
     project = qa_project(qa_server.base_url, n_items=2)
     assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
     with Store.open(project.store_path) as store:
         counts = judge_counts(store, [JUDGE])
+    downgrade_to_v14(project.store_path)
     conn = sqlite3.connect(project.store_path)
     conn.executescript("DROP INDEX judgments_key; CREATE INDEX judgments_key ON judgments "
                        "(judge_id, model_id, variant, item_id, request_id); "

@@ -26,9 +26,9 @@ def _store(path: Path, n: int) -> Store:
         conn.execute("INSERT INTO requests (request_id, stage, model_id, item_id, variant, template, prompt_hash, "
                      "messages, params, cache_key, created_at) VALUES (?, 'judge', ?, ?, 'sylhet', 't', 'h', '[]', "
                      "'{}', 'k', 0)", (rid, JUDGE, f"q{i}"))
-        conn.execute("INSERT INTO judgments (request_id, judge_id, model_id, item_id, variant, rubric, parsed, score, "
-                     "parse_status, needs_review, scoring) VALUES (?, ?, 'm', ?, 'sylhet', 'r', '{\"fa\": 1}', 1.0, "
-                     "'ok', 0, 'old')", (rid, JUDGE, f"q{i}"))
+        conn.execute("INSERT INTO judgments (rid, request_id, judge_id, model_id, item_id, variant, rubric, parsed, "
+                     "score, parse_status, needs_review, scoring) SELECT rid, request_id, ?, 'm', ?, 'sylhet', 'r', "
+                     "'{\"fa\": 1}', 1.0, 'ok', 0, 'old' FROM requests WHERE request_id = ?", (JUDGE, f"q{i}", rid))
         if i % 2 == 0:
             conn.execute("INSERT INTO annotations (target_id, annotator, kind, value, created_at, scoring) "
                          "VALUES (?, 'rahim', ?, ?, ?, 'old')", (rid, OVERRIDE_KIND, f'{{"score": {i}}}', i))

@@ -86,15 +86,15 @@ def test_add_requests_is_idempotent(store: Store) -> None:
     assert store.count_pending("generate", "m") == 3
 
 
-def test_pending_requests_paginate_in_id_order(store: Store) -> None:
+def test_pending_requests_paginate_in_compile_order(store: Store) -> None:
     rows = [request_row(i) for i in range(7)]
     store.add_requests(rows)
-    ids = sorted(r["request_id"] for r in rows)
-    seen, after = [], ""
+    ids = [r["request_id"] for r in rows]
+    seen, after = [], 0
     while page := store.pending_requests("generate", "m", after=after, limit=3):
         assert len(page) <= 3
         seen += [r["request_id"] for r in page]
-        after = page[-1]["request_id"]
+        after = page[-1]["rid"]
     assert seen == ids
 
 
@@ -110,7 +110,7 @@ def test_pending_skips_ok_results_but_not_failed_ones(store: Store) -> None:
 
 def test_pending_requests_skip_a_done_request_from_the_status_index(store: Store) -> None:
     """A resumed run pages through every current request of a model to find the pending ones. A done one is
-    skipped on the results' (request id, status) index alone: neither its result row (the output) nor its
+    skipped on the results' (key, status) index alone: neither its result row (the output) nor its
     request row is read. Reading both for each done request made a 10×-paper study with 1/16 of its answers
     missing cost 23.2 s of CPU to page through, 12.9 s now (issue 23, benchmarks/pending_pages.py)."""
     rows = [request_row(i) for i in range(3)]
@@ -121,10 +121,10 @@ def test_pending_requests_skip_a_done_request_from_the_status_index(store: Store
     connection(store).set_trace_callback(trace.append)
     pending = store.pending_requests("generate", "m")
     connection(store).set_trace_callback(None)
-    assert [r["request_id"] for r in pending] == sorted(r["request_id"] for r in rows[1:])
+    assert [r["request_id"] for r in pending] == [r["request_id"] for r in rows[1:]]
     (sql,) = trace
     steps = query_plan(store, sql).split(" | ")
-    done_test = "SEARCH s USING COVERING INDEX results_status_of (request_id=? AND status=?)"
+    done_test = "SEARCH s USING COVERING INDEX results_status_of (rid=? AND status=? AND rowid=?)"
     assert done_test in steps, steps
     assert not any(step.startswith("SEARCH s USING INDEX") for step in steps)  # no result row read
     read_request = next(i for i, step in enumerate(steps) if step.startswith("SEARCH r "))
@@ -171,12 +171,14 @@ def test_pending_counts_sweep_once_while_nothing_changes_and_follow_every_change
     store.write([("results", result_row(gen[0]["request_id"]))])  # this connection
     assert store.pending_counts("generate") == {"m": 3} and len(sweeps) == 2
     with sqlite3.connect(path) as other:  # another connection (another process)
-        other.execute("INSERT INTO results (request_id, status, output, completed_at) VALUES (?, 'ok', 'x', 0)",
+        other.execute("INSERT INTO results (rid, request_id, status, output, completed_at) "
+                      "SELECT rid, request_id, 'ok', 'x', 0 FROM requests WHERE request_id = ?",
                       (gen[1]["request_id"],))
     assert store.pending_counts("generate") == {"m": 2} and len(sweeps) == 3
     conn = connection(store)
     conn.execute("BEGIN IMMEDIATE")
-    conn.execute("INSERT INTO results (request_id, status, output, completed_at) VALUES (?, 'ok', 'x', 0)",
+    conn.execute("INSERT INTO results (rid, request_id, status, output, completed_at) "
+                      "SELECT rid, request_id, 'ok', 'x', 0 FROM requests WHERE request_id = ?",
                  (gen[2]["request_id"],))
     assert store.pending_counts("generate") == {"m": 1}  # inside the transaction: seen, not kept
     conn.execute("ROLLBACK")
@@ -229,8 +231,12 @@ def test_write_replaces_a_failed_result(store: Store) -> None:
 
 
 def test_results_must_reference_a_request(store: Store) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreError, match="names request no-such-request, which is not stored"):
         store.write([("results", result_row("no-such-request"))])
+    with pytest.raises(sqlite3.IntegrityError, match="rid and request_id name different requests"):
+        connection(store).execute("INSERT INTO results (rid, request_id, status, completed_at) "
+                                  "VALUES (1, 'no-such-request', 'ok', 0)")
+    assert store.query("SELECT count(*) FROM results")[0][0] == 0
 
 
 def test_items_roundtrip_in_utf8(store: Store) -> None:

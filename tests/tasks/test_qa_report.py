@@ -22,7 +22,7 @@ from dialectbias.metrics import critical_bias_sensitivity, lin_ccc, paired_test
 from dialectbias.store import OVERRIDE_KIND, Store, dumps
 from dialectbias.tasks import load_task
 from dialectbias.tasks.qa_bias._report import load_judgments
-from store_sql import connection
+from store_sql import connection, reorder_keys
 
 MODELS = {"m-small": ("fam", 3), "m-large": ("fam", 70)}
 DIALECTS = ["chittagong", "sylhet", "tangail"]
@@ -75,8 +75,8 @@ def insert_judgment(conn: sqlite3.Connection, rid: str, judge: str, model: str, 
            "score": None if likert is None else score(likert), "confidence": None if likert is None else 5,
            "parse_status": "failed" if likert is None else "ok", "needs_review": int(likert is None),
            "flagged": 0, "reason": None if likert is not None else "invalid JSON", **extra}
-    conn.execute(f"INSERT INTO judgments ({','.join(row)}) VALUES ({','.join('?' * len(row))})",
-                 tuple(row.values()))
+    conn.execute(f"INSERT INTO judgments (rid, {','.join(row)}) SELECT rid, {','.join('?' * len(row))} "
+                 "FROM requests WHERE request_id = ?", (*row.values(), rid))
 
 
 @pytest.fixture()
@@ -247,10 +247,9 @@ def test_report_does_not_depend_on_storage_order(project: Path, tmp_path: Path) 
     texts = set()
     store_path = project.parent / "rep.sqlite"
     for i, order in enumerate(["request_id", "request_id DESC", "score DESC"]):
-        with sqlite3.connect(store_path) as db:
-            db.execute("CREATE TEMP TABLE j AS SELECT * FROM judgments WHERE request_id NOT LIKE '%/old'")
-            db.execute("DELETE FROM judgments")
-            db.execute(f"INSERT INTO judgments SELECT * FROM temp.j ORDER BY {order}")
+        with sqlite3.connect(store_path) as db:  # the same rows stored in another order (their keys')
+            db.execute("DELETE FROM judgments WHERE request_id LIKE '%/old'")  # (a key's latest: the last key)
+            reorder_keys(db, order)
         build_report(project, tmp_path / f"r{i}")
         texts.add(tuple((tmp_path / f"r{i}" / name).read_text() for name in (
             "qa_bias_model_by_dialect.csv", "qa_bias_gap.csv", "qa_bias_judge_agreement.csv",

@@ -56,7 +56,7 @@ class _ModelRunner:
         self.post = PostCall(stage, config, store, stats, progress)
         self.limiter = RateLimiter(config.rpm, config.tpm)
         self.rng = random.Random(seed)
-        self.after = ""
+        self.after = 0
         self.queue: list[sqlite3.Row] = []
 
     def _next(self) -> sqlite3.Row | None:
@@ -66,7 +66,7 @@ class _ModelRunner:
             self.queue = self.store.pending_requests(self.stage.name, self.config.id, after=self.after,
                                                      limit=PAGE)[::-1]
             if self.queue:
-                self.after = self.queue[0]["request_id"]
+                self.after = self.queue[0]["rid"]
         return self.queue.pop() if self.queue else None
 
     async def run(self) -> None:

@@ -235,9 +235,9 @@ def _plan_model(exp: Experiment, store: Store, stage: str, config: ModelConfig, 
     fit = _Fit(window)
     tokens_in = tokens_out = to_send = 0
     placeholders: list[tuple[str, dict[str, Any]]] = []
-    after = ""
+    after = 0
     while page := store.pending_requests(stage, config.id, after=after, limit=PAGE):
-        after = page[-1]["request_id"]
+        after = page[-1]["rid"]
         for row in page:
             params = json.loads(row["params"])
             scoring = bool(params.get(PROMPT_LOGPROBS))  # a prompt-scoring request generates nothing

@@ -226,9 +226,9 @@ class _ModelPass:
         """The pending requests in pages of `engine.page_size` (all at once when None), read from the store
         as they are needed: the driver holds one page (and its re-asks) at a time (issue 23 item 3)."""
         size = self.engine.page_size
-        after, page = "", []
+        after, page = 0, []
         while rows := self.store.pending_requests(self.stage.name, self.config.id, after=after, limit=PAGE):
-            after = rows[-1]["request_id"]
+            after = rows[-1]["rid"]
             for row in rows:
                 page.append(row)
                 if size is not None and len(page) >= size:

@@ -97,6 +97,7 @@ def annotated_targets(store: Store, kinds: Iterable[str]) -> list[str]:
 def judgment_overrides(store: Store) -> list[OverrideOfJudgment]:
     """Every `judgment_override` with its judgment's rubric, model, item and variant, oldest first."""
     rows = store.query(
-        "SELECT a.annotator, a.value, j.rubric, j.model_id, j.item_id, j.variant FROM annotations a JOIN judgments j "
-        "ON j.request_id = a.target_id WHERE a.kind = ? ORDER BY a.annotation_id", (OVERRIDE_KIND,))
+        "SELECT a.annotator, a.value, j.rubric, j.model_id, j.item_id, j.variant FROM annotations a "
+        "JOIN requests q ON q.request_id = a.target_id JOIN judgments j ON j.rid = q.rid WHERE a.kind = ? "
+        "ORDER BY a.annotation_id", (OVERRIDE_KIND,))
     return [OverrideOfJudgment(*r) for r in rows]

@@ -12,6 +12,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
+from dialectbias.errors import StoreError
 from dialectbias.store._judgments import JSON_COLUMNS
 from dialectbias.store._store import REASK_SUFFIX, Store, dumps
 
@@ -19,29 +20,43 @@ ExportFormat = Literal["csv", "jsonl", "parquet"]
 
 # true when the row belongs to the experiment as it is now (`Store`: current rows); superseded rows (an
 # edited item's old generation, a removed model's requests, …) are exported for provenance with false
-CURRENT_SQL = "{alias}.request_id IN (SELECT request_id FROM current_requests)"
+CURRENT_SQL = "{alias}.rid IN (SELECT rid FROM current_requests)"
+#: a judgment's columns as exported: the table's, in its order, but its integer key (`rid`, schema v15: the
+#: store's own, not part of the record)
+JUDGMENT_COLUMNS = ("request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output", "parsed",
+                    "score", "confidence", "parse_status", "needs_review", "flagged", "reason", "source_request_id",
+                    "checks", "flags", "clipped", "scoring")
 BOOLEAN_COLUMNS = ("current",)
 
+#: the export's order of each table it sorts (a row's columns as exported), checked while it is written
+GENERATIONS_ORDER = ("model", "item_id", "variant", "request_id")
+JUDGMENTS_ORDER = ("judge_id", "model_id", "item_id", "variant", "request_id")
+
+# Each sorted table is read in two steps: its keys sorted (narrow rows; `LIMIT -1` keeps SQLite from merging the
+# sorted subquery into the outer one, which reads the rows in that order), then each row fetched by its integer
+# key. Compile order is nearly the export's, so the fetches go through the table almost in storage order. Sorting
+# the rows themselves sorted wide rows (4.8 GB at 10× the paper) through temporary files; reading them in the
+# index's (model, variant, item) order read the judgments' pages nine times over (issue 23, benchmarks/README.md).
 GENERATIONS_SQL = f"""
 SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, r.model_id AS model, r.item_id, r.variant,
        r.template AS prompt_template,
        r.prompt_hash, r.messages AS rendered_prompt, r.params, s.status, s.output, s.finish_reason,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
-FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
-WHERE r.stage = ? ORDER BY r.model_id, r.item_id, r.variant, r.request_id
+FROM (SELECT k.rid FROM requests k WHERE k.stage = ? ORDER BY k.model_id, k.item_id, k.variant, k.request_id
+      LIMIT -1) o
+CROSS JOIN requests r ON r.rid = o.rid LEFT JOIN results s ON s.rid = r.rid
 """
 
 JUDGMENTS_SQL = f"""
-SELECT j.*, {CURRENT_SQL.format(alias="j")} AS current, r.refs AS generation_ids, r.template AS prompt_template,
+SELECT {", ".join(f"j.{c}" for c in JUDGMENT_COLUMNS)}, {CURRENT_SQL.format(alias="j")} AS current,
+       r.refs AS generation_ids, r.template AS prompt_template,
        r.prompt_hash,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
-FROM judgments j JOIN requests r ON r.request_id = j.request_id
-LEFT JOIN results s ON s.request_id = j.request_id
-ORDER BY j.judge_id, j.model_id, j.item_id, j.variant, j.request_id
+FROM (SELECT k.rowid AS rid FROM judgments k INDEXED BY judgments_key
+      ORDER BY k.judge_id, k.model_id, k.item_id, k.variant, k.request_id LIMIT -1) o
+CROSS JOIN judgments j ON j.rowid = o.rid JOIN requests r ON r.rid = j.rid LEFT JOIN results s ON s.rid = j.rid
 """
-# (the request id orders a key's several judgments, which came in an order of SQLite's choosing before. Read in
-# storage order and sorted once instead of through `judgments_key`, the export was no faster at 10× the paper,
-# and that one sort of every row (4.8 GB exported) went to temporary files: benchmarks/README.md, issue 23)
+# (the request id orders a key's several judgments, which came in an order of SQLite's choosing before)
 
 # re-asks after a structured output failed validation: the request (its prompt is the first conversation,
 # the first answer and the error), its result, and `reask_of` = the first request; a judgment parsed from a
@@ -52,8 +67,8 @@ SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, json_extract(r.
        r.variant, r.refs, r.template AS prompt_template, r.prompt_hash, r.messages AS rendered_prompt, r.params,
        r.meta, f.output AS first_output, s.status, s.output, s.finish_reason, s.tokens_in, s.tokens_out,
        s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
-FROM requests r LEFT JOIN results s ON s.request_id = r.request_id
-LEFT JOIN results f ON f.request_id = json_extract(r.meta, '$.reask_of')
+FROM requests r LEFT JOIN results s ON s.rid = r.rid
+LEFT JOIN requests fq ON fq.request_id = json_extract(r.meta, '$.reask_of') LEFT JOIN results f ON f.rid = fq.rid
 WHERE r.stage LIKE '%{REASK_SUFFIX}' ORDER BY r.model_id, r.item_id, r.variant, r.request_id
 """
 
@@ -121,10 +136,20 @@ def export_store(store: Store, out_dir: Path, fmt: ExportFormat,
         decode = [c for c in JSON_COLUMNS if c in columns] if name == "judgments" and fmt == "jsonl" else []
         flags = [c for c in BOOLEAN_COLUMNS if c in columns]
 
-        def rows(cur=cur, columns=columns, decode=decode, flags=flags, name=name) -> Iterator[dict]:
+        order = {"generations": GENERATIONS_ORDER, "judgments": JUDGMENTS_ORDER}.get(name)
+
+        def rows(cur=cur, columns=columns, decode=decode, flags=flags, name=name, order=order) -> Iterator[dict]:
+            last: tuple[Any, ...] = ()
             while batch := cur.fetchmany(2000):
                 for r in batch:
                     row = dict(zip(columns, r, strict=True))
+                    if order is not None:  # the outer query has no ORDER BY: its order is the subquery's
+                        key = tuple(row[c] for c in order)
+                        if key < last:
+                            raise StoreError(f"{store.path}: the {name} export came out of order at {key} "
+                                             f"(after {last}); nothing is wrong with the store, but this SQLite "
+                                             "reads it differently: please report it")
+                        last = key
                     for col in flags:
                         row[col] = bool(row[col])
                     if superseded is not None and row.get("current") is False:

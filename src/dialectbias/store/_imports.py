@@ -46,7 +46,7 @@ def models_with_imports(store: Store, stage: str) -> list[str]:
 
 def stored_generation(store: Store, request_id: str) -> StoredGeneration | None:
     """The request stored under this id with its result, or None when there is no such request."""
-    rows = store.query("SELECT s.status, s.output, q.meta FROM requests q LEFT JOIN results s USING (request_id) "
+    rows = store.query("SELECT s.status, s.output, q.meta FROM requests q LEFT JOIN results s ON s.rid = q.rid "
                         "WHERE q.request_id = ?", (request_id,))
     if not rows:
         return None
@@ -70,8 +70,8 @@ def save_imported(store: Store, generations: Sequence[ImportedGeneration], compl
                 store._conn.execute("UPDATE requests SET meta = ? WHERE request_id = ?",
                                     (dumps({**json.loads(existing[0]), **g.provenance}), row["request_id"]))
             store._conn.execute(
-                "INSERT OR REPLACE INTO results (request_id, status, output, finish_reason, tokens_in, "
+                "INSERT OR REPLACE INTO results (rid, request_id, status, output, finish_reason, tokens_in, "
                 "tokens_out, latency_s, cache_hit, retries, error, completed_at) "
-                "VALUES (?, 'ok', ?, ?, ?, ?, ?, 0, 0, NULL, ?)",
-                (row["request_id"], g.output, g.finish_reason, g.tokens_in, g.tokens_out, g.latency_s,
-                 completed_at))
+                "SELECT rid, request_id, 'ok', ?, ?, ?, ?, ?, 0, 0, NULL, ? FROM requests WHERE request_id = ?",
+                (g.output, g.finish_reason, g.tokens_in, g.tokens_out, g.latency_s, completed_at,
+                 row["request_id"]))

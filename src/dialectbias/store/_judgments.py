@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dialectbias.store._kinds import OVERRIDE_KIND
-from dialectbias.store._schema import CURRENT_BY_ID, JUDGMENTS_BY_ID, JUDGMENTS_BY_SCORING
+from dialectbias.store._schema import JUDGMENTS_BY_SCORING
 from dialectbias.store._store import Store
 
 ZEROED_PREFIX = "zeroed: "  # dialectbias.judges.ZEROED_PREFIX (the store does not import the judges)
@@ -63,15 +63,15 @@ def human_override_sql(mode: str) -> str:
     return MEAN_OVERRIDE_SQL if mode == "mean" else LATEST_OVERRIDE_SQL
 
 
-# The rowids of the current judgments: `current_requests` read in request-id order, each judgment's rowid
-# looked up in the judgments' primary-key index in that same order, so both indexes are swept once.
-CURRENT_ROWIDS_SQL = (f"SELECT jc.rowid FROM current_requests c INDEXED BY {CURRENT_BY_ID} "
-                      f"CROSS JOIN judgments jc INDEXED BY {JUDGMENTS_BY_ID} ON jc.request_id = c.request_id")
+# The rowids of the current judgments: a judgment's rowid is its request's key (schema v15), so these are the
+# current keys themselves, read in key order.
+CURRENT_ROWIDS_SQL = "SELECT c.rid FROM current_requests c NOT INDEXED"
 
-# The latest current judgment per (judge, model, item, variant): `judgments_key` walked in key order (a stream,
-# no sort), each entry checked against the list of current rowids SQLite builds once. (Checked against
-# `current_requests` by request id instead, each random id landed on a random page: `judge_counts` on a 10×-paper
-# store took 84 s from a cold page cache, 56 s this way; issue 23, benchmarks/README.md.)
+# The latest current judgment per (judge, model, item, variant): the one of its latest compiled request (largest
+# rowid: a judgment's rowid is its request's key, schema 15; the rowid was the order judgments were written in
+# before). `judgments_key` is walked in key order (a stream, no sort), each entry's key checked in
+# `current_requests` by that integer key, in about the order the keys were given. (Checked by random request id,
+# `judge_counts` took 84 s on a 10×-paper store from a cold page cache; issue 23, benchmarks/README.md.)
 LATEST_CURRENT_SQL = ("j.rowid IN (SELECT MAX(j2.rowid) FROM judgments j2 INDEXED BY judgments_key "
                       f"WHERE j2.rowid IN ({CURRENT_ROWIDS_SQL}) "
                       "GROUP BY j2.judge_id, j2.model_id, j2.variant, j2.item_id)")
@@ -121,7 +121,7 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
            f"CASE WHEN j.parse_status != 'failed' THEN 0 WHEN {INVALID_SQL} THEN 2 ELSE 1 END, "
            f"{OUT_OF_RANGE_SQL}{extracts} "
            f"FROM judgments j NOT INDEXED LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id "
-           "WHERE j.request_id IN (SELECT request_id FROM current_requests) "
+           "WHERE j.rid IN (SELECT rid FROM current_requests) "
            f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
            f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
     params = [*(x for i, j in enumerate(judge_ids) for x in (j, i)),
@@ -188,8 +188,8 @@ def judge_yields(store: Store, stage: str = "judge") -> dict[str, JudgeYield]:
     """Per judge model id: its current requests of `stage` and their judgments' outcome."""
     rows = store.query(
         "SELECT cr.model_id, count(*), coalesce(sum(j.score IS NOT NULL), 0), "
-        f"coalesce(sum(j.request_id IS NOT NULL AND j.score IS NULL), 0), coalesce(sum({INVALID_SQL}), 0) "
-        "FROM current_requests cr LEFT JOIN judgments j ON j.request_id = cr.request_id "  # no request row read
+        f"coalesce(sum(j.rid IS NOT NULL AND j.score IS NULL), 0), coalesce(sum({INVALID_SQL}), 0) "
+        "FROM current_requests cr LEFT JOIN judgments j ON j.rid = cr.rid "  # no request row read
         "WHERE cr.stage = ? GROUP BY cr.model_id", (stage,))
     return {r[0]: JudgeYield(*r[1:]) for r in rows}
 
@@ -218,6 +218,10 @@ class JudgmentRecord:
     ref_outputs: list[str | None]
 
 
+#: the outputs of the requests a request (`q`) refers to, in `refs` order (null where there is no result)
+REF_OUTPUTS_SQL = ("SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN requests rq "
+                   "ON rq.request_id = e.value LEFT JOIN results s ON s.rid = rq.rid")
+
 # The columns of a `JudgmentRecord`, in its field order (`_record`), `ref_outputs` apart.
 _RECORD_COLUMNS = ("j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.rubric, j.parsed, j.score, "
                    "j.confidence, j.checks, j.flags, j.clipped, j.parse_status, j.needs_review, j.flagged, j.reason")
@@ -230,13 +234,12 @@ def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pen
     that no human has overridden yet."""
     if not model_ids:
         return
-    refs = ("(SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN results s "
-            "ON s.request_id = e.value)") if with_refs else "'[]'"
+    refs = f"({REF_OUTPUTS_SQL})" if with_refs else "'[]'"
     routed = list(routed_variants) if pending_review else []
     needs = f"(j.needs_review = 1 OR j.variant IN ({','.join('?' * len(routed))}))" if routed else "j.needs_review = 1"
     pending = (f" AND {needs} AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.target_id = "
                f"j.request_id AND a.kind = '{OVERRIDE_KIND}')") if pending_review else ""
-    sql = (f"SELECT {_RECORD_COLUMNS}, {refs} FROM judgments j JOIN requests q ON q.request_id = j.request_id "
+    sql = (f"SELECT {_RECORD_COLUMNS}, {refs} FROM judgments j JOIN requests q ON q.rid = j.rid "
            f"WHERE {LATEST_CURRENT_SQL} AND j.judge_id = ? AND j.model_id IN ({','.join('?' * len(model_ids))})"
            f"{pending} ORDER BY j.model_id, j.variant, j.item_id, j.request_id")
     for r in store.iter_query(sql, (judge_id, *model_ids, *routed)):
@@ -245,7 +248,8 @@ def iter_judgments(store: Store, judge_id: str, model_ids: Sequence[str], *, pen
 
 def get_judgment(store: Store, request_id: str) -> JudgmentRecord | None:
     """The judgment stored under a judge request id, or None."""
-    rows = store.query(f"SELECT {_RECORD_COLUMNS}, '[]' FROM judgments j WHERE j.request_id = ?", (request_id,))
+    rows = store.query(f"SELECT {_RECORD_COLUMNS}, '[]' FROM judgments j "
+                       "WHERE j.rid = (SELECT rid FROM requests WHERE request_id = ?)", (request_id,))
     return _record(rows[0]) if rows else None
 
 
@@ -286,7 +290,7 @@ def judgment_scores(store: Store, human: str = "mean") -> Iterator[JudgmentScore
     (`human`) reads it."""
     rows = store.iter_query(
         "SELECT j.judge_id, j.score, j.parsed, q.refs, o.score FROM judgments j "
-        "JOIN current_requests c ON c.request_id = j.request_id JOIN requests q ON q.request_id = j.request_id "
+        "JOIN current_requests c ON c.rid = j.rid JOIN requests q ON q.rid = j.rid "
         f"LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id")
     for judge, score, parsed, refs, human_score in rows:
         yield JudgmentScore(judge, json.loads(refs), score, human_score, json.loads(parsed) if parsed else {})
@@ -297,8 +301,8 @@ def raw_outputs_by_first_ref(store: Store, rubric: str) -> Iterator[tuple[str, s
     (a re-ask's when it was re-asked), keyed by the request it judged, in storage order."""
     yield from ((r[0], r[1]) for r in store.iter_query(
         "SELECT json_extract(r.refs, '$[0]'), j.raw_output FROM judgments j "
-        "JOIN current_requests cr ON cr.request_id = j.request_id "
-        "JOIN requests r ON r.request_id = j.request_id WHERE j.rubric = ?", (rubric,)))
+        "JOIN current_requests cr ON cr.rid = j.rid "
+        "JOIN requests r ON r.rid = j.rid WHERE j.rubric = ?", (rubric,)))
 
 
 # -- re-scoring: derived values follow the experiment as it is now (migration 8) ------------------------------
@@ -357,9 +361,9 @@ def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch
             rows = store.query(
                 "SELECT j.rowid, j.request_id, j.judge_id, j.item_id, j.variant, j.parse_status, j.parsed, "
                 f"j.clipped, j.reason, q.refs, q.meta FROM judgments j INDEXED BY {JUDGMENTS_BY_SCORING} "
-                "JOIN requests q ON q.request_id = j.request_id "
+                "JOIN requests q ON q.rid = j.rid "
                 "WHERE j.judge_id = ? AND j.scoring IS ? AND j.rowid > ? "
-                "AND j.request_id IN (SELECT request_id FROM current_requests) ORDER BY j.rowid LIMIT ?",
+                "AND j.rid IN (SELECT rid FROM current_requests) ORDER BY j.rowid LIMIT ?",
                 (judge_id, scoring, after, batch))
             if not rows:
                 break
@@ -372,7 +376,8 @@ def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch
 
 def update_judgments(store: Store, rows: Sequence[dict[str, Any]]) -> None:
     """Write re-scored derived values (`DERIVED_COLUMNS` of each row, keyed by `request_id`), one transaction."""
-    sql = (f"UPDATE judgments SET {', '.join(f'{c} = ?' for c in DERIVED_COLUMNS)} WHERE request_id = ?")
+    sql = (f"UPDATE judgments SET {', '.join(f'{c} = ?' for c in DERIVED_COLUMNS)} "
+           "WHERE rid = (SELECT rid FROM requests WHERE request_id = ?)")
     with store.transaction():
         store._conn.executemany(sql, [(*(r[c] for c in DERIVED_COLUMNS), r["request_id"]) for r in rows])
 
@@ -398,9 +403,10 @@ def overrides_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch
     while True:
         rows = store.query(
             "SELECT a.annotation_id, a.target_id, a.value, j.parsed, j.clipped FROM annotations a NOT INDEXED "
-            "CROSS JOIN judgments j ON j.request_id = a.target_id WHERE a.kind = ? AND j.judge_id = ? "
+            "CROSS JOIN requests q ON q.request_id = a.target_id CROSS JOIN judgments j ON j.rid = q.rid "
+            "WHERE a.kind = ? AND j.judge_id = ? "
             "AND a.scoring IS NOT ? AND a.annotation_id > ? "
-            "AND EXISTS (SELECT 1 FROM current_requests c WHERE c.request_id = j.request_id) "
+            "AND EXISTS (SELECT 1 FROM current_requests c WHERE c.rid = j.rid) "
             "ORDER BY a.annotation_id LIMIT ?",
             (OVERRIDE_KIND, judge_id, fingerprint, after, batch))
         if not rows:

@@ -22,14 +22,15 @@ def item_facets(store: Store) -> list[ItemFacets]:
 
 def result_output(store: Store, request_id: str) -> str | None:
     """The stored output of a request (None: no result yet, or the call failed without one)."""
-    rows = store.query("SELECT output FROM results WHERE request_id = ?", (request_id,))
+    rows = store.query("SELECT output FROM results WHERE rid = (SELECT rid FROM requests WHERE request_id = ?)",
+                       (request_id,))
     return rows[0][0] if rows else None
 
 
 def ok_request_ids(store: Store, stage: str, model_id: str) -> set[str]:
     """Ids of the stage's requests for the model with a successful result, current or superseded."""
     rows = store.query(f"SELECT r.request_id FROM requests r JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
-                       "USING (request_id) WHERE r.stage = ? AND r.model_id = ? AND s.status = 'ok'", (stage, model_id))
+                       "ON s.rid = r.rid WHERE r.stage = ? AND r.model_id = ? AND s.status = 'ok'", (stage, model_id))
     return {r[0] for r in rows}
 
 
@@ -38,21 +39,24 @@ def stage_requests(store: Store, stage: str, model_id: str) -> Iterator[StageReq
     variant, request id) order. Streamed."""
     rows = store.iter_query(
         "SELECT r.request_id, r.item_id, r.variant, r.template, r.meta, r.messages, s.status, s.output, s.error "
-        "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
-        "LEFT JOIN results s ON s.request_id = r.request_id "
+        "FROM current_requests cr JOIN requests r ON r.rid = cr.rid "
+        "LEFT JOIN results s ON s.rid = r.rid "
         "WHERE cr.stage = ? AND cr.model_id = ? ORDER BY r.item_id, r.variant, r.request_id", (stage, model_id))
     for row in rows:
         yield StageRequest(*row)
 
 
 def ok_results_mark(store: Store, stages: Sequence[str]) -> tuple[int, int]:
-    """(how many, latest rowid) of the successful results of these stages' requests: it changes whenever one
-    is added or replaced, so a later stage built from them knows to rebuild."""
+    """(how many there are, how many were ever written) of the successful results of these stages' requests: it
+    changes whenever one is added, replaced or removed, so a later stage built from them knows to rebuild. The
+    writes are counted per stage by trigger (schema v15: a replaced result keeps its rowid, its request's key)."""
     marks = ",".join("?" * len(stages))
-    row = store.query(f"SELECT count(*), coalesce(max(s.rowid), 0) FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
-                       "JOIN requests r USING (request_id) "
+    row = store.query(f"SELECT count(*) FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
+                       "JOIN requests r ON r.rid = s.rid "
                        f"WHERE s.status='ok' AND r.stage IN ({marks})", tuple(stages))[0]
-    return row[0], row[1]
+    written = store.query(f"SELECT coalesce(sum(CAST(value AS INTEGER)), 0) FROM meta WHERE key IN ({marks})",
+                          tuple(f"ok_results_written:{s}" for s in stages))[0]
+    return row[0], written[0]
 
 
 def measured_means(store: Store, stage: str, model_id: str) -> tuple[float | None, float | None]:
@@ -92,5 +96,5 @@ def measured_parallelism(store: Store, stage: str, model_id: str) -> float | Non
 def call_totals(store: Store) -> CallTotals:
     """The results of current requests: how many, how many failed, tokens in and out."""
     row = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) FROM results "
-                       "WHERE request_id IN (SELECT request_id FROM current_requests)")[0]
+                       "WHERE rid IN (SELECT rid FROM current_requests)")[0]
     return CallTotals(row[0], row[1] or 0, row[2] or 0, row[3] or 0)

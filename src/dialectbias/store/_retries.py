@@ -21,14 +21,14 @@ from dialectbias.store._schema import RESULT_STATUS_INDEX, RETRIES_INDEX
 from dialectbias.store._store import REASK_SUFFIX, Store
 
 #: a current judge request's judgment is unscored and its re-ask's call failed
-_REASK_FAILED_SQL = (f"EXISTS (SELECT 1 FROM requests q JOIN results s ON s.request_id = q.request_id "
+_REASK_FAILED_SQL = (f"EXISTS (SELECT 1 FROM requests q JOIN results s ON s.rid = q.rid "
                      f"WHERE q.stage = r.stage || '{REASK_SUFFIX}' AND q.model_id = r.model_id "
                      "AND json_extract(q.meta, '$.reask_of') = r.request_id AND s.status = 'failed')")
 
 #: the judgments of current requests that are unscored, with the kind of retry each needs
 _UNSCORED_SQL = (f"SELECT r.request_id, r.stage, r.model_id, r.meta, {_REASK_FAILED_SQL} AS reask_failed "
-                 "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
-                 "JOIN judgments j ON j.request_id = r.request_id WHERE j.parse_status = 'failed'")
+                 "FROM current_requests cr JOIN requests r ON r.rid = cr.rid "
+                 "JOIN judgments j ON j.rid = r.rid WHERE j.parse_status = 'failed'")
 
 
 def retry_attempts(store: Store, stage: str, model_id: str) -> dict[str, int]:
@@ -70,6 +70,6 @@ def retry_counts(store: Store) -> RetryCounts:
     judged = store.query(f"SELECT coalesce(sum(NOT reask_failed), 0), coalesce(sum(reask_failed), 0) "
                          f"FROM ({_UNSCORED_SQL})")[0]
     failed = store.query(f"SELECT count(*) FROM current_requests cr JOIN results s INDEXED BY {RESULT_STATUS_INDEX} "
-                         "ON s.request_id = cr.request_id "
+                         "ON s.rid = cr.rid "
                          f"WHERE s.status = 'failed' AND cr.stage NOT GLOB '*{REASK_SUFFIX}'")[0][0]
     return RetryCounts(unscored=judged[0], failed=judged[1] + failed)

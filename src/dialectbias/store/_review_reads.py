@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dialectbias.store._judgments import REF_OUTPUTS_SQL
 from dialectbias.store._store import REASK_SUFFIX, Store
 
 
@@ -74,7 +75,7 @@ def stage_outputs(store: Store, stage: str) -> Iterator[StageOutput]:
     """The current requests of `stage` with an ok, non-blank output, by (item, variant, request id)."""
     rows = store.query(
         "SELECT q.request_id, q.item_id, q.variant, s.output, q.meta FROM current_requests c "
-        "JOIN requests q ON q.request_id = c.request_id JOIN results s ON s.request_id = q.request_id "
+        "JOIN requests q ON q.rid = c.rid JOIN results s ON s.rid = q.rid "
         "WHERE q.stage = ? AND s.status = 'ok' AND trim(coalesce(s.output, '')) != '' "
         "ORDER BY q.item_id, q.variant, q.request_id", (stage,))
     for r in rows:
@@ -84,7 +85,7 @@ def stage_outputs(store: Store, stage: str) -> Iterator[StageOutput]:
 # current model requests (no judge's, no re-ask) with an ok result whose messages carry an image part
 _IMAGE_ANSWERS = (
     "SELECT q.request_id, q.item_id, q.variant, q.model_id, q.messages, s.output FROM current_requests c "
-    "JOIN requests q ON q.request_id = c.request_id JOIN results s ON s.request_id = q.request_id "
+    "JOIN requests q ON q.rid = c.rid JOIN results s ON s.rid = q.rid "
     "WHERE s.status = 'ok' AND q.stage != ? AND q.stage NOT GLOB ? AND q.messages LIKE '%\"type\":\"image\"%'")
 
 
@@ -101,8 +102,7 @@ def image_answers(store: Store, judge_stage: str, request_id: str | None = None)
 
 def ref_outputs(store: Store, request_id: str) -> list[str | None]:
     """The outputs of the requests a request refers to (`refs`, in order; None where there is no result)."""
-    rows = store.query("SELECT (SELECT json_group_array(s.output) FROM json_each(q.refs) e LEFT JOIN results s "
-                       "ON s.request_id = e.value) FROM requests q WHERE q.request_id = ?", (request_id,))
+    rows = store.query(f"SELECT ({REF_OUTPUTS_SQL}) FROM requests q WHERE q.request_id = ?", (request_id,))
     return json.loads(rows[0][0]) if rows else []
 
 
@@ -121,7 +121,8 @@ def annotated_judgment_variants(store: Store) -> dict[str, str]:
     """judge request id -> the variant of every stored judgment a human annotation targets (the report's
     agreement reads these only: a store's every judgment would grow its memory with the study, issue 23)."""
     return {r[0]: r[1] for r in store.query(
-        "SELECT request_id, variant FROM judgments WHERE request_id IN (SELECT target_id FROM annotations)")}
+        "SELECT q.request_id, j.variant FROM requests q CROSS JOIN judgments j ON j.rid = q.rid "
+        "WHERE q.request_id IN (SELECT target_id FROM annotations)")}
 
 
 def stored_image(store: Store, sha256: str) -> tuple[str, bytes] | None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 #: the schema of the rows a compiled request set is made of (requests, compiled and current sets): part of every
 #: set's fingerprint (`run._runner`), so a migration that changes them makes every run rebuild its sets once. Bump
 #: it with such a migration; one that only adds an index or a column elsewhere leaves it, and a 10×-paper study is
-#: not rebuilt for it (12–15 min of CPU). It was the schema version itself up to v13, which it stays equal to.
+#: not rebuilt for it (12–15 min of CPU). It was the schema version itself up to v13, which it stays equal to:
+#: v15 gave request rows a key and carried every set over as it was (the same requests, migrated in place).
 REQUEST_SETS_SCHEMA = 13
 
 # Migration N brings a store from version N-1 to N. Never edit a released migration: append one.
@@ -227,6 +228,111 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX judgments_key ON judgments (judge_id, model_id, variant, item_id, request_id, parse_status, flagged,
         needs_review, reason, flags);
     """,
+    # v15: integer keys (issue 23). A request gets `rid`, an integer given in insertion (compile) order; its result
+    # and its judgment take that rid as their rowid, and the current and compiled sets hold rids. Reads joining a
+    # request to its result, judgment or current flag follow one order instead of looking random 64-hex ids up in
+    # B-trees that outgrow every cache at 10× the paper. The text ids stay: a request is found by its content hash
+    # (`requests.request_id`, unique); results and judgments keep theirs as a plain column (unindexed: one named
+    # by id is found through its request's key). Rows are copied in their old rowid order, so a request's rid is
+    # its old rowid; a trigger refuses a result or judgment whose rid and id are not one request's. Each stage's
+    # count of successful results written (`ok_results_mark`) starts at its results' latest rowid, so the mark a
+    # later stage's set was compiled with stays what it was and the next run rebuilds no set (a set built on
+    # several upstream stages is rebuilt once: their mark was a maximum and is now a sum).
+    15: """
+    CREATE TEMP TABLE v15_unkeyed (n INTEGER CHECK (n = 0));  -- MIGRATION_CHECKS[15], inside the transaction
+    INSERT INTO temp.v15_unkeyed SELECT count(*) FROM (SELECT request_id FROM results UNION ALL SELECT request_id
+        FROM judgments UNION ALL SELECT request_id FROM current_requests UNION ALL SELECT request_id
+        FROM compiled_requests) WHERE request_id NOT IN (SELECT request_id FROM requests);
+    DROP TABLE temp.v15_unkeyed;
+    INSERT OR REPLACE INTO meta (key, value) SELECT 'ok_results_written:' || r.stage, max(s.rowid) FROM results s
+        JOIN requests r USING (request_id) WHERE s.status = 'ok' GROUP BY r.stage;
+    CREATE TABLE requests_v15 (
+        rid INTEGER PRIMARY KEY, request_id TEXT NOT NULL UNIQUE, stage TEXT NOT NULL, model_id TEXT NOT NULL,
+        item_id TEXT NOT NULL, variant TEXT NOT NULL, refs TEXT NOT NULL DEFAULT '[]',
+        template TEXT NOT NULL, prompt_hash TEXT NOT NULL, messages TEXT NOT NULL,
+        params TEXT NOT NULL, json_schema TEXT, cache_key TEXT NOT NULL,
+        meta TEXT NOT NULL DEFAULT '{}', created_at REAL NOT NULL);
+    INSERT INTO requests_v15 SELECT rowid, * FROM requests ORDER BY rowid;
+    CREATE TABLE results_v15 (
+        rid INTEGER PRIMARY KEY REFERENCES requests_v15 (rid), request_id TEXT NOT NULL, status TEXT NOT NULL,
+        output TEXT, finish_reason TEXT, tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0,
+        cache_hit INTEGER NOT NULL DEFAULT 0, retries INTEGER NOT NULL DEFAULT 0,
+        error TEXT, completed_at REAL NOT NULL);
+    INSERT INTO results_v15 SELECT r.rid, s.* FROM results s JOIN requests_v15 r USING (request_id) ORDER BY r.rid;
+    CREATE TABLE judgments_v15 (
+        rid INTEGER PRIMARY KEY REFERENCES requests_v15 (rid), request_id TEXT NOT NULL,
+        judge_id TEXT NOT NULL, model_id TEXT NOT NULL, item_id TEXT NOT NULL, variant TEXT NOT NULL,
+        rubric TEXT NOT NULL, raw_output TEXT, parsed TEXT, score REAL, confidence INTEGER, parse_status TEXT NOT NULL,
+        needs_review INTEGER NOT NULL DEFAULT 0, flagged INTEGER NOT NULL DEFAULT 0, reason TEXT,
+        source_request_id TEXT, checks TEXT NOT NULL DEFAULT '{}', flags TEXT NOT NULL DEFAULT '[]',
+        clipped TEXT NOT NULL DEFAULT '{}', scoring TEXT);
+    INSERT INTO judgments_v15 SELECT r.rid, j.request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.rubric,
+        j.raw_output, j.parsed, j.score, j.confidence, j.parse_status, j.needs_review, j.flagged, j.reason,
+        j.source_request_id, j.checks, j.flags, j.clipped, j.scoring
+        FROM judgments j JOIN requests_v15 r USING (request_id) ORDER BY r.rid;
+    CREATE TABLE current_v15 (rid INTEGER PRIMARY KEY, stage TEXT NOT NULL, model_id TEXT NOT NULL);
+    INSERT INTO current_v15 SELECT r.rid, c.stage, c.model_id FROM current_requests c
+        JOIN requests_v15 r USING (request_id) ORDER BY r.rid;
+    CREATE TABLE compiled_v15 (fingerprint TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (fingerprint, rid))
+        WITHOUT ROWID;
+    INSERT INTO compiled_v15 SELECT c.fingerprint, r.rid FROM compiled_requests c
+        JOIN requests_v15 r USING (request_id) ORDER BY 1, 2;
+    DROP TABLE compiled_requests;
+    DROP TABLE current_requests;
+    DROP TABLE judgments;
+    DROP TABLE results;
+    DROP TABLE requests;
+    ALTER TABLE requests_v15 RENAME TO requests;
+    ALTER TABLE results_v15 RENAME TO results;
+    ALTER TABLE judgments_v15 RENAME TO judgments;
+    ALTER TABLE current_v15 RENAME TO current_requests;
+    ALTER TABLE compiled_v15 RENAME TO compiled_requests;
+    CREATE INDEX requests_stage_model ON requests (stage, model_id);
+    CREATE INDEX requests_item ON requests (item_id, variant);
+    CREATE INDEX requests_retries ON requests (stage, model_id) WHERE json_extract(meta, '$.retry_of') IS NOT NULL;
+    CREATE INDEX results_status ON results (status);
+    CREATE INDEX results_status_of ON results (rid, status);
+    CREATE INDEX judgments_key ON judgments (judge_id, model_id, variant, item_id, request_id, parse_status, flagged,
+        needs_review, reason, flags);
+    CREATE INDEX judgments_scoring ON judgments (judge_id, scoring);
+    CREATE INDEX current_requests_stage_model ON current_requests (stage, model_id);
+    CREATE TRIGGER requests_are_current AFTER INSERT ON requests BEGIN
+        INSERT OR IGNORE INTO current_requests VALUES (new.rid, new.stage, new.model_id);
+    END;
+    CREATE TRIGGER current_set_grew AFTER INSERT ON current_requests WHEN EXISTS (SELECT 1 FROM current_stages
+        WHERE stage = new.stage AND model_id = new.model_id AND applied IS NOT NULL) BEGIN
+        UPDATE current_stages SET applied = NULL WHERE stage = new.stage AND model_id = new.model_id;
+    END;
+    CREATE TRIGGER current_set_shrank AFTER DELETE ON current_requests WHEN EXISTS (SELECT 1 FROM current_stages
+        WHERE stage = old.stage AND model_id = old.model_id AND applied IS NOT NULL) BEGIN
+        UPDATE current_stages SET applied = NULL WHERE stage = old.stage AND model_id = old.model_id;
+    END;
+    CREATE TRIGGER results_rid_pair BEFORE INSERT ON results WHEN NOT EXISTS (SELECT 1 FROM requests
+        WHERE rid = new.rid AND request_id = new.request_id) BEGIN
+        SELECT RAISE(ABORT, 'results: rid and request_id name different requests');
+    END;
+    -- a result's rowid is its request's key, so a replaced result keeps it: each stage's successful results
+    -- written are counted instead (`ok_results_mark`), a count that only grows
+    CREATE TRIGGER results_ok_written AFTER INSERT ON results WHEN new.status = 'ok' BEGIN
+        INSERT INTO meta (key, value) SELECT 'ok_results_written:' || stage, '1' FROM requests WHERE rid = new.rid
+        ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+    END;
+    CREATE TRIGGER judgments_rid_pair BEFORE INSERT ON judgments WHEN NOT EXISTS (SELECT 1 FROM requests
+        WHERE rid = new.rid AND request_id = new.request_id) BEGIN
+        SELECT RAISE(ABORT, 'judgments: rid and request_id name different requests');
+    END;
+    """,
+}
+
+#: before migration N: a query whose first row, if any, is (table, key) of a row the migration could not carry over
+MIGRATION_CHECKS: dict[int, str] = {
+    # v15 gives each row its request's key: a row naming no stored request (a store written with foreign keys off)
+    # would be left behind
+    15: " UNION ALL ".join(
+        f"SELECT * FROM (SELECT '{table}', request_id FROM {table} WHERE request_id NOT IN "
+        "(SELECT request_id FROM requests) LIMIT 1)"
+        for table in ("results", "judgments", "current_requests", "compiled_requests")),
 }
 
 #: named in the queries that only ask whether a request has a result and its status (SQLite prefers the primary
@@ -237,12 +343,5 @@ RESULT_STATUS_INDEX = "results_status_of"
 #: same columns, and SQLite, not knowing how few rows are retries, may take it and read the stage's every row
 RETRIES_INDEX = "requests_retries"
 
-#: the primary key of `current_requests` (WITHOUT ROWID), named where a query must read it in request-id order:
-#: NOT INDEXED does not keep SQLite from the (stage, model) index, which splits the read into a sweep per model
-CURRENT_BY_ID = "sqlite_autoindex_current_requests_1"
-
 #: (judge, scoring fingerprint, rowid): the stale judgments of a judge, each fingerprint's in rowid order
 JUDGMENTS_BY_SCORING = "judgments_scoring"
-
-#: the primary key of `judgments` (request id -> rowid), named where a query looks judgments up in request-id order
-JUDGMENTS_BY_ID = "sqlite_autoindex_judgments_1"

@@ -11,14 +11,14 @@ from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._store import Store
 
 _REQUESTS_SQL = f"""
-SELECT r.stage, r.model_id, c.request_id IS NOT NULL AS cur, count(*), coalesce(sum(s.status = 'ok'), 0),
-       coalesce(sum(s.status = 'failed'), 0), coalesce(sum(s.request_id IS NULL), 0),
+SELECT r.stage, r.model_id, c.rid IS NOT NULL AS cur, count(*), coalesce(sum(s.status = 'ok'), 0),
+       coalesce(sum(s.status = 'failed'), 0), coalesce(sum(s.rid IS NULL), 0),
        coalesce(sum(s.cache_hit), 0), coalesce(sum(s.tokens_in), 0), coalesce(sum(s.tokens_out), 0),
        coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_in END), 0),
        coalesce(sum(CASE WHEN s.cache_hit = 0 THEN s.tokens_out END), 0),
        coalesce(sum(s.status = 'failed' AND instr(s.error, ': {CONTEXT_FAULT}: ') > 0), 0)
-FROM requests r LEFT JOIN current_requests c ON c.request_id = r.request_id
-LEFT JOIN results s ON s.request_id = r.request_id
+FROM requests r LEFT JOIN current_requests c ON c.rid = r.rid
+LEFT JOIN results s ON s.rid = r.rid
 GROUP BY r.stage, r.model_id, cur
 """
 
@@ -30,11 +30,11 @@ _JUDGMENT_COUNTS_SQL = ("count(*), coalesce(sum(j.parse_status = 'failed'), 0), 
                         f"coalesce(sum(o.target_id IS NOT NULL), 0), coalesce(sum(j.flagged), 0), "
                         f"coalesce(sum({INVALID_SQL}), 0), coalesce(sum({OUT_OF_RANGE_SQL}), 0)")
 
-_JUDGMENTS_SQL = (f"SELECT c.request_id IS NOT NULL AS cur, {_JUDGMENT_COUNTS_SQL} FROM judgments j "
-                  f"LEFT JOIN current_requests c ON c.request_id = j.request_id {_REVIEWED_SQL} GROUP BY cur")
+_JUDGMENTS_SQL = (f"SELECT c.rid IS NOT NULL AS cur, {_JUDGMENT_COUNTS_SQL} FROM judgments j "
+                  f"LEFT JOIN current_requests c ON c.rid = j.rid {_REVIEWED_SQL} GROUP BY cur")
 
 _PER_JUDGE_SQL = (f"SELECT j.judge_id, j.variant, {_JUDGMENT_COUNTS_SQL} FROM judgments j "
-                  f"JOIN current_requests c ON c.request_id = j.request_id {_REVIEWED_SQL} "
+                  f"JOIN current_requests c ON c.rid = j.rid {_REVIEWED_SQL} "
                   "GROUP BY j.judge_id, j.variant")
 
 

@@ -14,7 +14,7 @@ from dialectbias.data import Item
 from dialectbias.errors import StoreError
 from dialectbias.store._content import SCHEMA_REF_PREFIX, ContentRow, read_data, stored_data, unpack_messages
 from dialectbias.store._records import ResultCounts, StageResult
-from dialectbias.store._schema import CURRENT_BY_ID, MIGRATIONS, RESULT_STATUS_INDEX, SCHEMA_VERSION
+from dialectbias.store._schema import MIGRATION_CHECKS, MIGRATIONS, RESULT_STATUS_INDEX, SCHEMA_VERSION
 
 #: the key of a request row (`RequestSpec.to_row`) holding the `content` rows it refers to; not a column:
 #: `add_requests` and `write` store them, once each, in the request's transaction
@@ -28,6 +28,8 @@ REQUEST_COLUMNS = ("request_id", "stage", "model_id", "item_id", "variant", "ref
 #: re-ask's request, and what a stage's `finalize` derives: a judgment, an annotation); every other table is
 #: written by a method of its own
 WRITABLE_TABLES = ("requests", "results", "cache", "judgments", "annotations")
+#: the tables whose rows take their request's integer key (`rid`, schema v15): `write` finds it by request id
+KEYED_BY_REQUEST = ("results", "judgments")
 
 
 def dumps(value: Any) -> str:
@@ -49,7 +51,7 @@ CACHE_KIB = 65_536
 
 
 #: a current request (`cr`) with its result's status, if any (`s`), and the test for one still to be sent
-_WITH_RESULT = f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id"
+_WITH_RESULT = f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.rid = cr.rid"
 _PENDING = "(s.status IS NULL OR s.status != 'ok')"
 #: what `Store.pending_requests` gives of a request (`r`) and its cache entry (`c`)
 PENDING_COLUMNS = (
@@ -60,7 +62,7 @@ PENDING_COLUMNS = (
 #: the test for a current request (`cr`) with a successful result, answered from the results' (request id,
 #: status) index alone: no result row is read
 _DONE = (f"EXISTS (SELECT 1 FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
-         "WHERE s.request_id = cr.request_id AND s.status = 'ok')")
+         "WHERE s.rid = cr.rid AND s.status = 'ok')")
 
 
 class Store:
@@ -121,15 +123,31 @@ class Store:
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema v{version} is newer than this dialectbias "
                              f"(v{SCHEMA_VERSION}); upgrade dialectbias")
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            try:  # one migration = one transaction, inside the script so executescript cannot split it
-                self._conn.executescript(
-                    f"BEGIN IMMEDIATE;{MIGRATIONS[target]};"
-                    f"INSERT OR REPLACE INTO meta VALUES ('schema_version', '{target}');COMMIT;")
-            except sqlite3.DatabaseError:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+        if version == SCHEMA_VERSION:
+            return
+        # a migration may rebuild a table others refer to (v15): foreign keys are checked once it is done, before
+        # its commit (the pragma cannot change inside a transaction)
+        self._conn.execute("PRAGMA foreign_keys=OFF")
+        try:
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                lost = self._conn.execute(MIGRATION_CHECKS[target]).fetchone() if target in MIGRATION_CHECKS else None
+                if lost is not None:  # (the migration checks again inside its transaction)
+                    raise StoreError(f"{self.path}: cannot bring the store to schema v{target}: {lost[0]} row "
+                                     f"{lost[1]!r} has no request; nothing was changed")
+                try:  # one migration = one transaction, inside the script so executescript cannot split it
+                    self._conn.executescript(f"BEGIN IMMEDIATE;{MIGRATIONS[target]};")
+                    broken = self._conn.execute("PRAGMA foreign_key_check").fetchone()
+                    if broken is not None:
+                        raise StoreError(f"{self.path}: migration to schema v{target} left a {broken[0]} row "
+                                         f"(rowid {broken[1]}) referring to a missing {broken[2]} row")
+                    self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(target),))
+                    self._conn.execute("COMMIT")
+                except (sqlite3.DatabaseError, StoreError):
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+        finally:
+            self._conn.execute("PRAGMA foreign_keys=ON")
 
     @property
     def schema_version(self) -> int:
@@ -188,24 +206,24 @@ class Store:
         n = 0
         iterator = iter(rows)
         with self.transaction():
-            if current:
-                self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (request_id TEXT PRIMARY KEY)")
+            if current or fingerprint:  # the set's keys, new or already stored
+                self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS compiling (rid INTEGER PRIMARY KEY)")
                 self._conn.execute("DELETE FROM temp.compiling")
             while batch := list(islice(iterator, 1000)):
                 self.add_content(part for row in batch for part in row.get(PARTS_KEY, ()))
                 chunk = [tuple(row[c] for c in cols) for row in batch]
                 self._conn.executemany(sql, chunk)
-                if current:
-                    ids = [(values[0],) for values in chunk]
-                    self._conn.executemany("INSERT OR IGNORE INTO temp.compiling VALUES (?)", ids)
-                    self._conn.executemany("INSERT OR IGNORE INTO current_requests VALUES (?, ?, ?)",
-                                          [(v[0], v[1], v[2]) for v in chunk])
-                if fingerprint:
-                    self._conn.executemany("INSERT OR IGNORE INTO compiled_requests VALUES (?, ?)",
-                                          [(fingerprint, values[0]) for values in chunk])
+                if current or fingerprint:
+                    self._conn.executemany("INSERT OR IGNORE INTO temp.compiling SELECT rid FROM requests "
+                                          "WHERE request_id = ?", [(values[0],) for values in chunk])
                 n += len(chunk)
+            if fingerprint:
+                self._conn.execute("INSERT OR IGNORE INTO compiled_requests SELECT ?, rid FROM temp.compiling",
+                                  (fingerprint,))
             if current:
-                self._replace_current(*current, "SELECT request_id FROM temp.compiling", (), fingerprint)
+                self._conn.execute("INSERT OR IGNORE INTO current_requests SELECT r.rid, r.stage, r.model_id "
+                                  "FROM temp.compiling c JOIN requests r ON r.rid = c.rid")
+                self._replace_current(*current, "SELECT rid FROM temp.compiling", (), fingerprint)
         return n
 
     def save_compiled(self, fingerprint: str, stage: str, model_id: str, n_requests: int, n_skipped: int,
@@ -227,10 +245,10 @@ class Store:
                         (time.time(), row["stage"], row["model_id"], fingerprint)).rowcount:
                     return row
                 self._conn.execute(
-                    "INSERT OR IGNORE INTO current_requests SELECT request_id, ?, ? FROM compiled_requests "
+                    "INSERT OR IGNORE INTO current_requests SELECT rid, ?, ? FROM compiled_requests "
                     "WHERE fingerprint=?", (row["stage"], row["model_id"], fingerprint))
                 self._replace_current(row["stage"], row["model_id"],
-                                      "SELECT request_id FROM compiled_requests WHERE fingerprint=?",
+                                      "SELECT rid FROM compiled_requests WHERE fingerprint=?",
                                       (fingerprint,), fingerprint)
         return row
 
@@ -244,7 +262,7 @@ class Store:
         """Inside a transaction, after the new ids were inserted: supersede the (stage, model)'s other rows,
         bring its re-asks in line, record the compile, and prune later requests built on superseded ones."""
         self._start_superseding()
-        removed = self._supersede(f"stage=? AND model_id=? AND request_id NOT IN ({ids_sql})",
+        removed = self._supersede(f"stage=? AND model_id=? AND rid NOT IN ({ids_sql})",
                                   (stage, model_id, *params))
         self._conn.execute(  # `applied`: the triggers on current_requests clear it when the set changes
             "INSERT OR REPLACE INTO current_stages (stage, model_id, fingerprint, compiled_at, applied) "
@@ -255,29 +273,29 @@ class Store:
 
     def _start_superseding(self) -> None:
         """Inside a transaction: an empty `temp.superseded`, which `_supersede` fills for `_prune_orphans`."""
-        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS superseded (request_id TEXT PRIMARY KEY)")
+        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS superseded (rid INTEGER PRIMARY KEY)")
         self._conn.execute("DELETE FROM temp.superseded")
 
     def _supersede(self, where: str, params: tuple[Any, ...] = ()) -> int:
         """Take the current requests matching `where` out of the current set, noting their ids in
         `temp.superseded`; returns how many. `where` is evaluated once (the ids noted are the ones deleted:
         those noted earlier in the operation are no longer current, so deleting them again does nothing)."""
-        self._conn.execute(f"INSERT OR IGNORE INTO temp.superseded SELECT request_id FROM current_requests "
+        self._conn.execute(f"INSERT OR IGNORE INTO temp.superseded SELECT rid FROM current_requests "
                           f"WHERE {where}", params)
         return self._conn.execute(
-            "DELETE FROM current_requests WHERE request_id IN (SELECT request_id FROM temp.superseded)").rowcount
+            "DELETE FROM current_requests WHERE rid IN (SELECT rid FROM temp.superseded)").rowcount
 
     def _sync_reasks(self, reask_stage: str, model_id: str) -> int:
         """Make the re-asks of the stage's current requests current, and only those; returns how many were
         superseded."""
+        first_is_current = ("EXISTS (SELECT 1 FROM requests q JOIN current_requests c ON c.rid = q.rid "
+                            "WHERE q.request_id = json_extract(r.meta, '$.reask_of'))")
         removed = self._supersede(
-            "stage=? AND model_id=? AND request_id IN (SELECT r.request_id FROM requests r WHERE r.stage=? "
-            "AND r.model_id=? AND json_extract(r.meta, '$.reask_of') NOT IN (SELECT request_id FROM current_requests))",
-            (reask_stage, model_id, reask_stage, model_id))
+            f"stage=? AND model_id=? AND rid IN (SELECT r.rid FROM requests r WHERE r.stage=? AND r.model_id=? "
+            f"AND NOT {first_is_current})", (reask_stage, model_id, reask_stage, model_id))
         self._conn.execute(
-            "INSERT OR IGNORE INTO current_requests SELECT r.request_id, r.stage, r.model_id FROM requests r "
-            "WHERE r.stage=? AND r.model_id=? AND json_extract(r.meta, '$.reask_of') IN "
-            "(SELECT request_id FROM current_requests)", (reask_stage, model_id))
+            "INSERT OR IGNORE INTO current_requests SELECT r.rid, r.stage, r.model_id FROM requests r "
+            f"WHERE r.stage=? AND r.model_id=? AND {first_is_current}", (reask_stage, model_id))
         return removed
 
     def _prune_orphans(self) -> None:
@@ -288,15 +306,16 @@ class Store:
         (what was just superseded, not the whole current set); what it supersedes is the next pass's set.
         Looking each current request's row up by id instead read the table in random order: 2× the CPU at 10×
         the paper and minutes of disk reads from a cold page cache (issue 23, `benchmarks/prune_pass.py`)."""
-        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS orphans (request_id TEXT PRIMARY KEY)")
+        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS orphans (rid INTEGER PRIMARY KEY)")
         while True:
             self._conn.execute("DELETE FROM temp.orphans")
             self._conn.execute(
-                "INSERT INTO temp.orphans SELECT r.request_id FROM requests r NOT INDEXED WHERE r.refs != '[]' "
-                "AND EXISTS (SELECT 1 FROM json_each(r.refs) ref WHERE ref.value IN temp.superseded) "
-                "AND r.request_id IN (SELECT request_id FROM current_requests)")
+                "INSERT INTO temp.orphans SELECT r.rid FROM requests r NOT INDEXED WHERE r.refs != '[]' "
+                "AND EXISTS (SELECT 1 FROM json_each(r.refs) ref WHERE ref.value IN (SELECT q.request_id "
+                "FROM temp.superseded s CROSS JOIN requests q ON q.rid = s.rid)) "
+                "AND r.rid IN (SELECT rid FROM current_requests)")
             self._conn.execute("DELETE FROM temp.superseded")
-            if not self._supersede("request_id IN temp.orphans"):
+            if not self._supersede("rid IN temp.orphans"):
                 return
 
     def retire_current(self, keep: Iterable[tuple[str, str]]) -> int:
@@ -334,17 +353,18 @@ class Store:
         with self.transaction():
             self._conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
-    def pending_requests(self, stage: str, model_id: str, *, after: str = "", limit: int = 1000
+    def pending_requests(self, stage: str, model_id: str, *, after: int = 0, limit: int = 1000
                          ) -> list[sqlite3.Row]:
-        """Requests with no successful result, in id order (keyset pagination with `after`); `json_schema`
+        """Requests with no successful result, in compile order (keyset pagination with `after`, the last row's
+        `rid`); `json_schema`
         is the schema itself, also when the row stores it by reference (it comes first: `sqlite3.Row`
         returns the first column of a name, so it hides `r.json_schema`). `messages` is the stored form:
         `resolve_messages` makes it what a provider gets."""
         return self._conn.execute(
-            f"SELECT {PENDING_COLUMNS} FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
+            f"SELECT {PENDING_COLUMNS} FROM current_requests cr JOIN requests r ON r.rid = cr.rid "
             "LEFT JOIN cache c ON c.cache_key = r.cache_key "
-            f"WHERE cr.stage=? AND cr.model_id=? AND cr.request_id>? AND NOT {_DONE} "
-            "ORDER BY cr.request_id LIMIT ?", (stage, model_id, after, limit)).fetchall()
+            f"WHERE cr.stage=? AND cr.model_id=? AND cr.rid>? AND NOT {_DONE} "
+            "ORDER BY cr.rid LIMIT ?", (stage, model_id, after, limit)).fetchall()
 
     # -- what tasks read: current rows only ------------------------------------------------------
     def stage_results(self, stage: str, model_id: str | None = None, *, ok_only: bool = True,
@@ -364,8 +384,8 @@ class Store:
             params += [len(template_prefix), template_prefix]
         rows = self.iter_query(
             "SELECT r.request_id, r.model_id, r.item_id, r.variant, r.template, s.status, s.output, r.meta, r.refs "
-            "FROM current_requests cr JOIN requests r ON r.request_id = cr.request_id "
-            f"{'JOIN' if ok_only else 'LEFT JOIN'} results s ON s.request_id = r.request_id "
+            "FROM current_requests cr JOIN requests r ON r.rid = cr.rid "
+            f"{'JOIN' if ok_only else 'LEFT JOIN'} results s ON s.rid = r.rid "
             f"WHERE {' AND '.join(where)}{' ORDER BY r.model_id, r.item_id' if ordered else ''}", params)
         for row in rows:
             yield StageResult(*row)
@@ -375,7 +395,7 @@ class Store:
         rows = self.query(
             "SELECT cr.stage, cr.model_id, count(*), coalesce(sum(s.status='ok'), 0), "
             "coalesce(sum(s.status='failed'), 0) FROM current_requests cr "  # its stage and model are the request's
-            f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.request_id = cr.request_id "
+            f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.rid = cr.rid "
             "GROUP BY cr.stage, cr.model_id")
         return {(r[0], r[1]): ResultCounts(r[2], r[3], r[4]) for r in rows}
 
@@ -387,7 +407,7 @@ class Store:
 
     def pending_counts(self, stage: str) -> dict[str, int]:
         """Model id -> its current requests of the stage without a successful result (models with none are left
-        out). One pass over `current_requests` in request-id order, so the lookups sweep the results' index once;
+        out). One pass over `current_requests` in key order, so the lookups sweep the results' index once;
         `count_pending` sweeps it once per model (the paper's generation stage: 19 sweeps per call of an index
         that outgrows the page cache at 10× the paper, issue 23)."""
         version = self._content_version()
@@ -395,7 +415,7 @@ class Store:
         if version is not None and memo is not None and memo[0] == version:
             return dict(memo[1])
         rows = self._conn.execute(
-            f"SELECT cr.model_id, count(*) FROM current_requests cr INDEXED BY {CURRENT_BY_ID} {_WITH_RESULT} "
+            f"SELECT cr.model_id, count(*) FROM current_requests cr NOT INDEXED {_WITH_RESULT} "
             f"WHERE cr.stage=? AND {_PENDING} GROUP BY cr.model_id", (stage,))
         counts = {r[0]: r[1] for r in rows}
         if version is not None:
@@ -431,8 +451,36 @@ class Store:
         with self.transaction():
             self.add_content(parts)
             for (table, cols), values in groups.items():
-                self._conn.executemany(
-                    f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", values)
+                if table in KEYED_BY_REQUEST:
+                    self._write_keyed(table, cols, values)
+                elif table == "requests":  # a request stored again keeps its key (what refers to it stays)
+                    self._conn.executemany(
+                        f"INSERT INTO requests ({','.join(cols)}) VALUES ({','.join('?' * len(cols))}) "
+                        f"ON CONFLICT (request_id) DO UPDATE SET {','.join(f'{c} = excluded.{c}' for c in cols)}",
+                        values)
+                    at = cols.index("request_id")  # and is current, as when it was first inserted
+                    self._conn.executemany("INSERT OR IGNORE INTO current_requests SELECT rid, stage, model_id "
+                                          "FROM requests WHERE request_id = ?", [(row[at],) for row in values])
+                else:
+                    self._conn.executemany(f"INSERT OR REPLACE INTO {table} ({','.join(cols)}) "
+                                          f"VALUES ({','.join('?' * len(cols))})", values)
+
+    def _write_keyed(self, table: str, cols: tuple[str, ...], values: list[tuple[Any, ...]]) -> None:
+        """Rows of a table keyed by their request (`KEYED_BY_REQUEST`): each takes its request's `rid`, found by
+        the `request_id` it names; a row naming no stored request is refused (StoreError, nothing written)."""
+        if "rid" in cols or "request_id" not in cols:
+            raise ValueError(f"Store.write: a {table} row names its request by request_id (its rid follows)")
+        at = cols.index("request_id")
+        cur = self._conn.executemany(
+            f"INSERT OR REPLACE INTO {table} (rid,{','.join(cols)}) SELECT rid,{','.join('?' * len(cols))} "
+            "FROM requests WHERE request_id = ?", [(*row, row[at]) for row in values])
+        if cur.rowcount != len(values):
+            wanted = [row[at] for row in values]
+            known = {r[0] for i in range(0, len(wanted), 500) for r in self._conn.execute(
+                f"SELECT request_id FROM requests WHERE request_id IN ({','.join('?' * len(wanted[i:i + 500]))})",
+                wanted[i:i + 500])}
+            missing = next(rid for rid in wanted if rid not in known)
+            raise StoreError(f"{self.path}: a {table} row names request {missing}, which is not stored")
 
     def _check_columns(self, table: str, columns: Sequence[str]) -> None:
         """ValueError unless `table` is one `write` takes and every name in `columns` is one of its columns."""

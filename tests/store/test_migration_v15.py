@@ -1,0 +1,69 @@
+"""Migration 15 (issue 23): integer keys. A request's `rid` is given in insertion order; its result and its
+judgment take it as their rowid; the current and compiled sets hold rids. A study run before v15 (its store made
+v14 again here: the same rows, keyed by request id) is migrated by its next run: no model is called, no request
+set is rebuilt, and the export and the report are what they were, byte for byte."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dialectbias.errors import StoreError
+from dialectbias.store import Store, judge_counts
+from store_sql import downgrade_to_v14, store_at_version
+
+SETS_SQL = "SELECT stage, model_id, fingerprint, applied FROM current_stages ORDER BY 1, 2"
+JUDGE = "judge-1"
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_a_v14_study_runs_on_and_exports_the_same(qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path) -> None:
+    project = qa_project(qa_server.base_url, n_items=3)
+    assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
+    before = tmp_path / "before"
+    assert cli("export", project.yaml_path, "--format", "jsonl", "--out", str(before)).exit_code == 0
+    with Store.open(project.store_path) as store:
+        counts = judge_counts(store, [JUDGE])
+        keys = store.query("SELECT r.request_id, s.request_id, j.request_id FROM requests r "
+                           "LEFT JOIN results s USING (rid) LEFT JOIN judgments j USING (rid) ORDER BY r.rid")
+    downgrade_to_v14(project.store_path)
+    with sqlite3.connect(project.store_path) as conn:
+        sets = conn.execute(SETS_SQL).fetchall()
+        assert "rid" not in {r[1] for r in conn.execute("PRAGMA table_info(requests)")}
+    calls = qa_server.stats()["chat_requests"]
+    again = cli("run", project.yaml_path, "--no-progress", "--no-plan")
+    assert again.exit_code == 0, again.output
+    assert qa_server.stats()["chat_requests"] == calls
+    with Store.open(project.store_path) as store:
+        assert store.schema_version == 15
+        assert store.query("PRAGMA integrity_check")[0][0] == "ok"
+        assert store.query("PRAGMA foreign_key_check") == []
+        assert [tuple(r) for r in store.query(SETS_SQL)] == [tuple(r) for r in sets]  # no set rebuilt
+        assert judge_counts(store, [JUDGE]) == counts and counts[JUDGE].judgments > 0
+        # each result and judgment sits at its own request's key
+        assert [tuple(r) for r in store.query(
+            "SELECT r.request_id, s.request_id, j.request_id FROM requests r LEFT JOIN results s USING (rid) "
+            "LEFT JOIN judgments j USING (rid) ORDER BY r.rid")] == [tuple(r) for r in keys]
+    after = tmp_path / "after"
+    assert cli("export", project.yaml_path, "--format", "jsonl", "--out", str(after)).exit_code == 0
+    assert _files(after) == _files(before)
+
+
+def test_a_v14_store_with_a_result_of_no_request_is_refused_by_name(tmp_path: Path) -> None:
+    """A v14 store written with foreign keys off (by another tool) can hold a result of no request; the migration
+    would drop it, so it refuses, names the table and leaves the store at v14."""
+    path = tmp_path / "s.sqlite"
+    conn = store_at_version(path, 14)
+    conn.execute("INSERT INTO results (request_id, status, completed_at) VALUES ('ghost', 'ok', 0)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="v15: results row 'ghost' has no request; nothing was changed"):
+        Store.open(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "14"
