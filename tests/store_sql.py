@@ -111,14 +111,7 @@ CREATE INDEX current_requests_stage_model ON current_requests (stage, model_id);
 CREATE TRIGGER requests_are_current AFTER INSERT ON requests BEGIN
     INSERT OR IGNORE INTO current_requests VALUES (new.request_id, new.stage, new.model_id);
 END;
-CREATE TRIGGER current_set_grew AFTER INSERT ON current_requests WHEN EXISTS (SELECT 1 FROM current_stages
-    WHERE stage = new.stage AND model_id = new.model_id AND applied IS NOT NULL) BEGIN
-    UPDATE current_stages SET applied = NULL WHERE stage = new.stage AND model_id = new.model_id;
-END;
-CREATE TRIGGER current_set_shrank AFTER DELETE ON current_requests WHEN EXISTS (SELECT 1 FROM current_stages
-    WHERE stage = old.stage AND model_id = old.model_id AND applied IS NOT NULL) BEGIN
-    UPDATE current_stages SET applied = NULL WHERE stage = old.stage AND model_id = old.model_id;
-END;
+{current_set_triggers}
 DELETE FROM meta WHERE key GLOB 'ok_results_written:*';
 UPDATE meta SET value = '14' WHERE key = 'schema_version';
 """
@@ -128,7 +121,11 @@ def downgrade_to_v14(path: Path) -> None:
     """Make the v15 store at `path` a v14 store, as dialectbias up to v14 wrote it (the same rows)."""
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA foreign_keys=OFF")
-    conn.executescript(f"BEGIN; {DOWNGRADE_TO_V14} COMMIT;")
+    from dialectbias.store._schema import MIGRATIONS
+
+    triggers = MIGRATIONS[13].split("ADD COLUMN applied TEXT;")[1]  # v13's, as v14 had them
+    script = DOWNGRADE_TO_V14.replace("{current_set_triggers}", triggers)
+    conn.executescript(f"BEGIN; {script} COMMIT;")
     conn.close()
 
 
