@@ -47,9 +47,10 @@ def stage_requests(store: Store, stage: str, model_id: str) -> Iterator[StageReq
 
 
 def ok_results_mark(store: Store, stages: Sequence[str]) -> tuple[int, int]:
-    """(how many there are, how many were ever written) of the successful results of these stages' requests: it
-    changes whenever one is added, replaced or removed, so a later stage built from them knows to rebuild. The
-    writes are counted per stage by trigger (schema v15: a replaced result keeps its rowid, its request's key)."""
+    """(how many there are, a count that grows with every one written) of the successful results of these stages'
+    requests: it changes whenever one is added, replaced or removed, so a later stage built from them knows to
+    rebuild. The writes are counted per stage by trigger, from the stage's latest result rowid when the store
+    was migrated (schema v15: a replaced result keeps its rowid, its request's key)."""
     marks = ",".join("?" * len(stages))
     row = store.query(f"SELECT count(*) FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
                        "JOIN requests r ON r.rid = s.rid "

@@ -59,8 +59,8 @@ PENDING_COLUMNS = (
     f"THEN (SELECT data FROM content WHERE sha256 = substr(r.json_schema, {len(SCHEMA_REF_PREFIX) + 1})) "
     "ELSE r.json_schema END AS json_schema, r.*, c.output AS cached_output, c.finish_reason AS cached_finish, "
     "c.tokens_in AS cached_in, c.tokens_out AS cached_out")
-#: the test for a current request (`cr`) with a successful result, answered from the results' (request id,
-#: status) index alone: no result row is read
+#: the test for a current request (`cr`) with a successful result, answered from the results' (key, status)
+#: index alone: no result row is read
 _DONE = (f"EXISTS (SELECT 1 FROM results s INDEXED BY {RESULT_STATUS_INDEX} "
          "WHERE s.rid = cr.rid AND s.status = 'ok')")
 
@@ -277,8 +277,8 @@ class Store:
         self._conn.execute("DELETE FROM temp.superseded")
 
     def _supersede(self, where: str, params: tuple[Any, ...] = ()) -> int:
-        """Take the current requests matching `where` out of the current set, noting their ids in
-        `temp.superseded`; returns how many. `where` is evaluated once (the ids noted are the ones deleted:
+        """Take the current requests matching `where` out of the current set, noting their keys in
+        `temp.superseded`; returns how many. `where` is evaluated once (the keys noted are the ones deleted:
         those noted earlier in the operation are no longer current, so deleting them again does nothing)."""
         self._conn.execute(f"INSERT OR IGNORE INTO temp.superseded SELECT rid FROM current_requests "
                           f"WHERE {where}", params)
@@ -355,11 +355,10 @@ class Store:
 
     def pending_requests(self, stage: str, model_id: str, *, after: int = 0, limit: int = 1000
                          ) -> list[sqlite3.Row]:
-        """Requests with no successful result, in compile order (keyset pagination with `after`, the last row's
-        `rid`); `json_schema`
-        is the schema itself, also when the row stores it by reference (it comes first: `sqlite3.Row`
-        returns the first column of a name, so it hides `r.json_schema`). `messages` is the stored form:
-        `resolve_messages` makes it what a provider gets."""
+        """Requests with no successful result, in compile order (keyset pagination with `after`: the last
+        row's `rid`); `json_schema` is the schema itself, also when the row stores it by reference (it comes
+        first: `sqlite3.Row` returns the first column of a name, so it hides `r.json_schema`). `messages` is
+        the stored form: `resolve_messages` makes it what a provider gets."""
         return self._conn.execute(
             f"SELECT {PENDING_COLUMNS} FROM current_requests cr JOIN requests r ON r.rid = cr.rid "
             "LEFT JOIN cache c ON c.cache_key = r.cache_key "
