@@ -184,7 +184,8 @@ def step_fill(exp_path: Path, stage_name: str, leave: int) -> dict[str, Any]:
             while page := store.pending_requests(stage.name, model.id, after=after, limit=PAGE):
                 after = page[-1]["rid"]
                 for row in page:
-                    if skipped < per_model:  # left for the dispatch step (request ids are hashes: a sample)
+                    if skipped < per_model:  # left for the dispatch step (pages come in compile order: each
+                        # model's first requests, its first items)
                         skipped += 1
                         continue
                     key = row["request_id"]

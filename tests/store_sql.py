@@ -36,12 +36,17 @@ def insert_request(conn: sqlite3.Connection, request_id: str, stage: str, model_
                  (request_id, stage, model_id, item_id, variant, f"k{request_id}", meta))
 
 
+def _keyed(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether `table` holds its rows by their request's integer key (`rid`, schema v15)."""
+    return "rid" in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
 def insert_judgment(conn: sqlite3.Connection, request_id: str, judge_id: str, model_id: str, item_id: str, *,
                     variant: str = "sylhet", score: float | None = None, parse_status: str = "ok",
                     reason: str | None = None) -> None:
     """A judgment row of rubric `r` with an empty parsed answer (from schema v15 keyed by its request's `rid`:
     the request must be stored)."""
-    keyed = "rid" in {r[1] for r in conn.execute("PRAGMA table_info(judgments)")}
+    keyed = _keyed(conn, "judgments")
     conn.execute(f"INSERT INTO judgments ({'rid, ' if keyed else ''}request_id, judge_id, model_id, item_id, variant, "
                  f"rubric, parsed, score, parse_status, reason) SELECT {'rid, ' if keyed else ''}?, ?, ?, ?, ?, 'r', "
                  f"'{{}}', ?, ?, ? {'FROM requests WHERE request_id = ?' if keyed else ''}",
@@ -51,7 +56,7 @@ def insert_judgment(conn: sqlite3.Connection, request_id: str, judge_id: str, mo
 
 def leave_current(conn: sqlite3.Connection, request_id: str) -> None:
     """Take a request out of the current set (by its key from schema v15, by its id before)."""
-    keyed = "rid" in {r[1] for r in conn.execute("PRAGMA table_info(current_requests)")}
+    keyed = _keyed(conn, "current_requests")
     conn.execute("DELETE FROM current_requests WHERE rid = (SELECT rid FROM requests WHERE request_id = ?)" if keyed
                  else "DELETE FROM current_requests WHERE request_id = ?", (request_id,))
 

@@ -41,7 +41,9 @@ def _request(stage: str, model: str, text: str, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
+def stored(tmp_path: Path):
+    """A store with a generation, its judge request, the judge's re-ask, their results, a judgment and a human
+    override of it; and the generation's and the judge request's ids."""
     with Store.open(tmp_path / "s.sqlite") as s:
         gen = _request("generate", MODEL, "প্রশ্ন")
         judge = _request("judge", JUDGE, "বিচার", refs=[gen["request_id"]])
@@ -57,8 +59,7 @@ def store(tmp_path: Path):
                                 "parse_status": "ok", "scoring": "old"})])
         s.write([("annotations", {"target_id": judge["request_id"], "annotator": "rahim", "kind": OVERRIDE_KIND,
                                   "value": '{"score": 4}', "created_at": 2.0, "scoring": "old"})])
-        s.ids = {"gen": gen["request_id"], "judge": judge["request_id"]}  # type: ignore[attr-defined]
-        yield s
+        yield s, {"gen": gen["request_id"], "judge": judge["request_id"]}
 
 
 def _plans(store: Store, call: Any) -> list[str]:
@@ -68,12 +69,12 @@ def _plans(store: Store, call: Any) -> list[str]:
         call()
     finally:
         connection(store).set_trace_callback(None)
-    return [query_plan(store, sql) for sql in trace if sql.lstrip().upper().startswith(("SELECT", "WITH"))
-            or sql.lstrip().upper().startswith("UPDATE")]
+    return [query_plan(store, sql) for sql in trace if sql.lstrip().upper().startswith(("SELECT", "WITH", "UPDATE"))]
 
 
-def test_readers_by_request_id_reach_results_and_judgments_by_key(store: Store, tmp_path: Path) -> None:
-    ids = store.ids  # type: ignore[attr-defined]
+def test_readers_by_request_id_reach_results_and_judgments_by_key(stored: tuple[Store, dict[str, str]],
+                                                                  tmp_path: Path) -> None:
+    store, ids = stored
     row = {c: None for c in DERIVED_COLUMNS} | {"request_id": ids["judge"], "parse_status": "ok", "parsed": "{}",
                                                  "checks": "{}", "flags": "[]", "clipped": "{}", "needs_review": 0,
                                                  "flagged": 0, "scoring": "new"}

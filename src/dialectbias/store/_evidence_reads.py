@@ -18,7 +18,7 @@ from typing import Any
 from dialectbias.errors import StoreError
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._schema import SCHEMA_VERSION
-from dialectbias.store._store import REASK_SUFFIX, Store
+from dialectbias.store._store import REASK_SUFFIX, Store, is_current
 
 #: at most this many rows in a list of a cell's items (the page says when there are more)
 MAX_CELL_ROWS = 500
@@ -134,7 +134,7 @@ def _request(r: sqlite3.Row) -> RequestEvidence:
 def item_requests(store: Store, model_id: str, item_id: str, variant: str | None = None) -> list[RequestEvidence]:
     """The model's current requests for the item (one variant, or all), re-asks included, in (variant, stage,
     request id) order."""
-    sql = (_REQUEST_SQL + "WHERE r.rid IN (SELECT rid FROM current_requests) AND r.model_id = ? "
+    sql = (_REQUEST_SQL + f"WHERE {is_current('r')} AND r.model_id = ? "
            "AND r.item_id = ?")
     params: list[Any] = [model_id, item_id]
     if variant is not None:
@@ -180,7 +180,7 @@ def judgments_of(store: Store, model_id: str, item_id: str, variant: str | None 
     sql = ("SELECT j.request_id, j.source_request_id, j.judge_id, j.model_id, j.item_id, j.variant, j.rubric, "
            "j.raw_output, j.parsed, j.score, j.confidence, j.checks, j.flags, j.clipped, j.parse_status, "
            "j.needs_review, j.flagged, j.reason, j.rowid FROM judgments j "
-           "WHERE j.rid IN (SELECT rid FROM current_requests) AND j.model_id = ? AND j.item_id = ?")
+           f"WHERE {is_current('j')} AND j.model_id = ? AND j.item_id = ?")
     params: list[Any] = [model_id, item_id]
     if variant is not None:
         sql += " AND j.variant = ?"
@@ -238,7 +238,7 @@ def cell_rows(store: Store, *, model_id: str | None = None, variant: str | None 
               limit: int = MAX_CELL_ROWS) -> tuple[list[CellRow], int]:
     """The current answers matching the filters (requests other than re-asks and those of `exclude_models`,
     the judges), with each judge's latest score; (at most `limit` rows, how many match in all)."""
-    where = ["r.rid IN (SELECT rid FROM current_requests)", "r.stage NOT LIKE ?"]
+    where = [is_current("r"), "r.stage NOT LIKE ?"]
     params: list[Any] = [f"%{REASK_SUFFIX}"]
     for column, value in (("r.model_id", model_id), ("r.variant", variant), ("i.domain", domain),
                           ("i.question_type", question_type), ("r.item_id", item_id)):
@@ -269,7 +269,7 @@ def _latest_scores(store: Store, keys: set[tuple[str, str, str]]) -> dict[tuple[
         return out
     rows = store.query(
         "SELECT j.model_id, j.item_id, j.variant, j.judge_id, j.score FROM judgments j "
-        "WHERE j.rid IN (SELECT rid FROM current_requests) "
+        f"WHERE {is_current('j')} "
         f"AND j.model_id IN ({','.join('?' * len(models))}) ORDER BY j.rowid", models)
     for r in rows:
         if (r[0], r[1], r[2]) in keys:

@@ -14,13 +14,12 @@ from typing import Any, Literal
 
 from dialectbias.errors import StoreError
 from dialectbias.store._judgments import JSON_COLUMNS
-from dialectbias.store._store import REASK_SUFFIX, Store, dumps
+from dialectbias.store._store import REASK_SUFFIX, Store, dumps, is_current
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
 
-# true when the row belongs to the experiment as it is now (`Store`: current rows); superseded rows (an
+# `current`: true when the row belongs to the experiment as it is now (`is_current`); superseded rows (an
 # edited item's old generation, a removed model's requests, …) are exported for provenance with false
-CURRENT_SQL = "{alias}.rid IN (SELECT rid FROM current_requests)"
 #: a judgment's columns as exported: the table's, in its order, but its integer key (`rid`, schema v15: the
 #: store's own, not part of the record)
 JUDGMENT_COLUMNS = ("request_id", "judge_id", "model_id", "item_id", "variant", "rubric", "raw_output", "parsed",
@@ -38,7 +37,7 @@ JUDGMENTS_ORDER = ("judge_id", "model_id", "item_id", "variant", "request_id")
 # the rows themselves sorted wide rows (4.8 GB at 10× the paper) through temporary files; reading them in the
 # index's (model, variant, item) order read the judgments' pages nine times over (issue 23, benchmarks/README.md).
 GENERATIONS_SQL = f"""
-SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, r.model_id AS model, r.item_id, r.variant,
+SELECT r.request_id, {is_current("r")} AS current, r.model_id AS model, r.item_id, r.variant,
        r.template AS prompt_template,
        r.prompt_hash, r.messages AS rendered_prompt, r.params, s.status, s.output, s.finish_reason,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.retries, s.error, s.completed_at
@@ -48,7 +47,7 @@ CROSS JOIN requests r ON r.rid = o.rid LEFT JOIN results s ON s.rid = r.rid
 """
 
 JUDGMENTS_SQL = f"""
-SELECT {", ".join(f"j.{c}" for c in JUDGMENT_COLUMNS)}, {CURRENT_SQL.format(alias="j")} AS current,
+SELECT {", ".join(f"j.{c}" for c in JUDGMENT_COLUMNS)}, {is_current("j")} AS current,
        r.refs AS generation_ids, r.template AS prompt_template,
        r.prompt_hash,
        s.tokens_in, s.tokens_out, s.latency_s, s.cache_hit, s.completed_at
@@ -62,7 +61,7 @@ CROSS JOIN judgments j ON j.rowid = o.rid JOIN requests r ON r.rid = j.rid LEFT 
 # the first answer and the error), its result, and `reask_of` = the first request; a judgment parsed from a
 # re-ask has `source_request_id` = the re-ask's `request_id`
 REASKS_SQL = f"""
-SELECT r.request_id, {CURRENT_SQL.format(alias="r")} AS current, json_extract(r.meta, '$.reask_of') AS reask_of,
+SELECT r.request_id, {is_current("r")} AS current, json_extract(r.meta, '$.reask_of') AS reask_of,
        r.stage, r.model_id AS model, r.item_id,
        r.variant, r.refs, r.template AS prompt_template, r.prompt_hash, r.messages AS rendered_prompt, r.params,
        r.meta, f.output AS first_output, s.status, s.output, s.finish_reason, s.tokens_in, s.tokens_out,

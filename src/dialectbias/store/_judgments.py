@@ -17,7 +17,7 @@ from typing import Any
 
 from dialectbias.store._kinds import OVERRIDE_KIND
 from dialectbias.store._schema import JUDGMENTS_BY_SCORING
-from dialectbias.store._store import Store
+from dialectbias.store._store import Store, is_current
 
 ZEROED_PREFIX = "zeroed: "  # dialectbias.judges.ZEROED_PREFIX (the store does not import the judges)
 
@@ -121,7 +121,7 @@ def judgment_columns(store: Store, judge_ids: Sequence[str], model_ids: Sequence
            f"CASE WHEN j.parse_status != 'failed' THEN 0 WHEN {INVALID_SQL} THEN 2 ELSE 1 END, "
            f"{OUT_OF_RANGE_SQL}{extracts} "
            f"FROM judgments j NOT INDEXED LEFT JOIN ({human_override_sql(human)}) o ON o.target_id = j.request_id "
-           "WHERE j.rid IN (SELECT rid FROM current_requests) "
+           f"WHERE {is_current('j')} "
            f"AND j.judge_id IN ({','.join('?' * len(judge_ids))}) "
            f"AND j.model_id IN ({','.join('?' * len(model_ids))}) ORDER BY j.rowid")
     params = [*(x for i, j in enumerate(judge_ids) for x in (j, i)),
@@ -363,7 +363,7 @@ def judgments_to_rescore(store: Store, judge_id: str, fingerprint: str, *, batch
                 f"j.clipped, j.reason, q.refs, q.meta FROM judgments j INDEXED BY {JUDGMENTS_BY_SCORING} "
                 "JOIN requests q ON q.rid = j.rid "
                 "WHERE j.judge_id = ? AND j.scoring IS ? AND j.rowid > ? "
-                "AND j.rid IN (SELECT rid FROM current_requests) ORDER BY j.rowid LIMIT ?",
+                f"AND {is_current('j')} ORDER BY j.rowid LIMIT ?",
                 (judge_id, scoring, after, batch))
             if not rows:
                 break

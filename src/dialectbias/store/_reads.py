@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from dialectbias.store._records import CallTotals, ItemFacets, StageRequest
 from dialectbias.store._schema import RESULT_STATUS_INDEX
-from dialectbias.store._store import Store
+from dialectbias.store._store import Store, is_current
 
 
 def has_items(store: Store) -> bool:
@@ -97,5 +97,5 @@ def measured_parallelism(store: Store, stage: str, model_id: str) -> float | Non
 def call_totals(store: Store) -> CallTotals:
     """The results of current requests: how many, how many failed, tokens in and out."""
     row = store.query("SELECT count(*), sum(status='failed'), sum(tokens_in), sum(tokens_out) FROM results "
-                       "WHERE rid IN (SELECT rid FROM current_requests)")[0]
+                       f"WHERE {is_current('results')}")[0]
     return CallTotals(row[0], row[1] or 0, row[2] or 0, row[3] or 0)

@@ -50,6 +50,12 @@ def dumps_ordered(value: Any) -> str:
 CACHE_KIB = 65_536
 
 
+def is_current(alias: str) -> str:
+    """SQL: the row `alias` (a request, result or judgment: keyed by its request's `rid`) belongs to the
+    experiment as it is now (`Store`: current rows)."""
+    return f"{alias}.rid IN (SELECT rid FROM current_requests)"
+
+
 #: a current request (`cr`) with its result's status, if any (`s`), and the test for one still to be sent
 _WITH_RESULT = f"LEFT JOIN results s INDEXED BY {RESULT_STATUS_INDEX} ON s.rid = cr.rid"
 _PENDING = "(s.status IS NULL OR s.status != 'ok')"
@@ -313,7 +319,7 @@ class Store:
                 "INSERT INTO temp.orphans SELECT r.rid FROM requests r NOT INDEXED WHERE r.refs != '[]' "
                 "AND EXISTS (SELECT 1 FROM json_each(r.refs) ref WHERE ref.value IN (SELECT q.request_id "
                 "FROM temp.superseded s CROSS JOIN requests q ON q.rid = s.rid)) "
-                "AND r.rid IN (SELECT rid FROM current_requests)")
+                f"AND {is_current('r')}")
             self._conn.execute("DELETE FROM temp.superseded")
             if not self._supersede("rid IN temp.orphans"):
                 return
