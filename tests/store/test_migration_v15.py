@@ -6,6 +6,8 @@ set is rebuilt, and the export and the report are what they were, byte for byte.
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,37 @@ SETS_SQL = "SELECT stage, model_id, fingerprint, applied FROM current_stages ORD
 JUDGE = "judge-1"
 
 
+#: a process that upgrades the store named in argv[1] and is killed (os._exit, as by kill -9) once the migration
+#: has copied every table and is about to drop the old ones; a 1 KiB page cache makes it write those copies into
+#: the store file before then, as a large store's would be
+CRASH_MID_MIGRATION = """
+import os, sqlite3, sys
+from dialectbias.store import _store
+connect = sqlite3.connect
+def dying(*args, **kwargs):
+    conn = connect(*args, **kwargs)
+    conn.set_trace_callback(lambda sql: os._exit(9) if sql.strip().startswith("DROP TABLE requests") else None)
+    return conn
+_store.CACHE_KIB = 1
+_store.sqlite3.connect = dying
+_store.Store.open(sys.argv[1])
+"""
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _v14_study(project: Any, cli: Any, out: Path) -> None:
+    """Run the project's study, export it to `out`, and make its store v14 again."""
+    assert cli("run", project.yaml_path, "--no-progress", "--yes").exit_code == 0
+    assert cli("export", project.yaml_path, "--format", "jsonl", "--out", str(out)).exit_code == 0
+    downgrade_to_v14(project.store_path)
+
+
+def _version(path: Path) -> str:
+    with sqlite3.connect(path) as conn:
+        return str(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
 
 
 def test_a_v14_study_runs_on_and_exports_the_same(qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path) -> None:
@@ -67,3 +98,60 @@ def test_a_v14_store_with_a_result_of_no_request_is_refused_by_name(tmp_path: Pa
         Store.open(path)
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "14"
+
+
+def test_an_upgrade_is_journaled_not_logged(qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path) -> None:
+    """The upgrade of an existing store runs under a rollback journal, which does not copy the tables it writes
+    past the file's old end: the write-ahead log would hold all of them until folded in (22.6 GB at 10× the
+    paper). The store is back in WAL mode after it."""
+    project = qa_project(qa_server.base_url, n_items=3)
+    _v14_study(project, cli, tmp_path / "before")
+    wal = Path(f"{project.store_path}-wal")
+    with Store.open(project.store_path) as store:
+        assert store.schema_version == 15
+        assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+        assert not wal.exists() or wal.stat().st_size == 0  # the log held the copied tables before
+    assert _files(project.store_path.parent).keys().isdisjoint({f"{project.store_path.name}-journal"})
+
+
+def test_an_upgrade_killed_midway_is_rolled_back_and_done_again(
+        qa_server: Any, qa_project: Any, cli: Any, tmp_path: Path) -> None:
+    """Killed with the new tables written into the store file, the upgrade leaves a hot journal; the next run
+    rolls the file back to v14, upgrades it again and calls no model: the same export, byte for byte."""
+    project = qa_project(qa_server.base_url, n_items=3)
+    before = tmp_path / "before"
+    _v14_study(project, cli, before)
+    v14 = project.store_path.read_bytes()
+    crashed = subprocess.run([sys.executable, "-c", CRASH_MID_MIGRATION, str(project.store_path)], check=False)
+    assert crashed.returncode == 9
+    journal = Path(f"{project.store_path}-journal")
+    assert journal.stat().st_size > 0 and project.store_path.read_bytes() != v14  # copies written into the file
+    calls = qa_server.stats()["chat_requests"]
+    again = cli("run", project.yaml_path, "--no-progress", "--no-plan")
+    assert again.exit_code == 0, again.output
+    assert qa_server.stats()["chat_requests"] == calls
+    assert not journal.exists() and _version(project.store_path) == "15"
+    with Store.open(project.store_path) as store:
+        assert store.query("PRAGMA integrity_check")[0][0] == "ok"
+        assert store.query("PRAGMA foreign_key_check") == []
+    after = tmp_path / "after"
+    assert cli("export", project.yaml_path, "--format", "jsonl", "--out", str(after)).exit_code == 0
+    assert _files(after) == _files(before)
+
+
+def test_an_upgrade_beside_another_connection_keeps_the_log(tmp_path: Path) -> None:
+    """SQLite refuses to leave WAL mode while another connection has the store open: the upgrade then runs
+    under the log, as before, and is not refused."""
+    path = tmp_path / "s.sqlite"
+    conn = store_at_version(path, 14)
+    conn.commit()
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.close()
+    other = sqlite3.connect(path)  # a reader in WAL mode, as another dialectbias process would be
+    other.execute("SELECT count(*) FROM requests").fetchone()
+    try:
+        with Store.open(path) as store:
+            assert store.schema_version == 15
+            assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+    finally:
+        other.close()

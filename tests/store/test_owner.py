@@ -3,12 +3,14 @@ the same name, nobody else."""
 
 from __future__ import annotations
 
+import gc
+import os
 from pathlib import Path
 
 import pytest
 
 from dialectbias.errors import StoreError
-from dialectbias.store import Store, check_owner, claim_store
+from dialectbias.store import Store, check_owner, claim_store, open_read_only
 
 
 @pytest.fixture
@@ -51,3 +53,48 @@ def test_a_store_without_owner_or_experiment_is_anyones(tmp_path: Path) -> None:
         pass
     check_owner(tmp_path / "new.sqlite", "x", tmp_path / "x.yaml")
     check_owner(tmp_path / "missing.sqlite", "x", tmp_path / "x.yaml")
+
+
+def _open_files(folder: Path) -> list[str]:
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd (Linux) to list this process's open files")
+    found = []
+    for fd in fds.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue  # closed meanwhile (the listing's own)
+        if target.startswith(str(folder.resolve())):
+            found.append(target)
+    return found
+
+
+def test_reading_the_owner_and_copying_leave_no_connection_open(owned: Path, tmp_path: Path) -> None:
+    """`with sqlite3.connect(...)` commits but does not close. The owner check every command makes and the copy
+    `plan` compiles into each left a connection open (a file descriptor, a hold that keeps the store from
+    leaving WAL mode) until Python's cyclic collector happened to run."""
+    gc.disable()
+    try:
+        for _ in range(3):
+            check_owner(owned, "a", tmp_path / "a.yaml")
+        Store.open_copy(owned, tmp_path / "runs" / "copy.sqlite").close()
+        assert _open_files(owned.parent) == []
+    finally:
+        gc.enable()
+
+
+def test_a_store_refused_on_open_leaves_no_connection_open(tmp_path: Path) -> None:
+    """A store that cannot be opened (here: a newer schema) is refused with its connection closed."""
+    path = tmp_path / "runs" / "new.sqlite"
+    with Store.open(path) as store:
+        store.set_meta("schema_version", "999")
+    gc.disable()
+    try:
+        with pytest.raises(StoreError, match="newer than this dialectbias"):
+            Store.open(path)
+        with pytest.raises(StoreError, match="newer than this dialectbias"):
+            open_read_only(path)
+        assert _open_files(path.parent) == []
+    finally:
+        gc.enable()

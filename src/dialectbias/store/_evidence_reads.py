@@ -31,6 +31,7 @@ def open_read_only(path: str | Path) -> Store:
     path = Path(path)
     if not path.is_file():
         raise StoreError(f"{path}: no run store yet (run `dialectbias run` first)")
+    conn: sqlite3.Connection | None = None
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
                                timeout=30)
@@ -38,6 +39,8 @@ def open_read_only(path: str | Path) -> Store:
         conn.execute("PRAGMA query_only=ON")
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
+        if conn is not None:  # (its statement cache is a cycle: left to the collector, it would stay open)
+            conn.close()
         raise StoreError(f"{path}: cannot open the run store read-only ({exc})") from None
     version = int(row[0]) if row else 0
     if version != SCHEMA_VERSION:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def _refusal(store_path: Path, owner: StoreOwner | None, name: str, file: Path) 
 def _read_owner(store_path: Path) -> StoreOwner | None:
     """The owner of the store at `store_path`, read only; None when it has none or cannot be read."""
     try:
-        with sqlite3.connect(f"file:{store_path}?mode=ro", uri=True) as conn:
+        with closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)) as conn:  # (`with` alone: not closed)
             return _owner(conn, store_path)
     except sqlite3.DatabaseError:
         return None

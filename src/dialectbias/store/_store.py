@@ -6,6 +6,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
 from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
@@ -88,6 +89,7 @@ class Store:
         path = Path(path)
         if not create and not path.is_file():
             raise StoreError(f"{path}: no run store yet (run `dialectbias run` first)")
+        conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
@@ -98,8 +100,12 @@ class Store:
             conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             store = cls(conn, path)
             store._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: cannot open the run store ({exc})") from None
+        except BaseException as exc:
+            if conn is not None:  # (its statement cache is a cycle: left to the collector, it would stay open)
+                conn.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise StoreError(f"{path}: cannot open the run store ({exc})") from None
+            raise
         return store
 
     @classmethod
@@ -108,7 +114,8 @@ class Store:
         at `target`, e.g. for a plan to compile into without touching the experiment's; a new store when there
         is none at `source`."""
         if Path(source).exists():
-            with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+            with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src, \
+                    closing(sqlite3.connect(target)) as dst:
                 src.backup(dst)
         return cls.open(target)
 
@@ -134,6 +141,11 @@ class Store:
         # a migration may rebuild a table others refer to (v15): foreign keys are checked once it is done, before
         # its commit (the pragma cannot change inside a transaction)
         self._conn.execute("PRAGMA foreign_keys=OFF")
+        # the old tables' rows live on, copied (v15): zeroing their pages as they are freed (this SQLite's
+        # secure_delete default) would write them all once more, into the log or the journal
+        secure_delete = self._conn.execute("PRAGMA secure_delete").fetchone()[0]
+        self._conn.execute("PRAGMA secure_delete=OFF")
+        journaled = version > 0 and self._rollback_journal()
         try:
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 lost = self._conn.execute(MIGRATION_CHECKS[target]).fetchone() if target in MIGRATION_CHECKS else None
@@ -154,6 +166,21 @@ class Store:
                     raise
         finally:
             self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute(f"PRAGMA secure_delete={int(secure_delete)}")
+            if journaled:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+
+    def _rollback_journal(self) -> bool:
+        """Upgrade an existing store under a rollback journal rather than the write-ahead log: a migration that
+        rebuilds tables (v15) writes the new ones past the file's old end, which a rollback journal does not
+        copy, where the log holds every page written until it is folded in (22.6 GB for a 16.7 GB store at 10×
+        the paper; docs/runs.md). A crash mid-way is rolled back from the journal on the next open, as from the
+        log. False, and the log is kept, when another connection has the store open (SQLite then refuses)."""
+        try:
+            mode = self._conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+        except sqlite3.OperationalError:
+            return False
+        return str(mode).lower() == "delete"
 
     @property
     def schema_version(self) -> int:
