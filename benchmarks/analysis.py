@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -290,7 +291,7 @@ def main() -> None:
 
             pstats.Stats(str(root / "report.prof")).sort_stats("cumulative").print_stats(40)
         best = min(runs, key=lambda r: r["report_s"])
-        with sqlite3.connect(store) as conn:
+        with closing(sqlite3.connect(store)) as conn:
             n_judgments = conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
         result = {
             "judgments": n_judgments, "models": args.models, "items": args.items, "dialects": len(DIALECTS),

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +81,10 @@ def make_v14(source: Path, target: Path) -> dict[str, Any]:
     started = time.perf_counter()
     work = target.with_name(target.name + ".work")
     shutil.copyfile(source, work)
-    with sqlite3.connect(work) as conn:
+    with closing(sqlite3.connect(work)) as conn:  # (`with` alone does not close it)
         conn.execute("PRAGMA journal_mode=DELETE")  # the downgrade's own copies are not logged either
     downgrade_to_v14(work)
-    with sqlite3.connect(work) as conn:
+    with closing(sqlite3.connect(work)) as conn:  # (`with` alone does not close it)
         conn.execute("VACUUM INTO ?", (str(target),))
     work.unlink()
     return {"made_s": round(time.perf_counter() - started, 1), "store_mb": _mb(_size(target))}
@@ -116,7 +117,7 @@ def upgrade(v14: Path, path: Path, mode: str) -> dict[str, Any]:
     sampler.join()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{path}: the {mode} upgrade exited with {os.waitstatus_to_exitcode(status)}")
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         counts = conn.execute(COUNTS_SQL).fetchone()
     return {"cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "wall_s": round(wall, 1),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "largest_log_or_journal_mb":

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,7 @@ def old_formula(rows: list[dict[str, Any]], max_concurrency: int) -> float:
 def calls_span(store: Path, since: float) -> float:
     """Seconds from the first call's start to the last call's end among the calls answered after `since`
     (the run's calls, without the command's start-up and compile)."""
-    with sqlite3.connect(store) as db:
+    with closing(sqlite3.connect(store)) as db:
         first, last = db.execute("SELECT min(created_at - latency_s), max(created_at) FROM cache "
                                  "WHERE created_at >= ? AND latency_s > 0", (since,)).fetchone()
     return float(last - first) if first is not None else 0.0

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 
@@ -15,7 +16,7 @@ def committed(store: Path) -> int:
     if not store.exists():
         return 0
     try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)) as db:
             return int(db.execute("SELECT count(*) FROM results").fetchone()[0])
     except sqlite3.OperationalError:  # the run has not created its tables yet
         return 0

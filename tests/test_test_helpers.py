@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -37,10 +38,10 @@ def test_a_present_shared_path_is_returned(monkeypatch: pytest.MonkeyPatch, tmp_
 def test_committed_counts_results_and_reads_zero_before_the_tables_exist(tmp_path: Path) -> None:
     store = tmp_path / "x.sqlite"
     assert run_progress.committed(store) == 0  # no file yet
-    with sqlite3.connect(store) as db:
+    with closing(sqlite3.connect(store)) as db, db:
         db.execute("CREATE TABLE other (x)")
     assert run_progress.committed(store) == 0  # no results table yet
-    with sqlite3.connect(store) as db:
+    with closing(sqlite3.connect(store)) as db, db:
         db.execute("CREATE TABLE results (x)")
         db.executemany("INSERT INTO results VALUES (?)", [(1,), (2,)])
     assert run_progress.committed(store) == 2
