@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def _v14_study(project: Any, cli: Any, out: Path) -> None:
 
 
 def _version(path: Path) -> str:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         return str(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
 
 
@@ -64,7 +65,7 @@ def test_a_v14_study_runs_on_and_exports_the_same(qa_server: Any, qa_project: An
         keys = store.query("SELECT r.request_id, s.request_id, j.request_id FROM requests r "
                            "LEFT JOIN results s USING (rid) LEFT JOIN judgments j USING (rid) ORDER BY r.rid")
     downgrade_to_v14(project.store_path)
-    with sqlite3.connect(project.store_path) as conn:
+    with closing(sqlite3.connect(project.store_path)) as conn:
         sets = conn.execute(SETS_SQL).fetchall()
         assert "rid" not in {r[1] for r in conn.execute("PRAGMA table_info(requests)")}
     calls = qa_server.stats()["chat_requests"]
@@ -96,7 +97,7 @@ def test_a_v14_store_with_a_result_of_no_request_is_refused_by_name(tmp_path: Pa
     conn.close()
     with pytest.raises(StoreError, match="v15: results row 'ghost' has no request; nothing was changed"):
         Store.open(path)
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "14"
 
 
@@ -107,9 +108,12 @@ def test_an_upgrade_is_journaled_not_logged(qa_server: Any, qa_project: Any, cli
     project = qa_project(qa_server.base_url, n_items=3)
     _v14_study(project, cli, tmp_path / "before")
     wal = Path(f"{project.store_path}-wal")
+    with closing(sqlite3.connect(":memory:")) as fresh:
+        secure_delete = fresh.execute("PRAGMA secure_delete").fetchone()[0]  # this SQLite's default
     with Store.open(project.store_path) as store:
         assert store.schema_version == 15
         assert store.query("PRAGMA journal_mode")[0][0] == "wal"
+        assert store.query("PRAGMA secure_delete")[0][0] == secure_delete  # off only while it upgraded
         assert not wal.exists() or wal.stat().st_size == 0  # the log held the copied tables before
     assert _files(project.store_path.parent).keys().isdisjoint({f"{project.store_path.name}-journal"})
 
