@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dialectbias.errors import StoreError
-from dialectbias.store import Store, judge_counts
+from dialectbias.store import Store, judge_counts, open_read_only
 from store_sql import downgrade_to_v14, store_at_version
 
 SETS_SQL = "SELECT stage, model_id, fingerprint, applied FROM current_stages ORDER BY 1, 2"
@@ -130,6 +130,8 @@ def test_an_upgrade_killed_midway_is_rolled_back_and_done_again(
     assert crashed.returncode == 9
     journal = Path(f"{project.store_path}-journal")
     assert journal.stat().st_size > 0 and project.store_path.read_bytes() != v14  # copies written into the file
+    with pytest.raises(StoreError, match=r"upgrade of this store was interrupted .*-journal.*dialectbias status"):
+        open_read_only(project.store_path)  # the explorer's: it cannot roll the journal back
     calls = qa_server.stats()["chat_requests"]
     again = cli("run", project.yaml_path, "--no-progress", "--no-plan")
     assert again.exit_code == 0, again.output

@@ -41,6 +41,11 @@ def open_read_only(path: str | Path) -> Store:
     except sqlite3.DatabaseError as exc:
         if conn is not None:  # (its statement cache is a cycle: left to the collector, it would stay open)
             conn.close()
+        journal = path.with_name(f"{path.name}-journal")
+        if journal.is_file() and journal.stat().st_size > 0:  # a read-only connection cannot roll it back
+            raise StoreError(f"{path}: an upgrade of this store was interrupted ({journal.name} is beside it); "
+                             "any other command (e.g. `dialectbias status`) rolls it back and upgrades it again; "
+                             "the explorer never writes") from None
         raise StoreError(f"{path}: cannot open the run store read-only ({exc})") from None
     version = int(row[0]) if row else 0
     if version != SCHEMA_VERSION:
