@@ -207,6 +207,7 @@ def test_failed_extractor_calls_fall_back_to_the_answer_and_are_counted(tmp_path
         exp = write_experiment(tmp_path / "exp", server.base_url, traits=["uneducated"], scenarios=["uneducated_1"])
         config = yaml.safe_load(exp.read_text(encoding="utf-8"))
         config["roles"]["extractor"]["max_retries"] = 0
+        config["roles"]["extractor"]["max_concurrency"] = 1
         exp.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
         import_answers(exp, lambda p, model, trait, i: designed_answer(p, DESIGN[(model, trait)][i]))
         summary = run_experiment(exp, progress=False)
