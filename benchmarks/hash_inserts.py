@@ -38,13 +38,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+from compile_inserts import JUDGES, PAPER_JUDGE_REQUESTS  # noqa: E402
 from export_joins import growth_table  # noqa: E402
 
 from dialectbias.store import Store  # noqa: E402
 from dialectbias.store._store import CACHE_KIB  # noqa: E402
 
-PAPER_JUDGE_REQUESTS = 205_200
-JUDGES = ("gpt-4o-judge", "claude-judge", "gemini-judge")
 OUTPUT = '{"score": 3, "confidence": 4, "reason": "' + "the answer keeps to the question; " * 20 + '"}'
 BATCH = 500
 
