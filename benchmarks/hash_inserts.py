@@ -11,7 +11,7 @@ indexes should bring the growth per row back to ~1.0.
 For each scale this runs, into a new store and in this process, the SQLite side of the paper's judge compile
 (`Store.add_requests`: 3 judges, each its own set; request ids are 64-hex sha256s; rows without text parts) and
 then the fill's cache rows for the same requests (`Store.write`, 500 a transaction, ~700-byte outputs): with
-the store's page cache and with `--big-mib` (put on the store's connection for this run only), and with keys
+the store's page cache and with `--big-mib` (set as a user does: $DIALECTBIAS_STORE_CACHE_MIB), and with keys
 that are hashes, as in a study, and with keys of the same length given in insertion order (`ordered`: every
 insert appends to its index). It prints CPU µs per row for each phase and run, with the growth per row from the
 first scale to the last (1.0 = linear), and writes benchmarks/results/hash_inserts.json.
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -42,7 +43,7 @@ from compile_inserts import JUDGES, PAPER_JUDGE_REQUESTS  # noqa: E402
 from export_joins import growth_table  # noqa: E402
 
 from dialectbias.store import Store  # noqa: E402
-from dialectbias.store._store import CACHE_KIB  # noqa: E402
+from dialectbias.store._store import CACHE_ENV, CACHE_KIB  # noqa: E402
 
 OUTPUT = '{"score": 3, "confidence": 4, "reason": "' + "the answer keeps to the question; " * 20 + '"}'
 BATCH = 500
@@ -86,9 +87,11 @@ def _cpu() -> float:
 
 def run(n: int, keys: str, cache_mib: int | None, folder: Path, journal: str, chunk: int) -> dict[str, Any]:
     path = folder / "hash.sqlite"
+    if cache_mib is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:  # as a user sets it (docs/scale.md "The page cache")
+        os.environ[CACHE_ENV] = str(cache_mib)
     with Store.open(path) as store:
-        if cache_mib is not None:  # below the store's interface, for this run only
-            store._conn.execute(f"PRAGMA cache_size=-{cache_mib * 1024}")
         if journal != "wal":
             store._conn.execute(f"PRAGMA journal_mode={journal}")
         started = _cpu()

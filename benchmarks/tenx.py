@@ -32,6 +32,8 @@ Usage:
   nice python benchmarks/tenx.py --scales 1 3 10        # other scales (~45 min for these three)
   python benchmarks/tenx.py --table benchmarks/results/tenx.json   # print a run's table again
   nice python benchmarks/tenx.py --scales 0.05 --sample 500    # a smoke run
+  DIALECTBIAS_STORE_CACHE_MIB=1024 nice python benchmarks/tenx.py --out benchmarks/results/tenx_cache_1024.json
+                                                        # a larger page cache (docs/scale.md)
 Needs the test server's extras (dialectbias.testing) and the report's (matplotlib); writes only under a
 temporary folder (or --keep DIR).
 """
@@ -525,8 +527,11 @@ def retable(path: Path) -> None:
 
 
 def write(out: Path, results: list[dict[str, Any]], source: str, started: float) -> None:
+    from dialectbias.store._store import CACHE_ENV, CACHE_KIB
+
     growth = table(results)[1]
     payload = {"scales": results, "growth_each_step": growth, "answers_from": source,
+               "store_cache_mib": os.environ.get(CACHE_ENV, "").strip() or f"{CACHE_KIB // 1024} (unset)",
                "sample_sent_for_real": [r["steps"]["dispatch"]["sent"] for r in results],
                "total_s": round(time.perf_counter() - started, 1),
                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),

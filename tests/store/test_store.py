@@ -289,11 +289,22 @@ def test_a_v2_store_gets_the_judgment_source_column(tmp_path: Path) -> None:
             "a": "a", "b": None, "c": "c"}
 
 
-def test_every_connection_has_a_bounded_page_cache_larger_than_sqlites_default(tmp_path: Path) -> None:
+def test_every_connection_has_a_bounded_page_cache_larger_than_sqlites_default(tmp_path: Path,
+                                                                              monkeypatch: Any) -> None:
     """Lookups and inserts by request id hit random B-tree pages: SQLite's 2 MiB default re-read a page for most of
     them in a 10×-paper store, so compile and resume grew faster than the study (benchmarks/tenx.py, issue 23)."""
-    from dialectbias.store._store import CACHE_KIB
+    from dialectbias.store._store import CACHE_ENV, CACHE_KIB
 
+    monkeypatch.delenv(CACHE_ENV, raising=False)
     with Store.open(tmp_path / "s.sqlite") as store:
         assert store.query("PRAGMA cache_size")[0][0] == -CACHE_KIB
     assert 2_000 < CACHE_KIB <= 262_144  # larger than the default, and a fixed bound: memory stays flat
+
+
+def test_the_page_cache_follows_the_environment_at_every_open(tmp_path: Path, monkeypatch: Any) -> None:
+    from dialectbias.store._store import CACHE_ENV, CACHE_KIB
+
+    for value, kib in (("512", 512 * 1024), (" 2 ", 2048), ("", CACHE_KIB)):
+        monkeypatch.setenv(CACHE_ENV, value)
+        with Store.open(tmp_path / "s.sqlite") as store:
+            assert store.query("PRAGMA cache_size")[0][0] == -kib, value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -49,6 +50,28 @@ def dumps_ordered(value: Any) -> str:
 #: B-trees keep SQLite's 2 MiB: the same bound for them cost the SQLite side of a 10× judge compile (the workload of
 #: benchmarks/compile_inserts.py) 68 MB more peak memory and no CPU (184 s with 2 MiB, 193 s with 64 MiB).
 CACHE_KIB = 65_536
+#: the environment variable that sets `CACHE_KIB` in MiB for every `Store.open` of this process: a larger cache
+#: trades memory that grows with the study for CPU (docs/scale.md "The page cache"; benchmarks/hash_inserts.py)
+CACHE_ENV = "DIALECTBIAS_STORE_CACHE_MIB"
+#: what CACHE_ENV may be, in MiB: SQLite's default (2 MiB) up to 64 GiB
+CACHE_MIB_RANGE = (2, 65_536)
+
+
+def cache_kib() -> int:
+    """The page cache of a store connection, in KiB: $DIALECTBIAS_STORE_CACHE_MIB × 1024, else `CACHE_KIB`.
+    StoreError naming the variable when it is not a whole number of MiB in `CACHE_MIB_RANGE`."""
+    raw = os.environ.get(CACHE_ENV, "").strip()
+    if not raw:
+        return CACHE_KIB
+    lo, hi = CACHE_MIB_RANGE
+    try:
+        mib = int(raw)
+    except ValueError:
+        mib = None
+    if mib is None or not lo <= mib <= hi:
+        raise StoreError(f"{CACHE_ENV}={raw!r}: give the store's page cache as a whole number of MiB from {lo} "
+                         f"to {hi:,} (unset: {CACHE_KIB // 1024})")
+    return mib * 1024
 
 
 def is_current(alias: str) -> str:
@@ -89,6 +112,7 @@ class Store:
         path = Path(path)
         if not create and not path.is_file():
             raise StoreError(f"{path}: no run store yet (run `dialectbias run` first)")
+        kib = cache_kib()  # before anything is written
         conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,7 +121,7 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            conn.execute(f"PRAGMA cache_size=-{kib}")
             store = cls(conn, path)
             store._migrate()
         except BaseException as exc:
