@@ -298,23 +298,38 @@ def step_export(exp_path: Path, out: Path) -> dict[str, Any]:
             "rows": {f.stem: sum(1 for _ in f.open(encoding="utf-8")) for f in out.iterdir()}}
 
 
+def run_step(step: str, exp_path: Path, leave: int) -> dict[str, Any]:
+    root = exp_path.parent
+    if step.startswith("compile-"):
+        return step_compile(exp_path, step.removeprefix("compile-"))
+    if step.startswith("fill-"):
+        return step_fill(exp_path, step.removeprefix("fill-"), leave if step == "fill-generate" else 0)
+    if step == "dispatch":
+        return step_dispatch(exp_path)
+    if step == "resume":
+        return step_resume(exp_path)
+    if step == "report":
+        return step_report(exp_path, root / "report")
+    return step_export(exp_path, root / "export")
+
+
+#: set by --profile for the steps' subprocesses: the folder for their cProfile statistics
+PROFILE_ENV = "TENX_PROFILE"
+
+
 def child(step: str, exp_path: Path, leave: int) -> None:
     _ensure_importable()
     before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    root = exp_path.parent
-    if step.startswith("compile-"):
-        extra = step_compile(exp_path, step.removeprefix("compile-"))
-    elif step.startswith("fill-"):
-        extra = step_fill(exp_path, step.removeprefix("fill-"), leave if step == "fill-generate" else 0)
-    elif step == "dispatch":
-        extra = step_dispatch(exp_path)
-    elif step == "resume":
-        extra = step_resume(exp_path)
-    elif step == "report":
-        extra = step_report(exp_path, root / "report")
+    profile_dir = os.environ.get(PROFILE_ENV)
+    if profile_dir:  # --profile: cProfile's statistics of the step, for benchmarks/profile_growth.py
+        import cProfile
+
+        with cProfile.Profile() as profile:
+            extra = run_step(step, exp_path, leave)
+        profile.dump_stats(Path(profile_dir) / f"{step}-{exp_path.parent.name}.prof")
     else:
-        extra = step_export(exp_path, root / "export")
+        extra = run_step(step, exp_path, leave)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -480,6 +495,9 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="at most this many per scale (a smoke run; a cap reached at "
                         "one scale and not another skews the dispatch's growth: the walk grows, the calls don't)")
     parser.add_argument("--keep", type=Path, help="build the studies in this folder and keep them")
+    parser.add_argument("--profile", type=Path, help="write each step's cProfile statistics here "
+                        "(STEP-xSCALE.prof, for profile_growth.py); the profiler's overhead makes the "
+                        "run's own figures incomparable")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tenx.json")
     parser.add_argument("--table", type=Path, help="print the table of this results file again, its growth "
                         "figures brought up to date (no run)")
@@ -491,6 +509,9 @@ def main() -> None:
     if args.child:
         child(args.child[0], Path(args.child[1]), args.sample or 0)
         return
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        os.environ[PROFILE_ENV] = str(args.profile.resolve())
     _ensure_importable()
     from dialectbias.testing import TestServer
 
