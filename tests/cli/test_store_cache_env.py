@@ -1,6 +1,5 @@
-"""$DIALECTBIAS_STORE_CACHE_MIB: the store's page cache, set by a user who trades memory for CPU (docs/scale.md
-"The page cache"; issue 23). It changes no figure, and a value that is not a size is refused by name before
-anything is written."""
+"""$DIALECTBIAS_STORE_CACHE_MIB: the store's page cache in MiB (docs/scale.md "The page cache"; issue 23). It
+changes no stored value, and a value that is not a size is refused by name before anything is written."""
 
 from __future__ import annotations
 
